@@ -1,0 +1,6 @@
+"""mindnlp: Hugging Face models on a PyTorch-compatible tensor core of its own.
+
+Subpackages are imported on first use so that `import mindnlp` stays cheap:
+`from mindnlp import core as torch`, `from mindnlp.transformers import AutoModel`.
+"""
+__version__ = "0.1.0"

@@ -1,0 +1,50 @@
+"""mindnlp.core: a PyTorch-compatible tensor and autograd engine (`from mindnlp import core as torch`)."""
+from . import _dtype
+from ._device import device
+from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8, int16,
+                     int32, int64, promote_types, set_default_dtype, uint8)
+from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
+from ._tensor import Size, Tensor
+from . import _tensor_methods  # noqa: F401  (binds the ops as Tensor methods)
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import *  # noqa: F401,F403
+from .ops import abs, all, any, max, min, pow, range_, round, sum  # noqa: A004
+from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed,
+                     multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                     set_rng_state)
+from . import autograd, backends, cuda, func  # noqa: E402
+
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+uint8 = uint8
+FloatTensor = Tensor
+
+result_type = _dtype.result_type
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def numel(input):
+    return input.numel()
+
+
+def typename(obj):
+    return type(obj).__name__
+
+
+def can_cast(from_, to):
+    """Same-kind rule: no float → integer, no integer/float → bool."""
+    return from_.category <= to.category or to.category == 2
+
+
+__version__ = "0.1.0"

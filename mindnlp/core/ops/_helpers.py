@@ -1,0 +1,112 @@
+"""Shared plumbing for ops: array module lookup, operand promotion, device checks."""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap
+from ..backends import get_backend
+
+HALF_NP = (np.dtype(np.float16), _dtype.bfloat16.np_dtype)
+
+
+def xp_of(t):
+    """The array module (numpy or cupy) holding tensor t's data."""
+    if t._device.type == "cpu":
+        return np
+    return get_backend(t._device).xp
+
+
+def special_of(t):
+    """The backend's special-function module (scipy.special or cupyx.scipy.special)."""
+    return get_backend(t._device).special
+
+
+def is_float_array(array):
+    return array.dtype.kind == "f" or array.dtype == _dtype.bfloat16.np_dtype
+
+
+def compute_float(fn, array):
+    """Apply fn, computing float16/bfloat16 in float32 and rounding back as torch's CPU does."""
+    if array.dtype in HALF_NP:
+        return fn(array.astype(np.float32)).astype(array.dtype)
+    return fn(array)
+
+
+def check_same_device(*tensors):
+    """Raise when tensors sit on different devices (0-dim cpu tensors may join any device)."""
+    first = None
+    for t in tensors:
+        if not isinstance(t, Tensor) or (t._data.ndim == 0 and t._device.type == "cpu"):
+            continue
+        if first is None:
+            first = t
+        elif t._device != first._device:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{first._device} and {t._device}!"
+            )
+    return first
+
+
+def promote_operands(a, b):
+    """Cast tensor operands to torch's result dtype; Python scalars stay scalars."""
+    from .conversion import cast, to_device
+
+    dtype = _dtype.result_type(a, b)
+    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if a_t and b_t and a._device != b._device:
+        home = check_same_device(a, b) or a
+        a = a if a._device == home._device else to_device(a, home._device)
+        b = b if b._device == home._device else to_device(b, home._device)
+    if a_t and a._data.dtype != dtype.np_dtype:
+        a = cast(a, dtype)
+    if b_t and b._data.dtype != dtype.np_dtype:
+        b = cast(b, dtype)
+    if not a_t:
+        a = _scalar_for(a, dtype)
+    if not b_t:
+        b = _scalar_for(b, dtype)
+    return a, b
+
+
+def _scalar_for(value, dtype):
+    """A Python scalar in the form NumPy combines with `dtype` arrays without widening them."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.item()
+    if dtype.is_floating_point:
+        return float(value)
+    if dtype is _dtype.bool_:
+        return bool(value)
+    return int(value)
+
+
+def as_tensor_like(value, like):
+    """Wrap a Python scalar or array as a tensor on `like`'s device (dtype per torch rules)."""
+    if isinstance(value, Tensor):
+        return value
+    from .creation import tensor
+
+    dtype = _dtype.result_type(value) if not isinstance(value, np.ndarray) else None
+    if dtype is not None and dtype.is_floating_point and like.is_floating_point():
+        dtype = like.dtype
+    return tensor(value, dtype=dtype, device=like.device)
+
+
+def normalize_dim(dim, ndim):
+    """Map a possibly negative dim into range, with torch's error for a bad one."""
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % ndim if ndim else 0
+
+
+def normalize_dims(dim, ndim):
+    """None → all dims; an int or a sequence → a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        return (normalize_dim(int(dim), ndim),)
+    return tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
+
+
+def wrap(array, version=None):
+    return _wrap(array, version=version)

@@ -1,0 +1,84 @@
+"""In-place updates: write a result into a tensor's memory and rebase its autograd history.
+
+An in-place op is computed functionally and then copied into the target's array, so views
+of the target see the new values. When autograd is recording, the functional op runs on
+an alias holding a copy of the old values (anything it saved stays valid), and the target
+takes over the result's grad_fn. The shared version counter is bumped, which lets
+backward detect tensors modified after they were saved.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap
+from ..autograd import grad_mode
+from ..backends import get_backend
+
+
+def _check_leaf(t):
+    if t.requires_grad and t.grad_fn is None and grad_mode.is_grad_enabled():
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation. "
+            "Wrap the update in `with core.no_grad():` or operate on a clone."
+        )
+
+
+def _store(t, array):
+    """Copy array into t's memory with torch's same-kind casting rule for in-place results."""
+    src = array.dtype
+    dst = t._data.dtype
+    if src != dst:
+        src_dt, dst_dt = _dtype.from_numpy_dtype(src), _dtype.from_numpy_dtype(dst)
+        if src_dt.category > dst_dt.category:
+            raise RuntimeError(f"result type {src_dt} can't be cast to the desired output type {dst_dt}")
+    if tuple(array.shape) != tuple(t._data.shape):
+        try:
+            np.broadcast_shapes(array.shape, t._data.shape)
+        except ValueError:
+            raise RuntimeError(
+                f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(array.shape)}"
+            ) from None
+        if np.broadcast_shapes(array.shape, t._data.shape) != tuple(t._data.shape):
+            raise RuntimeError(
+                f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(array.shape)}"
+            )
+    t._data[...] = array
+    t._version[0] += 1
+
+
+def apply_inplace(t, fn, *args, **kwargs):
+    """Run `fn(t, *args, **kwargs)` functionally and store the result into t."""
+    recording = grad_mode.is_grad_enabled() and (
+        t.requires_grad or any(isinstance(a, Tensor) and a.requires_grad for a in args)
+    )
+    if not recording:
+        with grad_mode.no_grad():
+            result = fn(t, *args, **kwargs)
+        _store(t, result._data)
+        return t
+    _check_leaf(t)
+    if t._data.dtype.kind not in "f" and t._data.dtype.name != "bfloat16":
+        raise RuntimeError(f"in-place {getattr(fn, '__name__', 'op')} on a {t.dtype} tensor cannot record gradients")
+    old = _wrap(t._data.copy())
+    old.requires_grad = t.requires_grad
+    old.grad_fn = t.grad_fn
+    old._output_nr = t._output_nr
+    result = fn(old, *args, **kwargs)
+    if result._data.dtype != t._data.dtype:
+        result = result.to(t.dtype)
+    _store(t, result._data)
+    # The old values no longer reach the output: the history becomes the result's (none
+    # when the new values do not depend on anything that requires grad).
+    t.grad_fn = result.grad_fn
+    t._output_nr = result._output_nr
+    t.requires_grad = result.requires_grad
+    return t
+
+
+def write_inplace(t, host_array):
+    """Overwrite t with values from a host array (random fills, init): never recorded."""
+    _check_leaf(t)
+    array = np.asarray(host_array).astype(t._data.dtype, copy=False)
+    if t._device.type != "cpu":
+        array = get_backend(t._device).from_host(array, t._device.index)
+    _store(t, array)
+    return t

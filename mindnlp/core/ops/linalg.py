@@ -1,0 +1,250 @@
+"""Matrix products and triangular masks: matmul, bmm, einsum, baddbmm, outer, tril/triu.
+
+Products go to BLAS through `xp.matmul`; float16/bfloat16 are multiplied in float32.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap
+from ..autograd.function import Function
+from ._helpers import HALF_NP, check_same_device, xp_of
+from .conversion import cast
+
+
+def _matmul_arrays(xp, a, b):
+    if a.dtype in HALF_NP:
+        return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return xp.matmul(a, b)
+
+
+class MatMul(Function):
+    """Batched matmul of tensors with at least 2 dims (batch dims broadcast)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _matmul_arrays(xp_of(a), a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ga = matmul(grad, b.transpose(-1, -2)) if ctx.needs_input_grad[0] else None
+        gb = matmul(a.transpose(-1, -2), grad) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+def _common(a, b, name):
+    check_same_device(a, b)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected both operands of {name} to have the same dtype, but got {a.dtype} and {b.dtype}")
+    if a.dtype is _dtype.bool_:
+        raise RuntimeError(f"{name} is not implemented for bool tensors")
+
+
+def matmul(input, other, *, out=None):
+    """torch.matmul: 1-D operands are promoted to matrices and the extra dim removed."""
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
+    _common(input, other, "matmul")
+    a, b = input, other
+    if a.shape[-1] != (b.shape[-2] if b.ndim > 1 else b.shape[0]):
+        bs = tuple(b.shape)
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a.shape))} and {'x'.join(map(str, bs))})"
+        )
+    squeeze_front = a.ndim == 1
+    squeeze_back = b.ndim == 1
+    if squeeze_front:
+        a = a.unsqueeze(0)
+    if squeeze_back:
+        b = b.unsqueeze(-1)
+    out = MatMul.apply(a, b)
+    if squeeze_back:
+        out = out.squeeze(-1)
+    if squeeze_front:
+        out = out.squeeze(-2)
+    return out
+
+
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 and batch2 must be 3D tensors, got {input.ndim}D and {mat2.ndim}D")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and {mat2.shape[0]}")
+    return matmul(input, mat2)
+
+
+def mv(input, vec):
+    return matmul(input, vec)
+
+
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return matmul(input, other)
+
+
+vdot = inner = dot
+
+
+def outer(input, vec2):
+    return matmul(input.unsqueeze(-1), vec2.unsqueeze(0))
+
+
+ger = outer
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    prod = mm(mat1, mat2)
+    return _scaled_sum(input, prod, beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    prod = bmm(batch1, batch2)
+    return _scaled_sum(input, prod, beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    prod = bmm(batch1, batch2).sum(0)
+    return _scaled_sum(input, prod, beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+
+
+def _scaled_sum(input, prod, beta, alpha):
+    from .elementwise import add, mul
+
+    if alpha != 1:
+        prod = mul(prod, alpha)
+    if beta == 0:
+        return add(prod, mul(input, 0.0)) if input.requires_grad else prod + 0 * input.detach()
+    return add(mul(input, beta) if beta != 1 else input, prod)
+
+
+class Einsum(Function):
+    @staticmethod
+    def forward(ctx, equation, *operands):
+        ctx.save_for_backward(*operands)
+        ctx.equation = equation
+        xp = xp_of(operands[0])
+        arrays = [o._data for o in operands]
+        half = arrays[0].dtype in HALF_NP
+        if half:
+            arrays = [a.astype(np.float32) for a in arrays]
+        out = xp.einsum(equation, *arrays, optimize=len(arrays) > 2)
+        return out.astype(operands[0]._data.dtype) if half else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        operands = ctx.saved_tensors
+        inputs, output = ctx.equation.split("->")
+        terms = inputs.split(",")
+        grads = [None]
+        for i, op in enumerate(operands):
+            if not ctx.needs_input_grad[i + 1]:
+                grads.append(None)
+                continue
+            others = [t for j, t in enumerate(terms) if j != i]
+            other_ops = [o for j, o in enumerate(operands) if j != i]
+            target = terms[i]
+            # Letters of the operand missing from everything else were summed away: broadcast back.
+            available = set(output) | set("".join(others))
+            missing = [c for c in target if c not in available]
+            eq = ",".join([output] + others) + "->" + "".join(c for c in target if c not in missing)
+            g = einsum(eq, grad, *other_ops)
+            if missing:
+                g = _expand_missing(g, target, missing, op.shape)
+            grads.append(g)
+        return tuple(grads)
+
+
+def _expand_missing(g, target, missing, shape):
+    kept = [c for c in target if c not in missing]
+    view_shape = []
+    for c in target:
+        view_shape.append(1 if c in missing else g.shape[kept.index(c)])
+    return g.reshape(tuple(view_shape)).expand(tuple(shape))
+
+
+def _normalize_equation(equation, operands):
+    """Make the output explicit and expand '...' into letters so backward can rearrange terms."""
+    equation = equation.replace(" ", "")
+    if "->" not in equation:
+        inputs = equation
+        letters = [c for c in inputs if c.isalpha()]
+        counts = {c: letters.count(c) for c in letters}
+        out = ("..." if "..." in inputs else "") + "".join(sorted(c for c in counts if counts[c] == 1))
+        equation = inputs + "->" + out
+    if "..." not in equation:
+        return equation
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+    used = set(c for c in equation if c.isalpha())
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    max_ell = max((operands[i].ndim - (len(t) - 3)) if "..." in t else 0 for i, t in enumerate(terms))
+    ell = "".join(spare[:max_ell])
+    new_terms = []
+    for i, t in enumerate(terms):
+        if "..." in t:
+            n = operands[i].ndim - (len(t) - 3)
+            t = t.replace("...", ell[max_ell - n:] if n else "")
+        new_terms.append(t)
+    output = output.replace("...", ell)
+    return ",".join(new_terms) + "->" + output
+
+
+def einsum(equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    dtype = operands[0].dtype
+    for o in operands[1:]:
+        dtype = _dtype.promote_types(dtype, o.dtype)
+    operands = tuple(cast(o, dtype) for o in operands)
+    check_same_device(*operands)
+    return Einsum.apply(_normalize_equation(equation, operands), *operands)
+
+
+def tril(input, diagonal=0):
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return _TriMask.apply(input, diagonal, True)
+
+
+def triu(input, diagonal=0):
+    if input.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return _TriMask.apply(input, diagonal, False)
+
+
+class _TriMask(Function):
+    @staticmethod
+    def forward(ctx, x, diagonal, lower):
+        xp = xp_of(x)
+        ctx.diagonal, ctx.lower = diagonal, lower
+        return (xp.tril if lower else xp.triu)(x._data, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _TriMask.apply(grad, ctx.diagonal, ctx.lower), None, None
+
+
+def tril_indices(row, col, offset=0, dtype=None, device=None):
+    from .creation import tensor
+
+    r, c = np.tril_indices(row, offset, col)
+    return tensor(np.stack([r, c]), dtype=dtype or _dtype.int64, device=device)
+
+
+def triu_indices(row, col, offset=0, dtype=None, device=None):
+    from .creation import tensor
+
+    r, c = np.triu_indices(row, offset, col)
+    return tensor(np.stack([r, c]), dtype=dtype or _dtype.int64, device=device)
