@@ -9,6 +9,7 @@ from huggingface_hub import hf_hub_download
 from huggingface_hub.errors import (
     EntryNotFoundError,
     GatedRepoError,
+    HFValidationError,
     LocalEntryNotFoundError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
@@ -58,6 +59,8 @@ def cached_file(
             token=token,
             endpoint=resolve_endpoint(mirror, endpoint),
         )
+    except HFValidationError as err:
+        raise OSError(f"{path_or_repo_id} is neither a local folder nor a valid hub repo id ({err})") from err
     except GatedRepoError as err:
         raise OSError(f"{path_or_repo_id} is gated: log in or pass token= to read it ({err})") from err
     except RepositoryNotFoundError as err:

@@ -1,0 +1,2 @@
+"""Text generation: GenerationConfig, logits processors, stopping criteria, generate()."""
+from .configuration_utils import DEFAULT_GENERATION_PARAMS, GenerationConfig

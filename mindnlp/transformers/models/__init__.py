@@ -1,0 +1,1 @@
+"""One subpackage per architecture: configuration_<name>.py + modeling_<name>.py."""

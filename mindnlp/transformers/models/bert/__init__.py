@@ -1,0 +1,2 @@
+from .configuration_bert import BertConfig
+from .tokenization_bert_fast import BertTokenizer, BertTokenizerFast

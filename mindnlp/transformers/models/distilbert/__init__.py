@@ -1,0 +1,2 @@
+from .configuration_distilbert import DistilBertConfig
+from .tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast

@@ -1,0 +1,9 @@
+"""DistilBERT uses BERT's tokenizer but takes no token type ids."""
+from ..bert.tokenization_bert_fast import BertTokenizerFast
+
+
+class DistilBertTokenizerFast(BertTokenizerFast):
+    model_input_names = ["input_ids", "attention_mask"]
+
+
+DistilBertTokenizer = DistilBertTokenizerFast

@@ -1,0 +1,2 @@
+from .configuration_qwen2 import Qwen2Config
+from .tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast

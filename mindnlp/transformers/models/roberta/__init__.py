@@ -1,0 +1,2 @@
+from .configuration_roberta import RobertaConfig
+from .tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast

@@ -1,0 +1,66 @@
+"""RoBERTa's tokenizer: GPT-2's byte-level BPE, sequences wrapped as `<s> A </s></s> B </s>`."""
+from ...convert_slow_tokenizer import byte_level_bpe_tokenizer, roberta_post_processor
+from ...tokenization_utils_fast import PreTrainedTokenizerFast
+from ..gpt2.tokenization_gpt2_fast import set_add_prefix_space
+
+
+class RobertaTokenizerFast(PreTrainedTokenizerFast):
+    """Loads tokenizer.json, or builds RoBERTa's pipeline from vocab.json + merges.txt.
+
+    `<mask>` strips the space before it, so "a <mask>" predicts the word with its leading space.
+    """
+
+    vocab_files_names = {"vocab_file": "vocab.json", "merges_file": "merges.txt"}
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(
+        self,
+        vocab_file=None,
+        merges_file=None,
+        tokenizer_file=None,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+        add_prefix_space=None,
+        trim_offsets=True,
+        **kwargs,
+    ):
+        tokenizer_object = kwargs.pop("tokenizer_object", None)
+        built = tokenizer_object is None and tokenizer_file is None
+        if built:
+            if vocab_file is None or merges_file is None:
+                raise ValueError(
+                    f"{type(self).__name__} needs tokenizer_file= (tokenizer.json) or vocab_file= and merges_file= "
+                    "(vocab.json, merges.txt)"
+                )
+            tokenizer_object = byte_level_bpe_tokenizer(vocab_file, merges_file, add_prefix_space=bool(add_prefix_space),
+                                                        unk_token=unk_token)
+        if add_prefix_space is not None:
+            kwargs["add_prefix_space"] = add_prefix_space
+        super().__init__(
+            tokenizer_object=tokenizer_object,
+            tokenizer_file=tokenizer_file,
+            bos_token=bos_token,
+            eos_token=eos_token,
+            sep_token=sep_token,
+            cls_token=cls_token,
+            unk_token=unk_token,
+            pad_token=pad_token,
+            mask_token=mask_token,
+            trim_offsets=trim_offsets,
+            **kwargs,
+        )
+        if add_prefix_space is not None:
+            set_add_prefix_space(self._tokenizer, add_prefix_space)
+        if built:
+            self._tokenizer.post_processor = roberta_post_processor(
+                self.cls_token, self.cls_token_id, self.sep_token, self.sep_token_id,
+                trim_offsets=trim_offsets, add_prefix_space=bool(add_prefix_space),
+            )
+
+
+RobertaTokenizer = RobertaTokenizerFast

@@ -1,0 +1,1 @@
+from .configuration_xlm_roberta import XLMRobertaConfig

@@ -1,0 +1,17 @@
+"""RobertaConfig: the common config checks and parity with transformers' fixtures."""
+import unittest
+
+from mindnlp.transformers import RobertaConfig
+
+from ...test_configuration_common import ConfigFixtureParity, ConfigTester
+
+
+class RobertaConfigTest(unittest.TestCase):
+    def setUp(self):
+        self.config_tester = ConfigTester(self, config_class=RobertaConfig, **dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37))
+
+    def test_config(self):
+        self.config_tester.run_common_tests()
+
+    def test_parity_with_transformers(self):
+        ConfigFixtureParity(self, "roberta").run_all()
