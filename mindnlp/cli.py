@@ -1,0 +1,258 @@
+"""The `mindnlp` command line (also `python -m mindnlp`).
+
+Commands:
+  download  fetch a Hub repository into the shared HF cache or a folder, through mirrors
+  env       versions, backends, cache and endpoint in effect, for bug reports
+
+Each command is a function taking the parsed arguments and returning the exit code, so tests
+call `main([...])` and get the same code the shell would.
+"""
+import argparse
+import importlib.metadata
+import os
+import platform
+import sys
+
+from . import __version__
+from .hub import DEFAULT_ENDPOINT, MIRRORS, resolve_endpoint
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0  success            1  other error        2  bad command line
+  3  repository not found (or private without a token)
+  4  gated repository or token refused
+  5  revision not found
+  6  no file matched the names or patterns
+  7  network unreachable (every endpoint failed)
+  8  disk full
+  9  checksum mismatch (the file served does not match the Hub's hash)
+  130  interrupted (run the same command again to resume)
+"""
+
+
+def _human(n):
+    """Byte count for people: 1023 B, 1.5 KiB, 3.2 GiB."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+
+
+def _mirror_url(name):
+    try:
+        return resolve_endpoint(mirror=name)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _endpoint_url(url):
+    if not url.startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"{url!r} is not an http(s) URL")
+    return resolve_endpoint(endpoint=url)
+
+
+def _add_download(commands):
+    p = commands.add_parser(
+        "download",
+        help="download a model, dataset or space repository from the Hub or a mirror",
+        description=(
+            "Download files of a Hub repository into the shared Hugging Face cache (the default,\n"
+            "reused by other HF tools) or into a plain folder (--local-dir). Interrupted downloads\n"
+            "resume, transient errors are retried with backoff, and every file is checked against\n"
+            "the Hub's hash before it gets its final name. Prints the resulting path on stdout."
+        ),
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("repo_id", help="repository id, e.g. Qwen/Qwen2.5-0.5B")
+    p.add_argument("files", nargs="*", metavar="FILE", help="only these files (paths inside the repository)")
+    p.add_argument("--repo-type", choices=["model", "dataset", "space"], default="model")
+    p.add_argument("--revision", help="branch, tag or commit (default: main)")
+    p.add_argument("--include", action="append", metavar="GLOB", help="only files matching GLOB (repeatable)")
+    p.add_argument("--exclude", action="append", metavar="GLOB", help="skip files matching GLOB (repeatable)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--local-dir", metavar="DIR", help="write the files into DIR instead of the cache")
+    where.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: HF_HUB_CACHE or HF_HOME/hub)")
+    p.add_argument("--token", help="Hub access token (default: HF_TOKEN, then the stored login)")
+    p.add_argument(
+        "--mirror",
+        dest="endpoints",
+        action="append",
+        type=_mirror_url,
+        metavar="NAME",
+        help=f"a known endpoint: {', '.join(f'{k} ({v})' for k, v in MIRRORS.items())}",
+    )
+    p.add_argument(
+        "--endpoint",
+        dest="endpoints",
+        action="append",
+        type=_endpoint_url,
+        metavar="URL",
+        help=(
+            "a Hub-compatible endpoint; --endpoint and --mirror may be repeated and form an ordered "
+            "fallback list (default: HF_ENDPOINT, else huggingface.co)"
+        ),
+    )
+    p.add_argument("--max-workers", type=int, default=8, help="files fetched in parallel (default 8)")
+    p.add_argument("--retries", type=int, default=5, help="retries of a transient error per file (default 5)")
+    p.add_argument("--dry-run", action="store_true", help="list files, sizes and what would be fetched; download nothing")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary; print only the path")
+    p.set_defaults(run=cmd_download)
+
+
+def cmd_download(args):
+    from .download import Downloader, DownloadError
+
+    endpoints = args.endpoints or [resolve_endpoint()]
+    downloader = Downloader(
+        args.repo_id,
+        endpoints=endpoints,
+        repo_type=args.repo_type,
+        revision=args.revision,
+        filenames=args.files,
+        include=args.include,
+        exclude=args.exclude,
+        cache_dir=args.cache_dir,
+        local_dir=args.local_dir,
+        token=args.token,
+        max_workers=args.max_workers,
+        retries=args.retries,
+        quiet=args.quiet,
+    )
+    try:
+        plan = downloader.plan()
+        if args.dry_run:
+            _print_plan(plan)
+            return 0
+        if not args.quiet:
+            todo = plan.to_fetch
+            print(
+                f"{plan.repo_id}@{plan.revision} ({plan.commit[:12]}) from {plan.endpoint}: "
+                f"{len(plan.files)} files, {len(todo)} to fetch ({_human(plan.bytes_to_fetch)})",
+                file=sys.stderr,
+            )
+        summary = downloader.run(plan)
+    except DownloadError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: run the same command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if not args.quiet:
+        present = summary.files - summary.fetched
+        print(
+            f"done: {summary.files} files ({summary.fetched} fetched, {present} already present), "
+            f"{_human(summary.bytes_fetched)} in {summary.seconds:.1f} s -> {summary.path}",
+            file=sys.stderr,
+        )
+    print(summary.path)
+    return 0
+
+
+def _print_plan(plan):
+    """The dry-run report: one line per file, then the totals."""
+    print(f"repository: {plan.repo_id} ({plan.repo_type})")
+    print(f"revision:   {plan.revision} -> {plan.commit}")
+    print(f"endpoint:   {plan.endpoint}")
+    print(f"into:       {plan.destination}")
+    for f in plan.files:
+        if f.path in plan.present:
+            state = "present"
+        elif f.path in plan.partial_bytes:
+            state = f"resume from {_human(plan.partial_bytes[f.path])}"
+        else:
+            state = "fetch"
+        print(f"  {_human(f.size):>10}  {state:<24} {f.path}")
+    total = sum(f.size for f in plan.files)
+    print(
+        f"{len(plan.files)} files, {_human(total)}; would fetch {len(plan.to_fetch)} files, "
+        f"{_human(plan.bytes_to_fetch)}"
+    )
+
+
+def _add_env(commands):
+    p = commands.add_parser("env", help="print versions, backends, cache and endpoint (for bug reports)")
+    p.set_defaults(run=cmd_env)
+
+
+def _version_of(distribution):
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _backends():
+    """Backends the tensor core can use here, and its default dtype.
+
+    The core is imported only now, inside the command, so that `mindnlp download` and
+    `mindnlp --help` never pay for it, and a core that does not import still leaves the rest
+    of the report readable.
+    """
+    try:
+        from . import core
+        from .core import cuda
+
+        names = ["cpu"] + (["cuda"] if cuda.is_available() else [])
+        return ", ".join(names), str(core.get_default_dtype())
+    except (ImportError, AttributeError) as err:
+        return f"unknown (mindnlp.core is not usable: {err})", "unknown"
+
+
+def cmd_env(args):
+    from huggingface_hub import constants, get_token
+
+    lines = [
+        ("mindnlp", __version__),
+        ("python", f"{platform.python_version()} ({platform.python_implementation()}, {platform.platform()})"),
+    ]
+    cupy = next(
+        (d for d in importlib.metadata.packages_distributions().get("cupy", [])),
+        "cupy",
+    )
+    for name in ("numpy", "ml_dtypes", "safetensors", "huggingface_hub", "tokenizers", "datasets", "jinja2", cupy):
+        lines.append((name, _version_of(name) or "not installed"))
+    backends, dtype = _backends()
+    lines.append(("backends", backends))
+    lines.append(("default dtype", dtype))
+    lines.append(("hub cache", constants.HF_HUB_CACHE))
+    endpoint = resolve_endpoint()
+    if "HF_ENDPOINT" in os.environ:
+        source = "from HF_ENDPOINT"
+    elif endpoint == DEFAULT_ENDPOINT:
+        source = "default; set HF_ENDPOINT or pass --mirror/--endpoint to change"
+    else:
+        source = ""
+    lines.append(("endpoint", f"{endpoint} ({source})" if source else endpoint))
+    lines.append(("token", "set" if get_token() else "not set"))
+    lines.append(("offline mode", "on (HF_HUB_OFFLINE)" if constants.is_offline_mode() else "off"))
+    width = max(len(k) for k, _ in lines)
+    for key, value in lines:
+        print(f"{key + ':':<{width + 1}} {value}")
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="mindnlp",
+        description="mindnlp: Hugging Face models on a PyTorch-compatible tensor core of its own.",
+    )
+    parser.add_argument("--version", action="version", version=f"mindnlp {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_download(commands)
+    _add_env(commands)
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return args.run(args)
