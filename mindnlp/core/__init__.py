@@ -1,4 +1,6 @@
 """mindnlp.core: a PyTorch-compatible tensor and autograd engine (`from mindnlp import core as torch`)."""
+import importlib as _importlib
+
 from . import _dtype
 from ._device import device
 from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8, int16,
@@ -13,6 +15,13 @@ from .random import (Generator, bernoulli, default_generator, get_rng_state, ini
                      multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                      set_rng_state)
 from . import autograd, backends, cuda, func  # noqa: E402
+from . import serialization  # noqa: E402
+from .serialization import load, save  # noqa: E402
+# `from .ops import *` bound the name `linalg` to ops.linalg (matmul & co), which would also stop
+# `from . import linalg` from loading core/linalg.py; import the torch.linalg counterpart by full name.
+linalg = _importlib.import_module(".linalg", __name__)
+from . import amp, optim, utils  # noqa: E402
+from .amp import autocast  # noqa: E402
 
 float = float32  # noqa: A001
 double = float64

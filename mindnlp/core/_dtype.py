@@ -208,6 +208,26 @@ class iinfo:
         self.min = int(info.min)
 
 
+# How torch's error messages name dtypes: its ScalarType names ("Long") and, in some kernels,
+# the C++ element types ("long int").
+_SCALAR_TYPE_NAMES = {
+    bool_: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long", float16: "Half",
+    bfloat16: "BFloat16", float32: "Float", float64: "Double",
+}
+_CPP_TYPE_NAMES = {
+    bool_: "bool", uint8: "unsigned char", int8: "signed char", int16: "short int", int32: "int",
+    int64: "long int", float16: "c10::Half", bfloat16: "c10::BFloat16", float32: "float", float64: "double",
+}
+
+
+def scalar_type_name(d):
+    return _SCALAR_TYPE_NAMES[d]
+
+
+def cpp_type_name(d):
+    return _CPP_TYPE_NAMES[d]
+
+
 _ALIASES = {
     "bool": bool_,
     "float": float32,

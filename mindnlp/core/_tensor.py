@@ -202,7 +202,7 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} elements is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __int__(self):
@@ -274,6 +274,7 @@ class Tensor:
             if self._hooks is None:
                 self._hooks = []
             hooks = self._hooks
+            hooks.append(hook)
         return _RemovableHandle(hooks, hook)
 
     @property

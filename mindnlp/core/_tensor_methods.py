@@ -27,7 +27,7 @@ _METHODS = [
     "argmax", "argmin", "argwhere", "asin", "atan", "atan2", "baddbmm", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "bmm", "ceil", "chunk", "clamp", "clamp_max", "clamp_min", "clip", "contiguous",
     "cos", "cosh", "count_nonzero", "diag", "diagonal", "diag_embed", "div", "divide", "dot", "eq", "equal",
-    "erf", "erfc", "erfinv", "exp", "exp2", "expand_as", "expm1", "flatten", "flip", "fliplr", "flipud", "float_power", "floor",
+    "erf", "erfc", "erfinv", "exp", "exp2", "expand_as", "expm1", "flatten", "fliplr", "flipud", "float_power", "floor",
     "floor_divide", "fmod", "frac", "gather", "ge", "greater", "greater_equal", "gt", "hypot", "index_add",
     "index_copy", "index_fill", "index_put", "index_select", "inner", "isclose", "isfinite", "isinf", "isnan",
     "isneginf", "isposinf", "le", "lerp", "less", "less_equal", "lgamma", "digamma", "log", "log10", "log1p", "log2",
@@ -40,6 +40,9 @@ _METHODS = [
     "tensor_split", "tile", "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unflatten",
     "unsqueeze", "view_as", "adjoint", "fix", "fmax", "fmin", "arctan2", "tan", "asinh", "atanh",
     "arcsin", "arccos", "arctan", "arcsinh", "arctanh", "vdot", "ger",
+    "var", "std", "logsumexp", "prod", "cumsum", "cumprod", "cummax", "cummin", "norm", "aminmax", "median",
+    "nanmedian", "nansum", "nanmean", "mode", "quantile", "nanquantile", "sort", "argsort", "msort", "topk",
+    "kthvalue", "unique", "unique_consecutive", "bincount", "histc", "diff", "kron", "trace", "is_nonzero",
 ]
 
 for _name in _METHODS:
@@ -51,8 +54,11 @@ Tensor.reshape = lambda self, *shape: ops.reshape(self, *shape)
 Tensor.permute = lambda self, *dims: ops.permute(self, *dims)
 Tensor.expand = lambda self, *sizes: ops.expand(self, *sizes)
 Tensor.repeat = lambda self, *sizes: ops.repeat(self, *sizes)
+Tensor.flip = lambda self, *dims: ops.flip(self, dims[0] if len(dims) == 1 else dims)
 Tensor.clone = lambda self, memory_format=None: ops.clone(self)
 Tensor.broadcast_to = lambda self, shape: ops.expand(self, tuple(shape))
+Tensor.where = lambda self, condition, other: ops.where(condition, self, other)
+Tensor.unfold = lambda self, dimension, size, step: ops.shape._unfold(self, dimension, size, step)
 
 
 def _size_check(self, *args):
@@ -155,6 +161,7 @@ _INPLACE = [
     "index_copy", "index_fill", "index_put", "scatter", "scatter_add", "scatter_reduce", "tril", "triu",
     "logical_and", "logical_or", "logical_not", "nan_to_num", "baddbmm", "addmm", "log1p", "expm1", "frac",
     "sign", "floor_divide", "bitwise_and", "bitwise_or", "t", "transpose", "squeeze", "unsqueeze", "swapaxes",
+    "cumsum", "cumprod",
 ]
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace(getattr(ops, _name), _name + "_"))

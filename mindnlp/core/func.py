@@ -30,6 +30,17 @@ def _prepare(args, argnums):
     return args, fresh
 
 
+def _detach_tree(obj):
+    """Detach the tensors in aux outputs (nested tuples, lists, dicts), as the value is."""
+    if isinstance(obj, Tensor):
+        return obj.detach()
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_detach_tree(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _detach_tree(v) for k, v in obj.items()}
+    return obj
+
+
 def value_and_grad(fn, argnums=0, has_aux=False):
     """Return a function giving (value, grads) — ((value, aux), grads) with has_aux."""
     nums = _argnums_tuple(argnums)
@@ -46,6 +57,7 @@ def value_and_grad(fn, argnums=0, has_aux=False):
         grads = tuple(g.detach() if f else g for g, f in zip(grads, fresh))
         if all(fresh):
             value = value.detach()
+            aux = _detach_tree(aux)
         result_grads = grads[0] if isinstance(argnums, int) else grads
         return ((value, aux) if has_aux else value), result_grads
 

@@ -33,6 +33,9 @@ class Node:
         self._retained = None  # output_nr -> weakref of a non-leaf tensor that retains grad
 
     def name(self):
+        """torch's node names: `MulBackward0` for built-in ops, `MyFnBackward` for user Functions."""
+        if self._fn.__module__.startswith("mindnlp.core."):
+            return f"{self._fn.__name__}Backward0"
         return f"{self._fn.__name__}Backward"
 
     def __repr__(self):
@@ -139,6 +142,11 @@ class Function:
         state = grad_mode._state
         record = state.enabled and any(type(a) is not bool and isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx = Node(cls)
+        if record:
+            ctx.next_functions = tuple(_edge(a) for a in args)
+            ctx.needs_input_grad = tuple(e is not None for e in ctx.next_functions)
+        else:
+            ctx.needs_input_grad = (False,) * len(args)
         prev, state.enabled = state.enabled, False
         try:
             result = cls.forward(ctx, *args, **kwargs)
@@ -156,8 +164,6 @@ class Function:
                 out = _wrap(out, version=version)
             wrapped.append(out)
         if record:
-            ctx.next_functions = tuple(_edge(a) for a in args)
-            ctx.needs_input_grad = tuple(e is not None for e in ctx.next_functions)
             ctx._input_meta = tuple(
                 (a.shape, a._data.dtype) if e is not None else None for a, e in zip(args, ctx.next_functions)
             )

@@ -47,6 +47,21 @@ def check_same_device(*tensors):
     return first
 
 
+def broadcast_error(a, b):
+    """torch's error for operands whose shapes do not broadcast (NumPy raises ValueError)."""
+    shape_a, shape_b = tuple(getattr(a, "shape", ())), tuple(getattr(b, "shape", ()))
+    ndim = max(len(shape_a), len(shape_b))
+    for dim in range(ndim - 1, -1, -1):
+        size_a = shape_a[dim - ndim + len(shape_a)] if dim - ndim + len(shape_a) >= 0 else 1
+        size_b = shape_b[dim - ndim + len(shape_b)] if dim - ndim + len(shape_b) >= 0 else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            return RuntimeError(
+                f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at non-singleton "
+                f"dimension {dim}"
+            )
+    return RuntimeError(f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast together")
+
+
 def promote_operands(a, b):
     """Cast tensor operands to torch's result dtype; Python scalars stay scalars."""
     from .conversion import cast, to_device

@@ -15,7 +15,7 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.to(ctx.src) if is_float_array(np.empty(0, ctx.src)) else None, None
+        return cast(grad, _dtype.from_numpy_dtype(ctx.src)) if is_float_array(np.empty(0, ctx.src)) else None, None
 
 
 def cast(x, dtype):

@@ -16,8 +16,14 @@ def _finish(array, device, requires_grad):
         array = get_backend(device).from_host(array, device.index)
     t = _wrap(array)
     if requires_grad:
-        t.requires_grad_(True)
+        if not _is_float_np(array.dtype):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t.requires_grad = True
     return t
+
+
+def _is_float_np(np_dtype):
+    return np_dtype.kind == "f" or np_dtype == _dtype.bfloat16.np_dtype
 
 
 def _infer_array(data):
@@ -58,8 +64,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     if isinstance(data, Tensor):
         array = data._host().copy()
         device = device if device is not None else data.device
-    elif isinstance(data, np.ndarray):
-        array = data.copy()
+    elif isinstance(data, (np.ndarray, np.generic)):
+        array = np.array(data)
     else:
         array = _infer_array(data)
         if array.dtype == np.float64 and isinstance(data, numbers.Real) and not isinstance(data, np.float64):
@@ -68,7 +74,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         array = array.astype(_dtype.as_dtype(dtype).np_dtype)
     else:
         _dtype.from_numpy_dtype(array.dtype)
-    return _finish(np.ascontiguousarray(array), device, requires_grad)
+    # np.ascontiguousarray would turn a 0-dim array into shape (1,).
+    return _finish(np.require(array, requirements="C"), device, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
-from ._helpers import (compute_float, is_float_array, promote_operands, special_of, xp_of)
+from ._helpers import (broadcast_error, compute_float, is_float_array, promote_operands, special_of, xp_of)
 from .conversion import cast
 
 
@@ -22,12 +22,15 @@ def _binary_result(fn, a, b):
     """Compute fn on raw operands; the half dtypes are computed in float32."""
     ref = _first_tensor(a, b)
     ad, bd = _data(a), _data(b)
-    if ref._data.dtype in (np.float16, _dtype.bfloat16.np_dtype):
-        target = ref._data.dtype
-        ad = ad.astype(np.float32) if isinstance(a, Tensor) else ad
-        bd = bd.astype(np.float32) if isinstance(b, Tensor) else bd
-        return fn(ad, bd).astype(target)
-    return fn(ad, bd)
+    try:
+        if ref._data.dtype in (np.float16, _dtype.bfloat16.np_dtype):
+            target = ref._data.dtype
+            ad = ad.astype(np.float32) if isinstance(a, Tensor) else ad
+            bd = bd.astype(np.float32) if isinstance(b, Tensor) else bd
+            return fn(ad, bd).astype(target)
+        return fn(ad, bd)
+    except ValueError:
+        raise broadcast_error(ad, bd) from None
 
 
 # --- arithmetic -------------------------------------------------------------------------
@@ -56,7 +59,11 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None)
+        # Each factor is needed only for the other's gradient: saving no more than that keeps
+        # in-place updates of a factor legal when torch allows them.
+        needs_a, needs_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs_b and isinstance(a, Tensor) else None,
+                              b if needs_a and isinstance(b, Tensor) else None)
         ctx.scalars = (a if not isinstance(a, Tensor) else None, b if not isinstance(b, Tensor) else None)
         return _binary_result(xp_of(_first_tensor(a, b)).multiply, a, b)
 
@@ -72,7 +79,8 @@ class Mul(Function):
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] and isinstance(a, Tensor) else None,
+                              b if isinstance(b, Tensor) else None)
         ctx.scalars = (a if not isinstance(a, Tensor) else None, b if not isinstance(b, Tensor) else None)
         return _binary_result(xp_of(_first_tensor(a, b)).true_divide, a, b)
 
@@ -227,7 +235,8 @@ class Neg(Function):
 
 def neg(input):
     if input.dtype is _dtype.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. Use `~` instead.")
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     return Neg.apply(input)
 
 
@@ -314,13 +323,17 @@ def fmin(input, other):
 # --- unary math -------------------------------------------------------------------------
 
 
-def _unary(name, compute, derivative, keep_int=False):
-    """Build a unary op: compute(xp, array) forward; derivative(grad, x, y) backward."""
+def _unary(name, compute, derivative, keep_int=False, uses_output=False):
+    """Build a unary op: compute(xp, array) forward; derivative(grad, x, y) backward.
+
+    Backward gets the input x or, when `uses_output`, the output y (the other is None): only
+    that one is saved, so in-place updates of the other stay legal as in torch.
+    """
 
     def forward(ctx, x):
         xp = xp_of(x)
         y = _wrap(compute_float(lambda arr: compute(xp, arr, x), x._data))
-        ctx.save_for_backward(x, y)
+        ctx.save_for_backward(None, y) if uses_output else ctx.save_for_backward(x, None)
         return y
 
     def backward(ctx, grad):
@@ -340,35 +353,35 @@ def _unary(name, compute, derivative, keep_int=False):
     return op
 
 
-exp = _unary("Exp", lambda xp, a, x: xp.exp(a), lambda g, x, y: mul(g, y))
-exp2 = _unary("Exp2", lambda xp, a, x: xp.exp2(a), lambda g, x, y: mul(g, mul(y, math.log(2.0))))
-expm1 = _unary("Expm1", lambda xp, a, x: xp.expm1(a), lambda g, x, y: mul(g, add(y, 1)))
+exp = _unary("Exp", lambda xp, a, x: xp.exp(a), lambda g, x, y: mul(g, y), uses_output=True)
+exp2 = _unary("Exp2", lambda xp, a, x: xp.exp2(a), lambda g, x, y: mul(g, mul(y, math.log(2.0))), uses_output=True)
+expm1 = _unary("Expm1", lambda xp, a, x: xp.expm1(a), lambda g, x, y: mul(g, add(y, 1)), uses_output=True)
 log = _unary("Log", lambda xp, a, x: xp.log(a), lambda g, x, y: div(g, x))
 log2 = _unary("Log2", lambda xp, a, x: xp.log2(a), lambda g, x, y: div(g, mul(x, math.log(2.0))))
 log10 = _unary("Log10", lambda xp, a, x: xp.log10(a), lambda g, x, y: div(g, mul(x, math.log(10.0))))
 log1p = _unary("Log1p", lambda xp, a, x: xp.log1p(a), lambda g, x, y: div(g, add(x, 1)))
-sqrt = _unary("Sqrt", lambda xp, a, x: xp.sqrt(a), lambda g, x, y: div(g, mul(y, 2)))
-rsqrt = _unary("Rsqrt", lambda xp, a, x: 1 / xp.sqrt(a), lambda g, x, y: mul(g, mul(pow(y, 3), -0.5)))
+sqrt = _unary("Sqrt", lambda xp, a, x: xp.sqrt(a), lambda g, x, y: div(g, mul(y, 2)), uses_output=True)
+rsqrt = _unary("Rsqrt", lambda xp, a, x: 1 / xp.sqrt(a), lambda g, x, y: mul(g, mul(pow(y, 3), -0.5)), uses_output=True)
 sin = _unary("Sin", lambda xp, a, x: xp.sin(a), lambda g, x, y: mul(g, cos(x)))
 cos = _unary("Cos", lambda xp, a, x: xp.cos(a), lambda g, x, y: mul(g, neg(sin(x))))
-tan = _unary("Tan", lambda xp, a, x: xp.tan(a), lambda g, x, y: mul(g, add(mul(y, y), 1)))
+tan = _unary("Tan", lambda xp, a, x: xp.tan(a), lambda g, x, y: mul(g, add(mul(y, y), 1)), uses_output=True)
 asin = _unary("Asin", lambda xp, a, x: xp.arcsin(a), lambda g, x, y: div(g, sqrt(rsub(mul(x, x), 1))))
 acos = _unary("Acos", lambda xp, a, x: xp.arccos(a), lambda g, x, y: neg(div(g, sqrt(rsub(mul(x, x), 1)))))
 atan = _unary("Atan", lambda xp, a, x: xp.arctan(a), lambda g, x, y: div(g, add(mul(x, x), 1)))
 sinh = _unary("Sinh", lambda xp, a, x: xp.sinh(a), lambda g, x, y: mul(g, cosh(x)))
 cosh = _unary("Cosh", lambda xp, a, x: xp.cosh(a), lambda g, x, y: mul(g, sinh(x)))
-tanh = _unary("Tanh", lambda xp, a, x: xp.tanh(a), lambda g, x, y: mul(g, rsub(mul(y, y), 1)))
+tanh = _unary("Tanh", lambda xp, a, x: xp.tanh(a), lambda g, x, y: mul(g, rsub(mul(y, y), 1)), uses_output=True)
 asinh = _unary("Asinh", lambda xp, a, x: xp.arcsinh(a), lambda g, x, y: div(g, sqrt(add(mul(x, x), 1))))
 atanh = _unary("Atanh", lambda xp, a, x: xp.arctanh(a), lambda g, x, y: div(g, rsub(mul(x, x), 1)))
 sigmoid = _unary("Sigmoid", lambda xp, a, x: _stable_sigmoid(xp, a),
-                 lambda g, x, y: mul(g, mul(y, rsub(y, 1))))
+                 lambda g, x, y: mul(g, mul(y, rsub(y, 1))), uses_output=True)
 erf = _unary("Erf", lambda xp, a, x: special_of(x).erf(a),
              lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), 2.0 / math.sqrt(math.pi))))
 erfc = _unary("Erfc", lambda xp, a, x: special_of(x).erfc(a),
               lambda g, x, y: mul(g, mul(exp(neg(mul(x, x))), -2.0 / math.sqrt(math.pi))))
 erfinv = _unary("Erfinv", lambda xp, a, x: special_of(x).erfinv(a),
-                lambda g, x, y: mul(g, mul(exp(mul(y, y)), math.sqrt(math.pi) / 2.0)))
-reciprocal = _unary("Reciprocal", lambda xp, a, x: 1 / a, lambda g, x, y: neg(mul(g, mul(y, y))))
+                lambda g, x, y: mul(g, mul(exp(mul(y, y)), math.sqrt(math.pi) / 2.0)), uses_output=True)
+reciprocal = _unary("Reciprocal", lambda xp, a, x: 1 / a, lambda g, x, y: neg(mul(g, mul(y, y))), uses_output=True)
 abs = _unary("Abs", lambda xp, a, x: xp.abs(a), lambda g, x, y: mul(g, sign(x)), keep_int=True)
 square = _unary("Square", lambda xp, a, x: a * a, lambda g, x, y: mul(g, mul(x, 2)), keep_int=True)
 Square = square.function
@@ -546,7 +559,7 @@ class Lerp(Function):
         start, end, w_t = ctx.saved_tensors
         w = w_t if w_t is not None else ctx.weight
         gw = mul(grad, sub(end, start)) if ctx.needs_input_grad[2] else None
-        return mul(grad, rsub(w, 1)), mul(grad, w), gw
+        return mul(grad, rsub(w, 1) if w_t is not None else 1 - w), mul(grad, w), gw
 
 
 def lerp(input, end, weight):
@@ -595,7 +608,10 @@ def _compare(fn_name):
     def op(input, other, *, out=None):
         a, b = promote_operands(input, other)
         ref = _first_tensor(a, b)
-        return _wrap(getattr(xp_of(ref), fn_name)(_data(a), _data(b)))
+        try:
+            return _wrap(getattr(xp_of(ref), fn_name)(_data(a), _data(b)))
+        except ValueError:
+            raise broadcast_error(_data(a), _data(b)) from None
 
     op.__name__ = fn_name
     return op
@@ -633,7 +649,7 @@ def _bitwise(fn_name):
         a, b = promote_operands(input, other)
         ref = _first_tensor(a, b)
         if ref.is_floating_point():
-            raise RuntimeError(f"{fn_name} is only supported for integer and boolean tensors, got {ref.dtype}")
+            raise NotImplementedError(f'"{fn_name}_cpu" not implemented for \'{_dtype.scalar_type_name(ref.dtype)}\'')
         return _wrap(getattr(xp_of(ref), fn_name)(_data(a), _data(b)))
 
     op.__name__ = fn_name
@@ -649,7 +665,7 @@ bitwise_right_shift = _bitwise("right_shift")
 
 def bitwise_not(input):
     if input.is_floating_point():
-        raise RuntimeError(f"bitwise_not is only supported for integer and boolean tensors, got {input.dtype}")
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
     return _wrap(xp_of(input).invert(input._data))
 
 

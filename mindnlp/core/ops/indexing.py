@@ -138,6 +138,10 @@ def setitem(x, key, value):
             value = cast(value, x.dtype)
         if value._device != x._device:
             value = value.to(x.device)
+        if value.ndim and value.shape[0] == 1:
+            # torch drops the value's leading size-1 dims, so `x[i] = t.unsqueeze(0)` fits a slot.
+            lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
+            value = value.reshape(tuple(value.shape[lead:]))
     elif isinstance(value, (list, tuple, np.ndarray)):
         from .creation import tensor
 
@@ -388,7 +392,7 @@ class MaskedFill(Function):
 
 def masked_fill(input, mask, value):
     if mask.dtype is not _dtype.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_dtype.cpp_type_name(mask.dtype)}")
     try:
         np.broadcast_shapes(tuple(mask.shape), tuple(input.shape))
     except ValueError:

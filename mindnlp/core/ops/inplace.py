@@ -29,7 +29,10 @@ def _store(t, array):
     if src != dst:
         src_dt, dst_dt = _dtype.from_numpy_dtype(src), _dtype.from_numpy_dtype(dst)
         if src_dt.category > dst_dt.category:
-            raise RuntimeError(f"result type {src_dt} can't be cast to the desired output type {dst_dt}")
+            raise RuntimeError(
+                f"result type {_dtype.scalar_type_name(src_dt)} can't be cast to the desired output type "
+                f"{_dtype.scalar_type_name(dst_dt)}"
+            )
     if tuple(array.shape) != tuple(t._data.shape):
         try:
             np.broadcast_shapes(array.shape, t._data.shape)

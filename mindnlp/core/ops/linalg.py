@@ -9,6 +9,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
 from ._helpers import HALF_NP, check_same_device, xp_of
 from .conversion import cast
+from ..amp.autocast_mode import autocast_inputs
 
 
 def _matmul_arrays(xp, a, b):
@@ -36,13 +37,17 @@ class MatMul(Function):
 def _common(a, b, name):
     check_same_device(a, b)
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected both operands of {name} to have the same dtype, but got {a.dtype} and {b.dtype}")
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype.cpp_type_name(a.dtype)} != "
+            f"{_dtype.cpp_type_name(b.dtype)}"
+        )
     if a.dtype is _dtype.bool_:
         raise RuntimeError(f"{name} is not implemented for bool tensors")
 
 
 def matmul(input, other, *, out=None):
     """torch.matmul: 1-D operands are promoted to matrices and the extra dim removed."""
+    input, other = autocast_inputs("matmul", input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
     _common(input, other, "matmul")
@@ -62,7 +67,7 @@ def matmul(input, other, *, out=None):
     if squeeze_back:
         out = out.squeeze(-1)
     if squeeze_front:
-        out = out.squeeze(-2)
+        out = out.squeeze(-1 if squeeze_back else -2)
     return out
 
 
@@ -73,8 +78,10 @@ def mm(input, mat2):
 
 
 def bmm(input, mat2):
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 and batch2 must be 3D tensors, got {input.ndim}D and {mat2.ndim}D")
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {input.shape[0]} and {mat2.shape[0]}")
     return matmul(input, mat2)
@@ -101,16 +108,19 @@ ger = outer
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    input, mat1, mat2 = autocast_inputs("addmm", input, mat1, mat2)
     prod = mm(mat1, mat2)
     return _scaled_sum(input, prod, beta, alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    input, batch1, batch2 = autocast_inputs("baddbmm", input, batch1, batch2)
     prod = bmm(batch1, batch2)
     return _scaled_sum(input, prod, beta, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    input, batch1, batch2 = autocast_inputs("addbmm", input, batch1, batch2)
     prod = bmm(batch1, batch2).sum(0)
     return _scaled_sum(input, prod, beta, alpha)
 
@@ -155,15 +165,40 @@ class Einsum(Function):
             others = [t for j, t in enumerate(terms) if j != i]
             other_ops = [o for j, o in enumerate(operands) if j != i]
             target = terms[i]
+            sizes = dict(zip(target, op.shape))
+            # A letter repeated in the operand ("ii") reads its diagonal: the gradient is computed
+            # per distinct letter and then written back onto that diagonal.
+            unique = "".join(dict.fromkeys(target))
             # Letters of the operand missing from everything else were summed away: broadcast back.
             available = set(output) | set("".join(others))
-            missing = [c for c in target if c not in available]
-            eq = ",".join([output] + others) + "->" + "".join(c for c in target if c not in missing)
+            missing = [c for c in unique if c not in available]
+            eq = ",".join([output] + others) + "->" + "".join(c for c in unique if c not in missing)
             g = einsum(eq, grad, *other_ops)
             if missing:
-                g = _expand_missing(g, target, missing, op.shape)
+                g = _expand_missing(g, unique, missing, tuple(sizes[c] for c in unique))
+            if unique != target:
+                g = _embed_diagonal(g, unique, target, sizes, set(ctx.equation))
             grads.append(g)
         return tuple(grads)
+
+
+def _embed_diagonal(g, unique, target, sizes, used_letters):
+    """Spread g (indexed by `unique`) onto the diagonals of `target` ("i" → "ii") with identity
+    matrices, which keeps the result differentiable."""
+    from .creation import eye
+
+    spare = (c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used_letters)
+    seen, renamed, eye_terms = set(), [], []
+    for c in target:
+        if c in seen:
+            fresh = next(spare)
+            renamed.append(fresh)
+            eye_terms.append((c + fresh, sizes[c]))
+        else:
+            seen.add(c)
+            renamed.append(c)
+    eyes = [eye(n, dtype=g.dtype, device=g.device) for _, n in eye_terms]
+    return einsum(",".join([unique] + [t for t, _ in eye_terms]) + "->" + "".join(renamed), g, *eyes)
 
 
 def _expand_missing(g, target, missing, shape):
@@ -204,6 +239,7 @@ def _normalize_equation(equation, operands):
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    operands = autocast_inputs("einsum", *operands)
     dtype = operands[0].dtype
     for o in operands[1:]:
         dtype = _dtype.promote_types(dtype, o.dtype)
@@ -248,3 +284,85 @@ def triu_indices(row, col, offset=0, dtype=None, device=None):
 
     r, c = np.triu_indices(row, offset, col)
     return tensor(np.stack([r, c]), dtype=dtype or _dtype.int64, device=device)
+
+
+# --- contractions and products built from matmul ------------------------------------------
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract dims of a with dims of b: an int n takes a's last n and b's first n; a pair
+    of lists names them. Computed as one matmul over the permuted, flattened operands."""
+    from ._helpers import normalize_dim
+    from .shape import permute, reshape
+
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    dims_a = [normalize_dim(d, a.ndim) for d in dims_a]
+    dims_b = [normalize_dim(d, b.ndim) for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} and second "
+                f"has size {b.shape[db]} in dim {db}"
+            )
+    dtype = _dtype.promote_types(a.dtype, b.dtype)
+    a, b = cast(a, dtype), cast(b, dtype)
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    inner = int(np.prod([a.shape[d] for d in dims_a]))
+    left = reshape(permute(a, free_a + dims_a), (-1, inner))
+    right = reshape(permute(b, dims_b + free_b), (inner, -1))
+    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    return reshape(matmul(left, right), shape)
+
+
+def kron(input, other):
+    """Kronecker product: every element of input scales a copy of other (trailing dims aligned)."""
+    from .elementwise import mul
+    from .shape import reshape
+
+    nd = input.ndim if input.ndim > other.ndim else other.ndim
+    a_shape = (1,) * (nd - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (nd - other.ndim) + tuple(other.shape)
+    a = reshape(input, tuple(s for n in a_shape for s in (n, 1)))
+    b = reshape(other, tuple(s for n in b_shape for s in (1, n)))
+    return reshape(mul(a, b), tuple(x * y for x, y in zip(a_shape, b_shape)))
+
+
+def trace(input):
+    """Sum of the main diagonal of a matrix (integers sum to int64)."""
+    from .reduction import sum
+    from .shape import diagonal
+
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return sum(diagonal(input))
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M).
+
+    Computed from the explicit differences (no ||x||² + ||y||² - 2xy shortcut), so it is exact
+    and its gradient at zero distance is 0, at the cost of a (..., P, R, M) intermediate.
+    """
+    from .reduction import vector_norm
+
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {x.dtype}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    differences = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return vector_norm(differences, p, dim=-1)

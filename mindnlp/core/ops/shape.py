@@ -3,6 +3,8 @@
 View ops return arrays that share memory with their input (NumPy views), and the output
 shares the input's version counter, as torch views do.
 """
+import math
+
 import numpy as np
 
 from .._tensor import Size, Tensor
@@ -176,6 +178,9 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
+        if x._data.size == math.prod(shape):
+            # Only size-1 dims are added: a writable view, as torch allows writing into it.
+            return x._data.reshape(shape)
         return xp_of(x).broadcast_to(x._data, shape)
 
     @staticmethod
@@ -264,7 +269,7 @@ def cat(tensors, dim=0, *, out=None):
 
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     check_same_device(*tensors)
     # torch skips legacy empty 1-D tensors of shape (0,) when concatenating.
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
@@ -581,3 +586,110 @@ def atleast_1d(input):
 
 def atleast_2d(input):
     return reshape(input, (1,) * (2 - input.ndim) + tuple(input.shape)) if input.ndim < 2 else input
+
+
+# --- grids, block matrices, differences, sliding windows ---------------------------------
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors: 'ij' (torch's default) or 'xy' (first two dims swapped).
+    The outputs are expanded views of the inputs."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    check_same_device(*tensors)
+    sizes = [t.numel() for t in tensors]
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        axes[0], axes[1] = 1, 0
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    grids = []
+    for t, axis in zip(tensors, axes):
+        view_shape = [1] * len(tensors)
+        view_shape[axis] = t.numel()
+        grids.append(expand(reshape(t, tuple(view_shape)), tuple(sizes)))
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """All combinations of the elements of 1-D tensors, one per row (a single input is returned)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def block_diag(*tensors):
+    """A block-diagonal matrix of the inputs (0-dim → 1x1, 1-dim → one row); dtype promoted."""
+    from .. import _dtype
+    from .conversion import cast
+    from .creation import zeros
+
+    if not tensors:
+        return zeros((1, 0))
+    blocks = []
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.ndim} dimensions"
+            )
+        blocks.append(reshape(t, (1, 1)) if t.ndim == 0 else reshape(t, (1, -1)) if t.ndim == 1 else t)
+    check_same_device(*blocks)
+    dtype = blocks[0].dtype
+    for b in blocks[1:]:
+        dtype = _dtype.promote_types(dtype, b.dtype)
+    width = 0
+    for b in blocks:
+        width += b.shape[1]
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b.shape
+        parts = [zeros((r, left), dtype=dtype, device=b.device), cast(b, dtype),
+                 zeros((r, width - left - c), dtype=dtype, device=b.device)]
+        rows.append(cat(parts, 1))
+        left += c
+    return cat(rows, 0)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """n-th forward difference along dim (bool: whether neighbours differ); prepend/append are
+    concatenated first."""
+    from .elementwise import logical_xor, sub
+
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    d = normalize_dim(dim, input.ndim)
+    pieces = [t for t in (prepend, input, append) if t is not None]
+    x = cat(pieces, d) if len(pieces) > 1 else input
+    for _ in range(n):
+        length = x.shape[d]
+        if length <= 1:
+            return narrow(x, d, 0, 0)
+        later, earlier = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
+        x = logical_xor(later, earlier) if x.dtype.name == "bool" else sub(later, earlier)
+    return x
+
+
+def _unfold(input, dimension, size, step):
+    """Tensor.unfold: all windows of `size` elements, `step` apart, along `dimension`, as a new
+    last dim. Unlike torch the result is a copy, not a view (writes do not reach input)."""
+    from .creation import arange
+    from .indexing import index_select
+
+    if input.ndim == 0:
+        return reshape(input, (1,)) if size == 1 else _unfold(reshape(input, (1,)), 0, size, step)
+    d = normalize_dim(dimension, input.ndim)
+    length = input.shape[d]
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (length - size) // step + 1
+    starts = arange(count, device=input.device) * step
+    index = reshape(reshape(starts, (count, 1)) + arange(size, device=input.device), (-1,))
+    windows = unflatten(index_select(input, d, index), d, (count, size))
+    return movedim(windows, d + 1, -1)
