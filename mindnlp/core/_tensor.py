@@ -303,7 +303,8 @@ class Tensor:
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype, device = arg.dtype, arg.device
-            elif isinstance(arg, _dtype.dtype) or (isinstance(arg, str) and _is_dtype_name(arg)):
+            elif isinstance(arg, (_dtype.dtype, np.dtype)) or (isinstance(arg, type) and issubclass(arg, np.generic)) \
+                    or (isinstance(arg, str) and _is_dtype_name(arg)):
                 dtype = arg
             elif isinstance(arg, (str, int)) or hasattr(arg, "type"):
                 device = arg
