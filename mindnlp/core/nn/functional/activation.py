@@ -1,0 +1,235 @@
+"""Activation functions.
+
+GELU (both forms) and SiLU are single fused nodes: forward runs on the backend arrays in
+one pass and backward is written with core ops, so it is itself differentiable. The rest
+are short compositions of core ops, shaped so that no branch that `where` discards can
+produce inf/NaN (its gradient would otherwise poison the kept branch).
+"""
+import math
+
+from ... import ops
+from ...autograd.function import Function
+from ...ops._helpers import compute_float, special_of, xp_of
+from ...ops.inplace import apply_inplace
+
+__all__ = [
+    "celu", "elu", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid", "mish",
+    "relu", "relu6", "relu_", "selu", "sigmoid", "silu", "softplus", "softsign", "tanh", "tanhshrink",
+    "threshold",
+]
+
+_SQRT_2 = math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_TANH_COEF = 0.044715
+
+
+def _maybe_inplace(fn, input, inplace, *args):
+    if inplace:
+        return apply_inplace(input, fn, *args)
+    return fn(input, *args)
+
+
+class _GeluExact(Function):
+    """x * Phi(x) with Phi the standard normal CDF."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        erf = special_of(x).erf
+        return compute_float(lambda a: 0.5 * a * (1.0 + erf(a / _SQRT_2)), x._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        cdf = ops.mul(ops.add(ops.erf(ops.div(x, _SQRT_2)), 1.0), 0.5)
+        pdf = ops.mul(ops.exp(ops.mul(ops.mul(x, x), -0.5)), _INV_SQRT_2PI)
+        return ops.mul(grad, ops.add(cdf, ops.mul(x, pdf)))
+
+
+class _GeluTanh(Function):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        xp = xp_of(x)
+        return compute_float(
+            lambda a: 0.5 * a * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (a + _GELU_TANH_COEF * a * a * a))), x._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        x2 = ops.mul(x, x)
+        inner = ops.mul(ops.mul(x, ops.add(ops.mul(x2, _GELU_TANH_COEF), 1.0)), _SQRT_2_OVER_PI)
+        t = ops.tanh(inner)
+        d_inner = ops.mul(ops.add(ops.mul(x2, 3 * _GELU_TANH_COEF), 1.0), _SQRT_2_OVER_PI)
+        left = ops.mul(ops.add(t, 1.0), 0.5)
+        right = ops.mul(ops.mul(ops.mul(x, 0.5), ops.rsub(ops.mul(t, t), 1.0)), d_inner)
+        return ops.mul(grad, ops.add(left, right))
+
+
+def gelu(input, approximate="none"):
+    if approximate == "none":
+        return _GeluExact.apply(input)
+    if approximate == "tanh":
+        return _GeluTanh.apply(input)
+    raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+
+
+class _Silu(Function):
+    """x * sigmoid(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        xp = xp_of(x)
+
+        def silu_array(a):
+            sig = 1.0 / (1.0 + xp.exp(-xp.clip(a, -88.0, 88.0)))
+            return a * sig
+
+        return compute_float(silu_array, x._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        s = ops.sigmoid(x)
+        return ops.mul(grad, ops.mul(s, ops.add(ops.mul(x, ops.rsub(s, 1.0)), 1.0)))
+
+
+def silu(input, inplace=False):
+    return _maybe_inplace(lambda t: _Silu.apply(t), input, inplace)
+
+
+class _Relu(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = xp_of(x).maximum(x._data, 0).astype(x._data.dtype, copy=False)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return ops.where(ops.gt(x, 0), grad, 0.0)
+
+
+def relu(input, inplace=False):
+    return _maybe_inplace(lambda t: _Relu.apply(t), input, inplace)
+
+
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value."""
+    return _maybe_inplace(lambda t: ops.where(ops.gt(t, threshold), t, float(value)), input, inplace)
+
+
+class _Hardtanh(Function):
+    """clamp(x, lo, hi) whose gradient is zero at the bounds themselves, as torch defines it."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x)
+        ctx.bounds = (lo, hi)
+        return xp_of(x).clip(x._data, lo, hi).astype(x._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        lo, hi = ctx.bounds
+        inside = ops.logical_and(ops.gt(x, lo), ops.lt(x, hi))
+        return ops.where(inside, grad, 0.0), None, None
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(lambda t: _Hardtanh.apply(t, float(min_val), float(max_val)), input, inplace)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _maybe_inplace(lambda t: ops.where(ops.gt(t, 0), t, ops.mul(t, negative_slope)), input, inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    def fn(t):
+        return ops.where(ops.gt(t, 0), t, ops.mul(ops.expm1(ops.clamp_max(t, 0.0)), alpha))
+
+    return _maybe_inplace(fn, input, inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+
+    def fn(t):
+        return ops.where(ops.gt(t, 0), t, ops.mul(ops.expm1(ops.div(ops.clamp_max(t, 0.0), alpha)), alpha))
+
+    return _maybe_inplace(fn, input, inplace)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    return _maybe_inplace(lambda t: ops.mul(elu(t, _SELU_ALPHA), _SELU_SCALE), input, inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, linear where beta x > threshold (as torch)."""
+    scaled = ops.mul(input, beta)
+    smooth = ops.div(ops.log1p(ops.exp(ops.clamp_max(scaled, threshold))), beta)
+    return ops.where(ops.gt(scaled, threshold), input, smooth)
+
+
+def mish(input, inplace=False):
+    return _maybe_inplace(lambda t: ops.mul(t, ops.tanh(softplus(t))), input, inplace)
+
+
+def sigmoid(input):
+    return ops.sigmoid(input)
+
+
+def tanh(input):
+    return ops.tanh(input)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|."""
+    return ops.sub(ops.minimum(input, 0.0), ops.log1p(ops.exp(ops.neg(ops.abs(input)))))
+
+
+def hardsigmoid(input, inplace=False):
+    return _maybe_inplace(lambda t: ops.div(hardtanh(ops.add(t, 3.0), 0.0, 6.0), 6.0), input, inplace)
+
+
+def hardswish(input, inplace=False):
+    return _maybe_inplace(lambda t: ops.mul(t, hardsigmoid(t)), input, inplace)
+
+
+def softsign(input):
+    return ops.div(input, ops.add(ops.abs(input), 1.0))
+
+
+def tanhshrink(input):
+    return ops.sub(input, ops.tanh(input))
+
+
+def glu(input, dim=-1):
+    """First half of `dim` gated by the sigmoid of the second half."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {size}")
+    a, b = ops.chunk(input, 2, dim)
+    return ops.mul(a, ops.sigmoid(b))

@@ -1,0 +1,93 @@
+"""Dropout: zero random elements (or whole channels) in training and rescale the rest.
+
+Masks are drawn from `core.random`, so `core.manual_seed` makes them reproducible.
+"""
+import math
+
+from ... import random
+from ..._tensor import _wrap
+from ...autograd.function import Function
+from ...ops import mul
+from ...ops.inplace import apply_inplace
+
+__all__ = [
+    "alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d",
+]
+
+_SELU_NEG_SATURATION = 1.7580993408473766  # -scale * alpha of SELU
+
+
+class _MaskedScale(Function):
+    """x * mask, with mask a constant array (zeros and the keep-rescale factor)."""
+
+    @staticmethod
+    def forward(ctx, x, mask):
+        ctx.mask = mask
+        return x._data * mask
+
+    @staticmethod
+    def backward(ctx, grad):
+        return mul(grad, _wrap(ctx.mask)), None
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input, p, mask_shape):
+    """A 0/1 array in input's dtype on input's device: each entry kept with probability 1 - p."""
+    draws = random.rand(*mask_shape, dtype=None, device=input.device)
+    return (draws._data >= p).astype(input._data.dtype)
+
+
+def _apply(input, mask, inplace):
+    fn = (lambda t, m: _MaskedScale.apply(t, m))
+    return apply_inplace(input, fn, mask) if inplace else fn(input, mask)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    return _apply(input, _keep_mask(input, p, tuple(input.shape)) * scale, inplace)
+
+
+def _feature_dropout(input, p, training, inplace, batched_ndim, name):
+    """Drop whole channels: the mask has size 1 in every dim after the channel dim."""
+    _check_p(p)
+    if input.ndim not in (batched_ndim - 1, batched_ndim):
+        raise RuntimeError(f"{name}: Expected {batched_ndim - 1}D or {batched_ndim}D input, but received a "
+                           f"{input.ndim}D input")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    channel_dims = 1 if input.ndim == batched_ndim - 1 else 2
+    mask_shape = tuple(input.shape[:channel_dims]) + (1,) * (input.ndim - channel_dims)
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    return _apply(input, _keep_mask(input, p, mask_shape) * scale, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: dropped units take SELU's saturation value, then an affine
+    map restores the input's mean and variance (torch's formula)."""
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    keep = _keep_mask(input, p, tuple(input.shape))
+    a = 1.0 / math.sqrt((_SELU_NEG_SATURATION ** 2 * p + 1.0) * (1.0 - p))
+    offset = ((keep - 1.0) * _SELU_NEG_SATURATION * a + _SELU_NEG_SATURATION * a * p).astype(input._data.dtype)
+    fn = (lambda t: _MaskedScale.apply(t, keep * a) + _wrap(offset))
+    return apply_inplace(input, fn) if inplace else fn(input)
