@@ -9,3 +9,4 @@ from .linalg import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .reduction import all, any, max, min, sum
 from .shape import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
