@@ -455,3 +455,14 @@ class _RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def _bind_autograd():
+    """Give the autograd Function machinery direct references to Tensor and _wrap."""
+    from .autograd import function
+
+    function._Tensor = Tensor
+    function._wrap = _wrap
+
+
+_bind_autograd()

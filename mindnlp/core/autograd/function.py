@@ -13,24 +13,33 @@ pass records its own graph and can be differentiated again.
 """
 from . import grad_mode
 
+# Bound by mindnlp.core._tensor once Tensor exists (importing it here would be circular).
+_Tensor = None
+_wrap = None
+
 
 class Node:
-    """A recorded call: the ctx given to forward/backward and the autograd graph node."""
+    """A recorded call: the ctx given to forward/backward and the autograd graph node.
+
+    Defaults live on the class so that creating a ctx (once per op call, recorded or not)
+    costs a single attribute write.
+    """
+
+    _saved = ()
+    _saved_versions = ()
+    _released = False
+    _non_differentiable = ()
+    materialize_grads = True
+    next_functions = ()
+    needs_input_grad = ()
+    _input_meta = ()
+    _n_outputs = 1
+    _output_meta = ()
+    _pre_hooks = None  # output_nr -> list of hooks on that output's gradient
+    _retained = None  # output_nr -> weakref of a non-leaf tensor that retains grad
 
     def __init__(self, fn):
         self._fn = fn
-        self._saved = ()
-        self._saved_versions = ()
-        self._released = False
-        self._non_differentiable = ()
-        self.materialize_grads = True
-        self.next_functions = ()
-        self.needs_input_grad = ()
-        self._input_meta = ()
-        self._n_outputs = 1
-        self._output_meta = ()
-        self._pre_hooks = None  # output_nr -> list of hooks on that output's gradient
-        self._retained = None  # output_nr -> weakref of a non-leaf tensor that retains grad
 
     def name(self):
         """torch's node names: `MulBackward0` for built-in ops, `MyFnBackward` for user Functions."""
@@ -137,51 +146,67 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor, _wrap
-
         state = grad_mode._state
-        record = state.enabled and any(type(a) is not bool and isinstance(a, Tensor) and a.requires_grad for a in args)
+        enabled = state.enabled
+        record = False
+        if enabled:
+            for a in args:
+                if isinstance(a, _Tensor) and a.requires_grad:
+                    record = True
+                    break
         ctx = Node(cls)
         if record:
-            ctx.next_functions = tuple(_edge(a) for a in args)
-            ctx.needs_input_grad = tuple(e is not None for e in ctx.next_functions)
+            edges = ctx.next_functions = tuple(_edge(a) for a in args)
+            ctx.needs_input_grad = tuple(e is not None for e in edges)
         else:
             ctx.needs_input_grad = (False,) * len(args)
-        prev, state.enabled = state.enabled, False
+        state.enabled = False
         try:
             result = cls.forward(ctx, *args, **kwargs)
         finally:
-            state.enabled = prev
-        single = not isinstance(result, tuple)
-        outputs = (result,) if single else result
+            state.enabled = enabled
         version = args[0]._version if cls._is_view else None
-        wrapped = []
-        for out in outputs:
-            if isinstance(out, Tensor):
-                if any(out is a for a in args):
-                    out = _wrap(out._data, version=out._version)
-            elif out is not None and hasattr(out, "dtype") and hasattr(out, "shape"):
-                out = _wrap(out, version=version)
-            wrapped.append(out)
+        if type(result) is not tuple:
+            out = _as_output(result, args, version)
+            if record:
+                _record(ctx, args, (out,))
+            return out
+        outputs = tuple(_as_output(r, args, version) for r in result)
         if record:
-            ctx._input_meta = tuple(
-                (a.shape, a._data.dtype) if e is not None else None for a, e in zip(args, ctx.next_functions)
-            )
-            ctx._n_outputs = len(wrapped)
-            metas = []
-            for nr, out in enumerate(wrapped):
-                if isinstance(out, Tensor) and _is_float(out._data) and id(out) not in ctx._non_differentiable:
-                    out.grad_fn = ctx
-                    out._output_nr = nr
-                    out.requires_grad = True
-                    metas.append((out.shape, out._data.dtype, out.device))
-                else:
-                    metas.append((out.shape, out._data.dtype, out.device) if isinstance(out, Tensor) else None)
-            ctx._output_meta = tuple(metas)
-            ctx._store_outputs_weakly(wrapped)
+            _record(ctx, args, outputs)
+        return outputs
+
+
+def _as_output(result, args, version):
+    """Wrap an array result; alias a tensor result that is one of the inputs."""
+    if isinstance(result, _Tensor):
+        for a in args:
+            if result is a:
+                return _wrap(result._data, version=result._version)
+        return result
+    if result is None or not hasattr(result, "shape"):
+        return result
+    return _wrap(result, version=version)
+
+
+def _record(ctx, args, outputs):
+    """Make ctx the grad_fn of the floating outputs and remember what backward needs."""
+    ctx._input_meta = tuple(
+        (a.shape, a._data.dtype) if e is not None else None for a, e in zip(args, ctx.next_functions)
+    )
+    ctx._n_outputs = len(outputs)
+    metas = []
+    for nr, out in enumerate(outputs):
+        if isinstance(out, _Tensor):
+            if _is_float(out._data) and id(out) not in ctx._non_differentiable:
+                out.grad_fn = ctx
+                out._output_nr = nr
+                out.requires_grad = True
+            metas.append((out.shape, out._data.dtype, out.device))
         else:
-            ctx._release()
-        return wrapped[0] if single else tuple(wrapped)
+            metas.append(None)
+    ctx._output_meta = tuple(metas)
+    ctx._store_outputs_weakly(outputs)
 
 
 def _is_float(array):
@@ -191,9 +216,7 @@ def _is_float(array):
 
 def _edge(arg):
     """Where a gradient for `arg` goes: its grad_fn output slot, or the leaf tensor itself."""
-    from .._tensor import Tensor
-
-    if not isinstance(arg, Tensor) or not arg.requires_grad:
+    if not isinstance(arg, _Tensor) or not arg.requires_grad:
         return None
     if arg.grad_fn is not None:
         return (arg.grad_fn, arg._output_nr)

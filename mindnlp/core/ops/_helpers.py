@@ -62,8 +62,26 @@ def broadcast_error(a, b):
     return RuntimeError(f"shapes {list(shape_a)} and {list(shape_b)} cannot be broadcast together")
 
 
+_FAST_SCALARS = (int, float)
+
+
 def promote_operands(a, b):
     """Cast tensor operands to torch's result dtype; Python scalars stay scalars."""
+    # Fast paths for the common cases, where nothing needs casting: two tensors of one
+    # dtype on one device, or a floating tensor with a Python number (NumPy 2 keeps the
+    # array's dtype for Python scalars, as torch does).
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a._data.dtype == b._data.dtype and a._device is b._device:
+                return a, b
+        elif type(b) in _FAST_SCALARS and a._data.dtype.kind == "f":
+            return a, b
+    elif type(a) in _FAST_SCALARS and isinstance(b, Tensor) and b._data.dtype.kind == "f":
+        return a, b
+    return _promote_slow(a, b)
+
+
+def _promote_slow(a, b):
     from .conversion import cast, to_device
 
     dtype = _dtype.result_type(a, b)

@@ -116,7 +116,10 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx, x, dims):
-        ctx.inverse = tuple(np.argsort(dims))
+        inverse = [0] * len(dims)
+        for i, d in enumerate(dims):
+            inverse[d] = i
+        ctx.inverse = tuple(inverse)
         return x._data.transpose(dims)
 
     @staticmethod
@@ -140,8 +143,12 @@ def permute(input, *dims):
 def transpose(input, dim0, dim1):
     if input.ndim == 0:
         return _alias(input)
-    d0, d1 = normalize_dim(dim0, input.ndim), normalize_dim(dim1, input.ndim)
-    dims = list(range(input.ndim))
+    ndim = input._data.ndim
+    d0 = dim0 + ndim if -ndim <= dim0 < 0 else dim0
+    d1 = dim1 + ndim if -ndim <= dim1 < 0 else dim1
+    if not (0 <= d0 < ndim and 0 <= d1 < ndim):
+        d0, d1 = normalize_dim(dim0, ndim), normalize_dim(dim1, ndim)  # raises torch's IndexError
+    dims = list(range(ndim))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return Permute.apply(input, tuple(dims))
 
