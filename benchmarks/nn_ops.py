@@ -1,0 +1,105 @@
+"""The hot ops of transformer models, side by side with PyTorch when installed.
+
+    python benchmarks/nn_ops.py [--repeats 5] [--only sdpa,softmax,cross_entropy] [--no-torch]
+
+scaled_dot_product_attention at BERT/GPT-2 shapes (heads 12, head dim 64, batch 1-8,
+sequence 128-512, causal), softmax over attention scores, and cross_entropy over a language
+model's logits (vocab 32000), each forward only and forward + backward. Figures are the
+best of the repeats of one call, in milliseconds (the least disturbed by other processes);
+the ratio is mindnlp time / torch time in the same run (torch uses its default thread
+count, NumPy elementwise ops one core, BLAS its own threads).
+"""
+import argparse
+import time
+
+import numpy as np
+
+from mindnlp import core
+from mindnlp.core.nn import functional as core_functional
+
+try:
+    import torch
+except ImportError:  # the table then has mindnlp's column only
+    torch = None
+
+
+def _functional(lib):
+    return core_functional if lib is core else lib.nn.functional
+
+
+def _sdpa_case(batch, seq):
+    def make(lib, rng, grad):
+        q, k, v = (lib.tensor(rng.standard_normal((batch, 12, seq, 64)).astype(np.float32), requires_grad=grad)
+                   for _ in range(3))
+        return (q, k, v), lambda: _functional(lib).scaled_dot_product_attention(q, k, v, is_causal=True)
+    return f"sdpa causal b{batch} h12 s{seq} d64", make
+
+
+def _softmax_case(batch, seq):
+    def make(lib, rng, grad):
+        x = lib.tensor(rng.standard_normal((batch, 12, seq, seq)).astype(np.float32), requires_grad=grad)
+        return (x,), lambda: _functional(lib).softmax(x, dim=-1)
+    return f"softmax (b{batch}, 12, {seq}, {seq})", make
+
+
+def _cross_entropy_case(tokens, vocab=32000):
+    def make(lib, rng, grad):
+        logits = lib.tensor(rng.standard_normal((tokens, vocab)).astype(np.float32), requires_grad=grad)
+        target = rng.integers(0, vocab, tokens)
+        target[::7] = -100
+        target = lib.tensor(target)
+        return (logits,), lambda: _functional(lib).cross_entropy(logits, target, label_smoothing=0.1)
+    return f"cross_entropy ({tokens}, {vocab})", make
+
+
+CASES = {
+    "sdpa": [_sdpa_case(b, s) for b, s in ((1, 128), (1, 512), (8, 128), (8, 512))],
+    "softmax": [_softmax_case(b, s) for b, s in ((1, 128), (8, 512))],
+    "cross_entropy": [_cross_entropy_case(t) for t in (512, 2048)],
+}
+
+
+def _time(make, lib, backward, repeats):
+    rng = np.random.default_rng(0)
+    inputs, call = make(lib, rng, backward)
+    grad = None
+    samples = []
+    for _ in range(repeats + 1):  # the first run warms caches and allocators
+        for x in inputs:
+            x.grad = None
+        start = time.perf_counter()
+        out = call()
+        if backward:
+            if grad is None:
+                grad = lib.ones_like(out)
+            out.backward(grad)
+        samples.append(time.perf_counter() - start)
+    return min(samples[1:]) * 1e3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default="", help="comma-separated groups: " + ",".join(CASES))
+    parser.add_argument("--no-torch", action="store_true")
+    args = parser.parse_args()
+    groups = [g for g in args.only.split(",") if g] or list(CASES)
+    use_torch = torch is not None and not args.no_torch
+    header = f"{'op':38s} {'pass':8s} {'mindnlp ms':>11s}"
+    if use_torch:
+        header += f" {'torch ms':>9s} {'ratio':>6s}"
+    print(header)
+    print("-" * len(header))
+    for group in groups:
+        for name, make in CASES[group]:
+            for backward in (False, True):
+                ours = _time(make, core, backward, args.repeats)
+                line = f"{name:38s} {'fwd+bwd' if backward else 'fwd':8s} {ours:11.2f}"
+                if use_torch:
+                    theirs = _time(make, torch, backward, args.repeats)
+                    line += f" {theirs:9.2f} {ours / theirs:6.2f}"
+                print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

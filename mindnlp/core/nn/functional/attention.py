@@ -1,0 +1,350 @@
+"""scaled_dot_product_attention as one fused graph node, and multi-head attention.
+
+The fused forward computes scores, mask, softmax, dropout and the weighted sum on the
+backend's arrays with the scores matrix reused in place, and saves the attention
+probabilities for backward. A first-order backward uses those arrays directly; when the
+backward itself is being recorded (create_graph=True) the probabilities are recomputed with
+differentiable core ops so that second derivatives are exact.
+"""
+import math
+
+import numpy as np
+
+from ... import ops
+from ... import random as core_random
+from ..._dtype import bool_
+from ...autograd import grad_mode
+from ...autograd.function import Function
+from ...ops._helpers import HALF_NP, wrap, xp_of
+from .softmax import softmax
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def _float32(a):
+    return a.astype(np.float32) if a.dtype in HALF_NP else a
+
+
+def _repeat_heads(xp, a, groups):
+    """Repeat each key/value head `groups` times along the head dim (-3), as GQA does."""
+    return a if groups == 1 else xp.repeat(a, groups, axis=-3)
+
+
+def _sum_head_groups(t, groups):
+    """The adjoint of _repeat_heads: sum the gradients of each group of repeated heads."""
+    if groups == 1:
+        return t
+    shape = tuple(t.shape)
+    grouped = ops.reshape(t, shape[:-3] + (shape[-3] // groups, groups) + shape[-2:])
+    return ops.sum(grouped, dim=-3)
+
+
+def _causal_mask(xp, L, S):
+    """True where query i may attend key j: j <= i, aligned at the top-left as torch does."""
+    return xp.tril(xp.ones((L, S), dtype=bool))
+
+
+class ScaledDotProductAttention(Function):
+    """out = dropout(softmax(q k^T * scale + mask)) v, with probabilities saved for backward.
+
+    `mask` is None or a float tensor added to the scores (a boolean mask is turned into 0 /
+    -inf by the caller); `keep` is None or the dropout keep-mask array already divided by
+    (1 - p); `groups` is the GQA repetition factor of the key/value heads.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, keep, scale, groups):
+        xp = xp_of(q)
+        qa, ka, va = _float32(q._data), _float32(k._data), _float32(v._data)
+        ka, va = _repeat_heads(xp, ka, groups), _repeat_heads(xp, va, groups)
+        # Scaling q (L x E) is cheaper than scaling the scores (L x S).
+        scores = xp.matmul(qa * qa.dtype.type(scale), xp.swapaxes(ka, -1, -2))
+        if mask is not None:
+            scores += _float32(mask._data)
+        # Softmax in place; rows that are masked everywhere give 0, not NaN (torch's math path).
+        row_max = scores.max(axis=-1, keepdims=True)
+        dead = ~xp.isfinite(row_max)
+        if dead.any():
+            row_max[dead] = 0.0
+        scores -= row_max
+        xp.exp(scores, out=scores)
+        denom = scores.sum(axis=-1, keepdims=True)
+        if dead.any():
+            denom[denom == 0] = 1.0
+        scores /= denom
+        probs = scores
+        weights = probs * keep if keep is not None else probs
+        out = xp.matmul(weights, va)
+        ctx.scale, ctx.groups = scale, groups
+        # Saved as tensors so that the engine frees them once backward has run.
+        ctx.save_for_backward(q, k, v, mask, wrap(probs), wrap(out), wrap(keep) if keep is not None else None)
+        return out.astype(q._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k, v, mask, probs, out, keep = ctx.saved_tensors
+        keep = keep._data if keep is not None else None
+        if grad_mode.is_grad_enabled():
+            return _composed_backward(ctx, grad, q, k, v, mask, keep)
+        xp = xp_of(q)
+        scale, groups, probs = ctx.scale, ctx.groups, probs._data
+        g = _float32(grad._data)
+        ka = _repeat_heads(xp, _float32(k._data), groups)
+        va = _repeat_heads(xp, _float32(v._data), groups)
+        grad_q = grad_k = grad_v = grad_mask = None
+        if ctx.needs_input_grad[2]:
+            weights = probs * keep if keep is not None else probs
+            grad_v = _sum_head_groups(wrap(xp.matmul(xp.swapaxes(weights, -1, -2), g)), groups)
+        # d scores = probs * (d probs - sum(d probs * probs)), computed into one array. The row
+        # sums equal sum(grad * out) over the value dim, which needs no (L x S) temporary.
+        d_scores = xp.matmul(g, xp.swapaxes(va, -1, -2))
+        if keep is not None:
+            d_scores *= keep
+        d_scores -= (g * out._data).sum(axis=-1, keepdims=True)
+        d_scores *= probs
+        if ctx.needs_input_grad[3]:
+            grad_mask = wrap(d_scores.copy())
+        d_scores *= scale
+        if ctx.needs_input_grad[0]:
+            grad_q = wrap(xp.matmul(d_scores, ka))
+        if ctx.needs_input_grad[1]:
+            qa = _float32(q._data)
+            grad_k = _sum_head_groups(wrap(xp.matmul(xp.swapaxes(d_scores, -1, -2), qa)), groups)
+        return grad_q, grad_k, grad_v, grad_mask, None, None, None
+
+
+def _composed_probs(q, k, mask, scale):
+    """The attention probabilities from differentiable core ops (for higher-order gradients)."""
+    scores = ops.mul(ops.matmul(q, ops.transpose(k, -1, -2)), scale)
+    if mask is not None:
+        scores = ops.add(scores, mask)
+    dead = ops.isinf(ops.amax(scores, dim=-1, keepdim=True))
+    if bool(dead.any()):
+        # Rows masked everywhere: keep them finite, their probabilities are zeroed below.
+        scores = ops.masked_fill(scores, dead, 0.0)
+        return ops.masked_fill(softmax(scores, dim=-1), dead, 0.0)
+    return softmax(scores, dim=-1)
+
+
+def _composed_backward(ctx, grad, q, k, v, mask, keep):
+    """The same gradients as the fused backward, recorded with core ops."""
+    scale, groups = ctx.scale, ctx.groups
+    k_rep = ops.repeat_interleave(k, groups, dim=-3) if groups > 1 else k
+    v_rep = ops.repeat_interleave(v, groups, dim=-3) if groups > 1 else v
+    probs = _composed_probs(q, k_rep, mask, scale)
+    keep_t = wrap(keep) if keep is not None else None
+    weights = ops.mul(probs, keep_t) if keep_t is not None else probs
+    grad_v = _sum_head_groups(ops.matmul(ops.transpose(weights, -1, -2), grad), groups)
+    d_weights = ops.matmul(grad, ops.transpose(v_rep, -1, -2))
+    d_probs = ops.mul(d_weights, keep_t) if keep_t is not None else d_weights
+    d_scores = ops.mul(probs, ops.sub(d_probs, ops.sum(ops.mul(d_probs, probs), dim=-1, keepdim=True)))
+    grad_q = ops.mul(ops.matmul(d_scores, k_rep), scale)
+    grad_k = _sum_head_groups(ops.mul(ops.matmul(ops.transpose(d_scores, -1, -2), q), scale), groups)
+    grad_mask = d_scores if ctx.needs_input_grad[3] else None
+    return grad_q, grad_k, grad_v, grad_mask, None, None, None
+
+
+def _check_inputs(query, key, value, attn_mask, enable_gqa):
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
+        )
+    if not query.is_floating_point():
+        raise RuntimeError(f"scaled_dot_product_attention expects floating point inputs, got {query.dtype}")
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("scaled_dot_product_attention expects query, key and value of at least 2 dims")
+    if query.shape[-1] != key.shape[-1]:
+        raise RuntimeError(
+            f"Expected query and key to have the same embedding size, got {query.shape[-1]} and {key.shape[-1]}"
+        )
+    if key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(
+            f"Expected key and value to have the same sequence length, got {key.shape[-2]} and {value.shape[-2]}"
+        )
+    if attn_mask is not None and attn_mask.dtype is not bool_ and attn_mask.dtype != query.dtype:
+        raise RuntimeError(
+            f"Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
+            f"{attn_mask.dtype} and  query.dtype: {query.dtype} instead."
+        )
+    if enable_gqa and query.ndim >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hk == 0 or hq % hk or hk != hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+        return hq // hk
+    return 1
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V over the last two dims, with torch's semantics.
+
+    attn_mask: a bool mask (True = may attend) or a float mask added to the scores, broadcast
+    to (..., L, S). is_causal keeps key j for query i when j <= i (top-left aligned when
+    L != S) and excludes attn_mask. Rows with nothing to attend to give zeros.
+    scale defaults to 1/sqrt(E). enable_gqa repeats each key/value head for a group of query
+    heads (the query's head count must be a multiple of the key/value head count).
+    """
+    groups = _check_inputs(query, key, value, attn_mask, enable_gqa)
+    xp = xp_of(query)
+    L, S = query.shape[-2], key.shape[-2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    mask = attn_mask
+    if is_causal:
+        if mask is not None:
+            raise RuntimeError(
+                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+        mask = wrap(_causal_mask(xp, L, S))
+    if mask is not None and mask.dtype is bool_:
+        additive = xp.zeros(mask.shape, dtype=query._data.dtype)
+        additive[~mask._data] = -np.inf
+        mask = wrap(additive)
+    keep = None
+    if dropout_p > 0.0:
+        key_batch = tuple(key.shape[:-2])
+        if groups > 1:
+            key_batch = key_batch[:-1] + (key_batch[-1] * groups,)
+        scores_shape = np.broadcast_shapes(tuple(query.shape[:-2]), key_batch) + (L, S)
+        if mask is not None:
+            scores_shape = np.broadcast_shapes(scores_shape, tuple(mask.shape))
+        draw = core_random.rand(*scores_shape, device=query.device)._data
+        keep = (draw >= dropout_p).astype(np.float32)
+        keep *= np.float32(1.0 / (1.0 - dropout_p)) if dropout_p < 1.0 else 0.0
+    return ScaledDotProductAttention.apply(query, key, value, mask, keep, float(scale), groups)
+
+
+def _canonical_mask(mask, dtype, name):
+    """MultiheadAttention masks as additive floats: a bool True marks a position NOT to attend."""
+    if mask is None:
+        return None
+    if mask.dtype is bool_:
+        return ops.masked_fill(ops.zeros(tuple(mask.shape), dtype=dtype, device=mask.device), mask, float("-inf"))
+    if not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def _pad_last(t):
+    """Append one zero column to a mask (for the extra bias_k / zero-attention key)."""
+    if t is None:
+        return None
+    return ops.cat([t, ops.zeros(tuple(t.shape[:-1]) + (1,), dtype=t.dtype, device=t.device)], dim=-1)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """torch's multi-head attention on sequence-first inputs (L, N, E), or unbatched (L, E).
+
+    Masks use MultiheadAttention's convention: in a bool attn_mask or key_padding_mask, True
+    marks a position that may NOT be attended. attn_mask is (L, S) or (N * num_heads, L, S);
+    key_padding_mask is (N, S). Returns (output, weights); weights are averaged over heads,
+    (N, L, S), when average_attn_weights, per head (N, H, L, S) otherwise, and None unless
+    need_weights. With need_weights=False the fused scaled_dot_product_attention is used.
+    """
+    from .linear import linear
+
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k / static_v are not supported")
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    key_padding_mask = _canonical_mask(key_padding_mask, query.dtype, "key_padding_mask")
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer module method "
+            "`generate_square_subsequent_mask` to create this mask."
+        )
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # the fused kernel builds the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, query.dtype, "attn_mask")
+        is_causal = False
+
+    if use_separate_proj_weight:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        w_q, w_k, w_v = ops.chunk(in_proj_weight, 3, dim=0)
+    b_q, b_k, b_v = ops.chunk(in_proj_bias, 3, dim=0) if in_proj_bias is not None else (None, None, None)
+    q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+    if attn_mask is not None:
+        expected = (tgt_len, src_len) if attn_mask.ndim == 2 else (bsz * num_heads, tgt_len, src_len)
+        if attn_mask.ndim not in (2, 3):
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+        if tuple(attn_mask.shape) != expected:
+            raise RuntimeError(
+                f"The shape of the {attn_mask.ndim}D attn_mask is {tuple(attn_mask.shape)}, but should be {expected}."
+            )
+        if attn_mask.ndim == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+    if bias_k is not None and bias_v is not None:
+        k = ops.cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = ops.cat([v, bias_v.expand(1, bsz, embed_dim)])
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+
+    # (L, N, E) -> (N * H, L, D), head-major within each batch element as torch lays it out.
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        zeros = ops.zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype, device=q.device)
+        k, v = ops.cat([k, zeros], dim=1), ops.cat([v, zeros], dim=1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(
+                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got {tuple(key_padding_mask.shape)}"
+            )
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else ops.add(attn_mask, kpm)
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        scores = ops.matmul(ops.mul(q, math.sqrt(1.0 / head_dim)), k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = ops.add(scores, attn_mask)
+        weights = softmax(scores, dim=-1)
+        if dropout_p > 0.0:
+            from .dropout import dropout
+
+            weights = dropout(weights, p=dropout_p)
+        out = ops.matmul(weights, v)
+        weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+    else:
+        if attn_mask is not None:
+            attn_mask = attn_mask.reshape(bsz, -1, attn_mask.shape[-2], src_len) if attn_mask.shape[0] > 1 \
+                else attn_mask.unsqueeze(0)
+        out = scaled_dot_product_attention(q.reshape(bsz, num_heads, tgt_len, head_dim),
+                                           k.reshape(bsz, num_heads, src_len, head_dim),
+                                           v.reshape(bsz, num_heads, src_len, head_dim),
+                                           attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal)
+        out = out.reshape(bsz * num_heads, tgt_len, head_dim)
+        weights = None
+
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if not batched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    return out, weights

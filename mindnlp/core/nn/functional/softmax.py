@@ -1,0 +1,158 @@
+"""softmax, log_softmax and softmin, each one fused graph node.
+
+Forward runs on the backend's arrays with the max subtracted first (no overflow) and as few
+temporaries as possible. The backward of each op is itself a fused `Function` whose own
+backward is written with core ops, so gradients of gradients work to any order.
+float16/bfloat16 are computed in float32 and rounded back, as torch's CPU kernels do.
+"""
+import warnings
+
+import numpy as np
+
+from ... import ops
+from ...autograd.function import Function
+from ...ops._helpers import HALF_NP, normalize_dim, wrap, xp_of
+
+__all__ = ["softmax", "log_softmax", "softmin"]
+
+
+def _compute_array(x):
+    """x's array, upcast to float32 when x is half precision."""
+    a = x._data
+    return a.astype(np.float32) if a.dtype in HALF_NP else a
+
+
+def softmax_array(xp, a, dim):
+    """softmax of array a along dim, in a single fresh array."""
+    out = a - a.max(axis=dim, keepdims=True)
+    xp.exp(out, out=out)
+    out /= out.sum(axis=dim, keepdims=True)
+    return out
+
+
+def log_softmax_array(xp, a, dim):
+    """log_softmax of array a along dim: shifted - log(sum(exp(shifted)))."""
+    shifted = a - a.max(axis=dim, keepdims=True)
+    lse = xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    shifted -= lse
+    return shifted
+
+
+class _SoftmaxBackward(Function):
+    """grad_in = y * (g - sum(g * y)): the softmax vector-Jacobian product as one node."""
+
+    @staticmethod
+    def forward(ctx, grad, y, dim):
+        ctx.save_for_backward(grad, y)
+        ctx.dim = dim
+        g, p = _compute_array(grad), _compute_array(y)
+        out = g - (g * p).sum(axis=dim, keepdims=True)
+        out *= p
+        return out.astype(y._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, h):
+        grad, y = ctx.saved_tensors
+        dim = ctx.dim
+        hy_sum = ops.sum(ops.mul(h, y), dim=dim, keepdim=True)
+        d_grad = ops.mul(y, ops.sub(h, hy_sum)) if ctx.needs_input_grad[0] else None
+        d_y = None
+        if ctx.needs_input_grad[1]:
+            gy_sum = ops.sum(ops.mul(grad, y), dim=dim, keepdim=True)
+            d_y = ops.sub(ops.mul(h, ops.sub(grad, gy_sum)), ops.mul(grad, hy_sum))
+        return d_grad, d_y, None
+
+
+class _LogSoftmaxBackward(Function):
+    """grad_in = g - exp(y) * sum(g): the log_softmax vector-Jacobian product as one node."""
+
+    @staticmethod
+    def forward(ctx, grad, y, dim):
+        ctx.save_for_backward(grad, y)
+        ctx.dim = dim
+        xp = xp_of(y)
+        g = _compute_array(grad)
+        out = xp.exp(_compute_array(y))
+        out *= g.sum(axis=dim, keepdims=True)
+        xp.subtract(g, out, out=out)
+        return out.astype(y._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, h):
+        grad, y = ctx.saved_tensors
+        dim = ctx.dim
+        p = ops.exp(y)
+        d_grad = ops.sub(h, ops.sum(ops.mul(h, p), dim=dim, keepdim=True)) if ctx.needs_input_grad[0] else None
+        d_y = None
+        if ctx.needs_input_grad[1]:
+            d_y = ops.neg(ops.mul(ops.mul(h, p), ops.sum(grad, dim=dim, keepdim=True)))
+        return d_grad, d_y, None
+
+
+class Softmax(Function):
+    """softmax(sign * x) along dim; sign = -1 gives softmin with the same single node."""
+
+    @staticmethod
+    def forward(ctx, x, dim, sign):
+        a = _compute_array(x)
+        y = wrap(softmax_array(xp_of(x), -a if sign < 0 else a, dim).astype(x._data.dtype, copy=False))
+        ctx.dim, ctx.sign = dim, sign
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        grad_x = _SoftmaxBackward.apply(grad, y, ctx.dim)
+        return (ops.neg(grad_x) if ctx.sign < 0 else grad_x), None, None
+
+
+class LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        y = wrap(log_softmax_array(xp_of(x), _compute_array(x), dim).astype(x._data.dtype, copy=False))
+        ctx.dim = dim
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return _LogSoftmaxBackward.apply(grad, y, ctx.dim), None
+
+
+def _legacy_softmax_dim(name, ndim):
+    """torch's choice when dim is omitted (deprecated): 0 for 0-, 1- and 3-dim inputs, else 1."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(name, input, dim, dtype):
+    if dim is None:
+        dim = _legacy_softmax_dim(name, input.ndim)
+    if dtype is not None:
+        input = ops.cast(input, dtype)
+    elif not input.is_floating_point():
+        raise RuntimeError(f'"{name}_lastdim_kernel_impl" not implemented for \'{input.dtype}\'')
+    return input, normalize_dim(dim, input.ndim)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim; `dtype` casts the input first (torch's dtype= argument)."""
+    input, dim = _prepare("softmax", input, dim, dtype)
+    return Softmax.apply(input, dim, 1)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-x) along dim."""
+    input, dim = _prepare("softmin", input, dim, dtype)
+    return Softmax.apply(input, dim, -1)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along dim, computed without forming softmax first."""
+    input, dim = _prepare("log_softmax", input, dim, dtype)
+    return LogSoftmax.apply(input, dim)
