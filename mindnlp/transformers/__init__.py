@@ -25,3 +25,86 @@ from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
+
+# Model classes import the modeling stack (core.nn, caches, generation) on first use, so that
+# configs and tokenizers stay cheap to import.
+_LAZY_MODEL_NAMES = {
+    "modeling_utils": ["PreTrainedModel"],
+    "models.auto.modeling_auto": [
+        "AutoModel", "AutoModelForCausalLM", "AutoModelForMaskedLM", "AutoModelForMultipleChoice",
+        "AutoModelForNextSentencePrediction", "AutoModelForPreTraining", "AutoModelForQuestionAnswering",
+        "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
+    ],
+    "models.bert.modeling_bert": [
+        "BertForMaskedLM", "BertForMultipleChoice", "BertForNextSentencePrediction", "BertForPreTraining",
+        "BertForQuestionAnswering", "BertForSequenceClassification", "BertForTokenClassification",
+        "BertLMHeadModel", "BertModel", "BertPreTrainedModel",
+    ],
+    "models.roberta.modeling_roberta": [
+        "RobertaForCausalLM", "RobertaForMaskedLM", "RobertaForMultipleChoice", "RobertaForQuestionAnswering",
+        "RobertaForSequenceClassification", "RobertaForTokenClassification", "RobertaModel", "RobertaPreTrainedModel",
+    ],
+    "models.xlm_roberta.modeling_xlm_roberta": [
+        "XLMRobertaForCausalLM", "XLMRobertaForMaskedLM", "XLMRobertaForMultipleChoice",
+        "XLMRobertaForQuestionAnswering", "XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification",
+        "XLMRobertaModel", "XLMRobertaPreTrainedModel",
+    ],
+    "models.distilbert.modeling_distilbert": [
+        "DistilBertForMaskedLM", "DistilBertForMultipleChoice", "DistilBertForQuestionAnswering",
+        "DistilBertForSequenceClassification", "DistilBertForTokenClassification", "DistilBertModel",
+        "DistilBertPreTrainedModel",
+    ],
+    "models.llama.modeling_llama": [
+        "LlamaForCausalLM", "LlamaForQuestionAnswering", "LlamaForSequenceClassification",
+        "LlamaForTokenClassification", "LlamaModel", "LlamaPreTrainedModel",
+    ],
+    "models.mistral.modeling_mistral": [
+        "MistralForCausalLM", "MistralForQuestionAnswering", "MistralForSequenceClassification",
+        "MistralForTokenClassification", "MistralModel", "MistralPreTrainedModel",
+    ],
+    "models.qwen2.modeling_qwen2": [
+        "Qwen2ForCausalLM", "Qwen2ForQuestionAnswering", "Qwen2ForSequenceClassification",
+        "Qwen2ForTokenClassification", "Qwen2Model", "Qwen2PreTrainedModel",
+    ],
+    "models.gemma.modeling_gemma": [
+        "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification", "GemmaModel",
+        "GemmaPreTrainedModel",
+    ],
+    "models.gpt2.modeling_gpt2": [
+        "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering", "GPT2ForSequenceClassification",
+        "GPT2ForTokenClassification", "GPT2LMHeadModel", "GPT2Model", "GPT2PreTrainedModel",
+    ],
+    "pipelines": ["Pipeline", "pipeline"],
+    "trainer": ["Trainer"],
+    "training_args": ["TrainingArguments"],
+    "trainer_callback": [
+        "DefaultFlowCallback", "EarlyStoppingCallback", "PrinterCallback", "ProgressCallback", "TrainerCallback",
+        "TrainerControl", "TrainerState",
+    ],
+    "trainer_utils": ["EvalPrediction", "IntervalStrategy", "SchedulerType", "get_last_checkpoint", "set_seed"],
+    "data.data_collator": [
+        "DataCollatorForLanguageModeling", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification",
+        "DataCollatorWithPadding", "DefaultDataCollator", "default_data_collator",
+    ],
+    "optimization": [
+        "get_constant_schedule", "get_constant_schedule_with_warmup", "get_cosine_schedule_with_warmup",
+        "get_cosine_with_hard_restarts_schedule_with_warmup", "get_inverse_sqrt_schedule",
+        "get_linear_schedule_with_warmup", "get_polynomial_decay_schedule_with_warmup", "get_scheduler",
+    ],
+    "cache_utils": ["Cache", "DynamicCache", "SlidingWindowCache", "StaticCache"],
+    "generation": [
+        "GenerationMixin", "LogitsProcessor", "LogitsProcessorList", "MaxLengthCriteria", "StoppingCriteria",
+        "StoppingCriteriaList", "StopStringCriteria", "TextIteratorStreamer", "TextStreamer",
+    ],
+}
+_LAZY_MODULE_OF = {name: module for module, names in _LAZY_MODEL_NAMES.items() for name in names}
+
+
+def __getattr__(name):
+    if name not in _LAZY_MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{_LAZY_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value
+    return value

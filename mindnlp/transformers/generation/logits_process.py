@@ -1,0 +1,627 @@
+"""Logits processors: functions of (input_ids, next-token scores) that reshape the scores
+before a token is picked, with Hugging Face's names, arguments and results.
+
+Each processor sees only the last step's scores, shape (batch, vocab), and returns new
+scores without modifying its input. "Warpers" (temperature, top-k, top-p, ...) are
+processors that `generate()` applies only when sampling.
+"""
+import inspect
+import math
+
+from ... import core
+from ...core.nn import functional as F
+
+__all__ = [
+    "EncoderNoRepeatNGramLogitsProcessor", "EncoderRepetitionPenaltyLogitsProcessor", "EpsilonLogitsWarper",
+    "EtaLogitsWarper", "ExponentialDecayLengthPenalty", "ForcedBOSTokenLogitsProcessor",
+    "ForcedEOSTokenLogitsProcessor", "InfNanRemoveLogitsProcessor", "LogitNormalization", "LogitsProcessor",
+    "LogitsProcessorList", "LogitsWarper", "MinLengthLogitsProcessor", "MinNewTokensLengthLogitsProcessor",
+    "MinPLogitsWarper", "NoBadWordsLogitsProcessor", "NoRepeatNGramLogitsProcessor",
+    "PrefixConstrainedLogitsProcessor", "RepetitionPenaltyLogitsProcessor", "SequenceBiasLogitsProcessor",
+    "SuppressTokensAtBeginLogitsProcessor", "SuppressTokensLogitsProcessor", "TemperatureLogitsWarper",
+    "TopKLogitsWarper", "TopPLogitsWarper", "TypicalLogitsWarper",
+]
+
+
+def _token_id_tensor(token_ids, device=None):
+    """One id, a list of ids or a tensor of ids → a 1-D int64 tensor."""
+    if isinstance(token_ids, core.Tensor):
+        return token_ids.reshape(-1).long() if device is None else token_ids.reshape(-1).long().to(device)
+    if isinstance(token_ids, int):
+        token_ids = [token_ids]
+    return core.tensor(list(token_ids), dtype=core.int64, device=device)
+
+
+def _vocab_mask(token_ids, scores):
+    """(vocab,) bool: which vocabulary entries are among token_ids."""
+    vocab = core.arange(scores.shape[-1], device=scores.device)
+    return core.isin(vocab, token_ids.to(scores.device))
+
+
+def _check_min_tokens_to_keep(min_tokens_to_keep):
+    if not isinstance(min_tokens_to_keep, int) or min_tokens_to_keep < 1:
+        raise ValueError(f"`min_tokens_to_keep` has to be a positive integer, but is {min_tokens_to_keep}")
+
+
+class LogitsProcessor:
+    """Base class: `processor(input_ids, scores)` returns the processed scores."""
+
+    def __call__(self, input_ids, scores):
+        raise NotImplementedError(
+            f"{self.__class__} is an abstract class. Only classes inheriting this class can be called."
+        )
+
+
+# Hugging Face merged warpers into processors; the old name is kept for user subclasses.
+LogitsWarper = LogitsProcessor
+
+
+class LogitsProcessorList(list):
+    """Applies its processors in order; extra keyword arguments go to processors that take them."""
+
+    def __call__(self, input_ids, scores, **kwargs):
+        for processor in self:
+            parameters = inspect.signature(processor.__call__).parameters
+            if len(parameters) > 2:
+                extra = list(parameters.keys())[2:]
+                if not all(name in kwargs for name in extra):
+                    raise ValueError(
+                        f"Make sure that all the required parameters: {list(parameters.keys())} for "
+                        f"{processor.__class__} are passed to the logits processor."
+                    )
+                scores = processor(input_ids, scores, **kwargs)
+            else:
+                scores = processor(input_ids, scores)
+        return scores
+
+
+class MinLengthLogitsProcessor(LogitsProcessor):
+    """Forbid EOS while the whole sequence (prompt included) is shorter than `min_length`."""
+
+    def __init__(self, min_length, eos_token_id, device="cpu"):
+        if not isinstance(min_length, int) or min_length < 0:
+            raise ValueError(f"`min_length` has to be a non-negative integer, but is {min_length}")
+        self.min_length = min_length
+        self.eos_token_id = _token_id_tensor(eos_token_id, device)
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[-1] < self.min_length:
+            return core.where(_vocab_mask(self.eos_token_id, scores), -math.inf, scores)
+        return scores.clone()
+
+
+class MinNewTokensLengthLogitsProcessor(LogitsProcessor):
+    """Forbid EOS until `min_new_tokens` tokens follow the first `prompt_length_to_skip`."""
+
+    def __init__(self, prompt_length_to_skip, min_new_tokens, eos_token_id, device="cpu"):
+        for name, value in (("prompt_length_to_skip", prompt_length_to_skip), ("min_new_tokens", min_new_tokens)):
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"`{name}` has to be a positive integer, but is {value}")
+        self.prompt_length_to_skip = prompt_length_to_skip
+        self.min_new_tokens = min_new_tokens
+        self.eos_token_id = _token_id_tensor(eos_token_id, device)
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[-1] - self.prompt_length_to_skip < self.min_new_tokens:
+            return core.where(_vocab_mask(self.eos_token_id, scores), -math.inf, scores)
+        return scores.clone()
+
+
+class TemperatureLogitsWarper(LogitsProcessor):
+    """Divide the scores by `temperature` (>1 flattens the distribution, <1 sharpens it)."""
+
+    def __init__(self, temperature):
+        if not isinstance(temperature, float) or not temperature > 0:
+            message = (
+                f"`temperature` (={temperature}) has to be a strictly positive float, otherwise your next token "
+                "scores will be invalid."
+            )
+            if isinstance(temperature, float) and temperature == 0.0:
+                message += " If you're looking for greedy decoding strategies, set `do_sample=False`."
+            raise ValueError(message)
+        self.temperature = temperature
+
+    def __call__(self, input_ids, scores):
+        return scores / self.temperature
+
+
+class RepetitionPenaltyLogitsProcessor(LogitsProcessor):
+    """Make tokens already in the sequence less likely: negative scores are multiplied by
+    `penalty`, positive ones divided by it (CTRL's rule).
+
+    `prompt_ignore_length` (an int, or a per-row tensor such as each row's left padding)
+    excludes that many leading positions from the penalty.
+    """
+
+    def __init__(self, penalty, prompt_ignore_length=None):
+        if not isinstance(penalty, float) or not penalty > 0:
+            raise ValueError(f"`penalty` has to be a strictly positive float, but is {penalty}")
+        if isinstance(prompt_ignore_length, int) and prompt_ignore_length < 0:
+            raise ValueError(f"`prompt_ignore_length` has to be a positive integer, but is {prompt_ignore_length}")
+        if isinstance(prompt_ignore_length, core.Tensor) and prompt_ignore_length.ndim != 1:
+            raise ValueError("`prompt_ignore_length` must be 1D")
+        self.penalty = penalty
+        self.prompt_ignore_length = prompt_ignore_length
+
+    def __call__(self, input_ids, scores):
+        vocab_size = scores.shape[-1]
+        if isinstance(self.prompt_ignore_length, int):
+            input_ids = input_ids[:, self.prompt_ignore_length:]
+        elif isinstance(self.prompt_ignore_length, core.Tensor):
+            if input_ids.shape[0] != self.prompt_ignore_length.shape[0]:
+                raise ValueError("Incompatible `prompt_ignore_length` batch size")
+            positions = core.arange(input_ids.shape[1], device=input_ids.device)
+            ignored = positions[None, :] < self.prompt_ignore_length.to(input_ids.device)[:, None]
+            input_ids = input_ids.masked_fill(ignored, vocab_size)
+        if input_ids.ndim == 1:
+            input_ids = input_ids.unsqueeze(1)
+        # Ids beyond the output vocabulary (or ignored) go to one extra column that is dropped.
+        input_ids = input_ids.clamp(max=vocab_size)
+        padded = core.cat([scores, scores.new_zeros((scores.shape[0], 1))], dim=1)
+        score = core.gather(padded, 1, input_ids)
+        score = core.where(score < 0, score * self.penalty, score / self.penalty)
+        return padded.scatter(1, input_ids, score)[:, :vocab_size]
+
+
+class EncoderRepetitionPenaltyLogitsProcessor(LogitsProcessor):
+    """Make tokens of the encoder input (for a decoder-only model: the prompt) more likely:
+    the inverse of the repetition penalty, applied to `encoder_input_ids`."""
+
+    def __init__(self, penalty, encoder_input_ids):
+        if not isinstance(penalty, float) or not penalty > 0:
+            raise ValueError(f"`penalty` has to be a strictly positive float, but is {penalty}")
+        self.penalty = 1 / penalty
+        self.encoder_input_ids = encoder_input_ids
+
+    def __call__(self, input_ids, scores):
+        encoder_input_ids = self.encoder_input_ids
+        if scores.shape[0] > encoder_input_ids.shape[0]:
+            encoder_input_ids = encoder_input_ids.repeat_interleave(scores.shape[0] // encoder_input_ids.shape[0],
+                                                                    dim=0)
+        score = core.gather(scores, 1, encoder_input_ids)
+        score = core.where(score < 0, score * self.penalty, score / self.penalty)
+        return scores.scatter(1, encoder_input_ids, score)
+
+
+class TopPLogitsWarper(LogitsProcessor):
+    """Nucleus filtering: keep the most likely tokens whose probabilities add up to `top_p`."""
+
+    def __init__(self, top_p, filter_value=-float("Inf"), min_tokens_to_keep=1):
+        top_p = float(top_p)
+        if top_p < 0 or top_p > 1.0:
+            raise ValueError(f"`top_p` has to be a float > 0 and < 1, but is {top_p}")
+        _check_min_tokens_to_keep(min_tokens_to_keep)
+        self.top_p = top_p
+        self.filter_value = filter_value
+        self.min_tokens_to_keep = min_tokens_to_keep
+
+    def __call__(self, input_ids, scores):
+        finite = scores != -math.inf
+        counts = finite.sum(-1)
+        if int(counts.min()) >= self.min_tokens_to_keep and int(counts.max()) <= scores.shape[-1] // 4 \
+                and not bool((scores == math.inf).any() | scores.isnan().any()):
+            return self._filter_candidates(scores, finite, counts)
+        sorted_logits, sorted_indices = core.sort(scores, descending=False)
+        cumulative_probs = core.cumsum(F.softmax(sorted_logits, dim=-1), dim=-1)
+        # Drop the low tail whose mass is at most 1 - top_p; always keep the last min_tokens_to_keep.
+        sorted_to_remove = cumulative_probs <= (1 - self.top_p)
+        sorted_to_remove[..., -self.min_tokens_to_keep:] = False
+        to_remove = sorted_to_remove.scatter(1, sorted_indices, sorted_to_remove)
+        return scores.masked_fill(to_remove, self.filter_value)
+
+    def _filter_candidates(self, scores, finite, counts):
+        """The same result when most scores are already -inf (top-k ran first, the default when
+        sampling): -inf scores have probability 0 and sort first, so they are always removed and
+        leave the cumulative sums of the others unchanged. Only each row's finite scores are
+        sorted, which spares a full sort of the vocabulary every step."""
+        batch = scores.shape[0]
+        width = int(counts.max())
+        rows, cols = finite.nonzero(as_tuple=True)
+        slots = core.arange(rows.shape[0], device=scores.device) - (core.cumsum(counts, dim=0) - counts)[rows]
+        # Rows with fewer finite scores are padded with one of their -inf columns (removed anyway).
+        padding = (~finite).int().argmax(dim=-1)
+        index = padding[:, None].expand(batch, width).clone()
+        index[rows, slots] = cols
+        sorted_logits, order = core.sort(scores.gather(1, index), descending=False)
+        sorted_indices = index.gather(1, order)
+        cumulative_probs = core.cumsum(F.softmax(sorted_logits, dim=-1), dim=-1)
+        sorted_to_remove = cumulative_probs <= (1 - self.top_p)
+        sorted_to_remove[..., -self.min_tokens_to_keep:] = False
+        kept = sorted_logits.masked_fill(sorted_to_remove, self.filter_value)
+        return core.full_like(scores, self.filter_value).scatter(1, sorted_indices, kept)
+
+
+class TopKLogitsWarper(LogitsProcessor):
+    """Keep the `top_k` highest scores (ties with the k-th included)."""
+
+    def __init__(self, top_k, filter_value=-float("Inf"), min_tokens_to_keep=1):
+        if not isinstance(top_k, int) or top_k <= 0:
+            raise ValueError(f"`top_k` has to be a strictly positive integer, but is {top_k}")
+        self.top_k = max(top_k, min_tokens_to_keep)
+        self.filter_value = filter_value
+        self.min_tokens_to_keep = min_tokens_to_keep
+
+    def __call__(self, input_ids, scores):
+        top_k = min(self.top_k, scores.shape[-1])
+        kth_best = core.topk(scores, top_k)[0][..., -1:]
+        return scores.masked_fill(scores < kth_best, self.filter_value)
+
+
+class MinPLogitsWarper(LogitsProcessor):
+    """Keep tokens whose probability is at least `min_p` times the top token's."""
+
+    def __init__(self, min_p, filter_value=-float("Inf"), min_tokens_to_keep=1):
+        if not 0 <= min_p <= 1.0:
+            raise ValueError(f"`min_p` has to be a float in the [0, 1] interval, but is {min_p}")
+        _check_min_tokens_to_keep(min_tokens_to_keep)
+        self.min_p = min_p
+        self.filter_value = filter_value
+        self.min_tokens_to_keep = min_tokens_to_keep
+
+    def __call__(self, input_ids, scores):
+        probs = F.softmax(scores, dim=-1)
+        threshold = self.min_p * probs.amax(dim=-1, keepdim=True)
+        to_remove = probs < threshold
+        k = min(self.min_tokens_to_keep, probs.shape[-1])
+        to_remove = to_remove.scatter(-1, core.topk(probs, k, dim=-1)[1], False)
+        return scores.masked_fill(to_remove, self.filter_value)
+
+
+class TypicalLogitsWarper(LogitsProcessor):
+    """Locally typical sampling: keep the tokens whose surprisal is closest to the
+    distribution's entropy, up to probability mass `mass`."""
+
+    def __init__(self, mass=0.9, filter_value=-float("Inf"), min_tokens_to_keep=1):
+        mass = float(mass)
+        if not 0 < mass < 1:
+            raise ValueError(f"`typical_p` has to be a float > 0 and < 1, but is {mass}")
+        _check_min_tokens_to_keep(min_tokens_to_keep)
+        self.filter_value = filter_value
+        self.mass = mass
+        self.min_tokens_to_keep = min_tokens_to_keep
+
+    def __call__(self, input_ids, scores):
+        normalized = F.log_softmax(scores, dim=-1)
+        p = normalized.exp()
+        # Filtered tokens (p = 0, log p = -inf) add nothing, as HF's nansum makes them.
+        entropy = -(p * normalized.masked_fill(p == 0, 0.0)).sum(-1, keepdim=True)
+        shifted = (-normalized - entropy).abs()
+        sorted_scores, sorted_indices = core.sort(shifted, descending=False)
+        sorted_logits = scores.gather(-1, sorted_indices)
+        cumulative_probs = core.cumsum(F.softmax(sorted_logits, dim=-1), dim=-1)
+        last_ind = (cumulative_probs < self.mass).sum(dim=1).clamp(max=sorted_scores.shape[-1] - 1)
+        sorted_to_remove = sorted_scores > sorted_scores.gather(1, last_ind.view(-1, 1))
+        sorted_to_remove[..., :self.min_tokens_to_keep] = False
+        to_remove = sorted_to_remove.scatter(1, sorted_indices, sorted_to_remove)
+        return scores.masked_fill(to_remove, self.filter_value)
+
+
+class EpsilonLogitsWarper(LogitsProcessor):
+    """Drop tokens whose probability is below `epsilon` (keeping the min_tokens_to_keep best)."""
+
+    def __init__(self, epsilon, filter_value=-float("Inf"), min_tokens_to_keep=1):
+        epsilon = float(epsilon)
+        if epsilon <= 0 or epsilon >= 1:
+            raise ValueError(f"`epsilon_cutoff` has to be a float > 0 and < 1, but is {epsilon}")
+        min_tokens_to_keep = int(min_tokens_to_keep)
+        if min_tokens_to_keep < 1:
+            raise ValueError(f"`min_tokens_to_keep` has to be a strictly positive integer, but is {min_tokens_to_keep}")
+        self.epsilon = epsilon
+        self.filter_value = filter_value
+        self.min_tokens_to_keep = min_tokens_to_keep
+
+    def __call__(self, input_ids, scores):
+        to_remove = F.softmax(scores, dim=-1) < self.epsilon
+        top_k = min(self.min_tokens_to_keep, scores.shape[-1])
+        to_remove = to_remove & (scores < core.topk(scores, top_k)[0][..., -1:])
+        return scores.masked_fill(to_remove, self.filter_value)
+
+
+class EtaLogitsWarper(LogitsProcessor):
+    """Eta sampling: drop tokens below min(epsilon, sqrt(epsilon) * exp(-entropy))."""
+
+    def __init__(self, epsilon, filter_value=-float("Inf"), min_tokens_to_keep=1, device="cpu"):
+        epsilon = float(epsilon)
+        if epsilon <= 0 or epsilon >= 1:
+            raise ValueError(f"`eta_cutoff` has to be a float > 0 and < 1, but is {epsilon}")
+        min_tokens_to_keep = int(min_tokens_to_keep)
+        if min_tokens_to_keep < 1:
+            raise ValueError(f"`min_tokens_to_keep` has to be a strictly positive integer, but is {min_tokens_to_keep}")
+        self.epsilon = epsilon
+        self.filter_value = filter_value
+        self.min_tokens_to_keep = min_tokens_to_keep
+
+    def __call__(self, input_ids, scores):
+        probabilities = F.softmax(scores, dim=-1)
+        log_probs = F.log_softmax(scores, dim=-1)
+        # Entropy as torch.distributions.Categorical computes it: 0 * log 0 counts as 0.
+        entropy = -(probabilities * log_probs.masked_fill(probabilities == 0, 0.0)).sum(-1)
+        eta = core.minimum(core.tensor(self.epsilon, device=scores.device),
+                           math.sqrt(self.epsilon) * core.exp(-entropy))[..., None]
+        to_remove = probabilities < eta
+        top_k = min(self.min_tokens_to_keep, scores.shape[-1])
+        to_remove = to_remove & (scores < core.topk(scores, top_k)[0][..., -1:])
+        return scores.masked_fill(to_remove, self.filter_value)
+
+
+class NoRepeatNGramLogitsProcessor(LogitsProcessor):
+    """Forbid any token that would repeat an n-gram of size `ngram_size` already in the sequence."""
+
+    def __init__(self, ngram_size):
+        if not isinstance(ngram_size, int) or ngram_size <= 0:
+            raise ValueError(f"`ngram_size` has to be a strictly positive integer, but is {ngram_size}")
+        self.ngram_size = ngram_size
+
+    def __call__(self, input_ids, scores):
+        cur_len = input_ids.shape[-1]
+        if cur_len < self.ngram_size:
+            return scores
+        # Every earlier window whose first n-1 tokens equal the last n-1 tokens bans its n-th token.
+        prefix = input_ids[:, cur_len + 1 - self.ngram_size:]
+        windows = input_ids.unfold(1, self.ngram_size, 1)
+        matches = (windows[..., :-1] == prefix.unsqueeze(1)).all(dim=-1)
+        vocab_size = scores.shape[-1]
+        banned_ids = core.where(matches, windows[..., -1].clamp(max=vocab_size), vocab_size)
+        banned = core.zeros((scores.shape[0], vocab_size + 1), dtype=core.bool, device=scores.device)
+        banned = banned.scatter(1, banned_ids, True)
+        return scores.masked_fill(banned[:, :vocab_size], -math.inf)
+
+
+class EncoderNoRepeatNGramLogitsProcessor(LogitsProcessor):
+    """Forbid tokens that would copy an n-gram of size `encoder_ngram_size` from the encoder input."""
+
+    def __init__(self, encoder_ngram_size, encoder_input_ids):
+        if not isinstance(encoder_ngram_size, int) or encoder_ngram_size <= 0:
+            raise ValueError(
+                f"`encoder_ngram_size` has to be a strictly positive integer, but is {encoder_ngram_size}"
+            )
+        self.ngram_size = encoder_ngram_size
+        if encoder_input_ids.ndim == 1:
+            encoder_input_ids = encoder_input_ids.unsqueeze(0)
+        self.batch_size = encoder_input_ids.shape[0]
+        # Per encoder row: n-1 token prefix → the tokens that followed it.
+        self.generated_ngrams = []
+        for row in encoder_input_ids.tolist():
+            followers = {}
+            for start in range(len(row) - encoder_ngram_size + 1):
+                ngram = row[start:start + encoder_ngram_size]
+                followers.setdefault(tuple(ngram[:-1]), []).append(ngram[-1])
+            self.generated_ngrams.append(followers)
+
+    def __call__(self, input_ids, scores):
+        num_hypos = scores.shape[0]
+        num_beams = num_hypos // self.batch_size
+        cur_len = input_ids.shape[-1]
+        processed = scores.clone()
+        prefixes = input_ids[:, cur_len + 1 - self.ngram_size:cur_len].tolist() if self.ngram_size > 1 else \
+            [[] for _ in range(num_hypos)]
+        for hypo, prefix in enumerate(prefixes):
+            banned = self.generated_ngrams[hypo // num_beams].get(tuple(prefix), [])
+            if banned:
+                processed[hypo, banned] = -math.inf
+        return processed
+
+
+class SequenceBiasLogitsProcessor(LogitsProcessor):
+    """Add a bias to a token's score when it would complete a given token sequence.
+
+    `sequence_bias` maps tuples of ids to floats (or is a list of [ids, bias] pairs); a
+    one-token sequence biases that token always, a longer one only after its prefix.
+    """
+
+    def __init__(self, sequence_bias):
+        self.sequence_bias = sequence_bias
+        self._validate_arguments()
+        if isinstance(self.sequence_bias, list):
+            self.sequence_bias = {tuple(ids): bias for ids, bias in self.sequence_bias}
+        self.length_1_bias = None
+        self.multi_token_biases = None
+
+    def __call__(self, input_ids, scores):
+        if self.length_1_bias is None:
+            self._prepare_bias_variables(scores)
+        bias = core.zeros_like(scores) + self.length_1_bias
+        for prefixes, last_tokens, biases in self.multi_token_biases:
+            prefix_length = prefixes.shape[1]
+            if prefix_length > input_ids.shape[1]:
+                continue
+            matching_rows = (input_ids[:, None, -prefix_length:] == prefixes).all(dim=-1)
+            bias = bias.index_add(1, last_tokens, core.where(matching_rows, biases, 0.0).to(bias.dtype))
+        return scores + bias
+
+    def _prepare_bias_variables(self, scores):
+        vocab_size = scores.shape[-1]
+        invalid = [token for ids in self.sequence_bias for token in ids if token >= vocab_size]
+        if invalid:
+            raise ValueError(
+                f"The model vocabulary size is {vocab_size}, but the following tokens were being biased: {invalid}"
+            )
+        self.length_1_bias = core.zeros((vocab_size,), dtype=core.float32, device=scores.device)
+        single = [(ids[0], bias) for ids, bias in self.sequence_bias.items() if len(ids) == 1]
+        if single:
+            self.length_1_bias[[token for token, _ in single]] = core.tensor([bias for _, bias in single])
+        by_prefix_length = {}
+        for ids, bias in self.sequence_bias.items():
+            if len(ids) > 1:
+                by_prefix_length.setdefault(len(ids) - 1, []).append((ids, bias))
+        self.multi_token_biases = [
+            (
+                core.tensor([ids[:-1] for ids, _ in group], device=scores.device),
+                core.tensor([ids[-1] for ids, _ in group], device=scores.device),
+                core.tensor([bias for _, bias in group], dtype=core.float32, device=scores.device),
+            )
+            for group in by_prefix_length.values()
+        ]
+
+    def _validate_arguments(self):
+        sequence_bias = self.sequence_bias
+        if not isinstance(sequence_bias, (dict, list)) or len(sequence_bias) == 0:
+            raise ValueError(
+                f"`sequence_bias` has to be a non-empty dictionary, or non-empty list of lists but is {sequence_bias}."
+            )
+        if isinstance(sequence_bias, dict):
+            if any(not isinstance(ids, tuple) for ids in sequence_bias):
+                raise ValueError(f"`sequence_bias` has to be a dict with tuples as keys, but is {sequence_bias}.")
+            if any(len(ids) == 0 or any(not _is_token_id(t) for t in ids) for ids in sequence_bias):
+                raise ValueError(
+                    f"Each key in `sequence_bias` has to be a non-empty tuple of positive integers, but is "
+                    f"{sequence_bias}."
+                )
+            if any(not isinstance(bias, float) for bias in sequence_bias.values()):
+                raise ValueError(f"`sequence_bias` has to be a dict with floats as values, but is {sequence_bias}.")
+        elif any(
+            len(pair) == 0 or not isinstance(pair[0], list) or any(not _is_token_id(t) for t in pair[0])
+            or not isinstance(pair[1], float)
+            for pair in sequence_bias
+        ):
+            raise ValueError(
+                "Each element in `sequence_bias` has to be a non-empty list of lists of positive integers and float, "
+                f"but is {sequence_bias}."
+            )
+
+
+def _is_token_id(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+class NoBadWordsLogitsProcessor(SequenceBiasLogitsProcessor):
+    """Forbid the token sequences in `bad_words_ids` (one-token ones outright, longer ones after
+    their prefix). A bad word that is just an EOS id is ignored, so generation can still end."""
+
+    def __init__(self, bad_words_ids, eos_token_id=None):
+        self.bad_word_ids = bad_words_ids
+        if not isinstance(bad_words_ids, list) or len(bad_words_ids) == 0:
+            raise ValueError(f"`bad_words_ids` has to be a non-empty list, but is {bad_words_ids}.")
+        if any(not isinstance(ids, list) for ids in bad_words_ids):
+            raise ValueError(f"`bad_words_ids` has to be a list of lists, but is {bad_words_ids}.")
+        if any(any(not _is_token_id(t) for t in ids) for ids in bad_words_ids):
+            raise ValueError(
+                f"Each list in `bad_words_ids` has to be a list of positive integers, but is {bad_words_ids}."
+            )
+        if eos_token_id is not None:
+            eos_ids = _token_id_tensor(eos_token_id).tolist()
+            bad_words_ids = [ids for ids in bad_words_ids if all(ids != [eos] for eos in eos_ids)]
+        super().__init__({tuple(ids): float("-inf") for ids in bad_words_ids})
+
+
+class PrefixConstrainedLogitsProcessor(LogitsProcessor):
+    """Allow only the tokens `prefix_allowed_tokens_fn(batch_id, input_ids_row)` returns."""
+
+    def __init__(self, prefix_allowed_tokens_fn, num_beams):
+        self._prefix_allowed_tokens_fn = prefix_allowed_tokens_fn
+        self._num_beams = num_beams
+
+    def __call__(self, input_ids, scores):
+        mask = core.full_like(scores, -math.inf)
+        batch_size = input_ids.shape[0] // self._num_beams
+        for batch_id in range(batch_size):
+            for beam_id in range(self._num_beams):
+                row = batch_id * self._num_beams + beam_id
+                allowed = self._prefix_allowed_tokens_fn(batch_id, input_ids[row])
+                if len(allowed) == 0:
+                    raise ValueError(
+                        f"`prefix_allowed_tokens_fn` returned an empty list for batch ID {batch_id}. This means that "
+                        "the constraint is unsatisfiable. Please check your implementation of "
+                        "`prefix_allowed_tokens_fn`"
+                    )
+                mask[row, list(allowed)] = 0
+        processed = scores + mask
+        unsatisfiable = processed.amax(dim=-1).isneginf().view(batch_size, -1).all(dim=-1, keepdim=True)
+        return core.where(unsatisfiable.repeat_interleave(self._num_beams, dim=0), mask, processed)
+
+
+class ForcedBOSTokenLogitsProcessor(LogitsProcessor):
+    """Force `bos_token_id` as the first generated token (when the sequence has length 1)."""
+
+    def __init__(self, bos_token_id):
+        self.bos_token_id = bos_token_id
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[-1] != 1:
+            return scores
+        forced = core.full_like(scores, -math.inf)
+        forced[:, self.bos_token_id] = 0
+        return forced
+
+
+class ForcedEOSTokenLogitsProcessor(LogitsProcessor):
+    """Force an EOS token as the last token before `max_length`."""
+
+    def __init__(self, max_length, eos_token_id, device="cpu"):
+        self.max_length = max_length
+        self.eos_token_id = _token_id_tensor(eos_token_id, device)
+        if self.eos_token_id.numel() and bool((self.eos_token_id < 0).any()):
+            raise ValueError(f"`eos_token_id` has to be a list of positive integers, but is {eos_token_id}")
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[-1] != self.max_length - 1:
+            return scores
+        forced = core.full_like(scores, -math.inf)
+        forced[:, self.eos_token_id.to(scores.device)] = 0
+        return forced
+
+
+class InfNanRemoveLogitsProcessor(LogitsProcessor):
+    """Replace NaN by 0 and ±inf by the dtype's largest/smallest finite value."""
+
+    def __call__(self, input_ids, scores):
+        finfo = core.finfo(scores.dtype)
+        processed = core.where(scores != scores, 0.0, scores)
+        processed = core.where(scores == math.inf, finfo.max, processed)
+        return core.where(scores == -math.inf, finfo.min, processed)
+
+
+class ExponentialDecayLengthPenalty(LogitsProcessor):
+    """After `start_index` new tokens, raise the EOS scores by |score| * (factor ** steps - 1)."""
+
+    def __init__(self, exponential_decay_length_penalty, eos_token_id, input_ids_seq_length):
+        self.regulation_start = exponential_decay_length_penalty[0] + input_ids_seq_length
+        self.regulation_factor = exponential_decay_length_penalty[1]
+        self.eos_token_id = _token_id_tensor(eos_token_id)
+        if bool((self.eos_token_id < 0).any()):
+            raise ValueError(f"`eos_token_id` has to be a list of positive integers, but is {eos_token_id}")
+
+    def __call__(self, input_ids, scores):
+        cur_len = input_ids.shape[-1]
+        if cur_len <= self.regulation_start:
+            return scores
+        eos = self.eos_token_id.to(scores.device)
+        eos_scores = scores[:, eos]
+        penalty = eos_scores.abs() * (pow(self.regulation_factor, cur_len - self.regulation_start) - 1)
+        penalty = penalty.masked_fill(~eos_scores.isfinite(), 0.0)
+        penalties = core.zeros_like(scores)
+        penalties[:, eos] = penalty
+        return scores + penalties
+
+
+class LogitNormalization(LogitsProcessor):
+    """Turn scores into log-probabilities (log_softmax)."""
+
+    def __call__(self, input_ids, scores):
+        return F.log_softmax(scores, dim=-1)
+
+
+class SuppressTokensAtBeginLogitsProcessor(LogitsProcessor):
+    """Forbid `begin_suppress_tokens` at the step where the sequence has length `begin_index`."""
+
+    def __init__(self, begin_suppress_tokens, begin_index, device="cpu"):
+        self.begin_suppress_tokens = core.tensor(list(begin_suppress_tokens), dtype=core.int64, device=device)
+        self.begin_index = begin_index
+
+    def set_begin_index(self, begin_index):
+        self.begin_index = begin_index
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[-1] != self.begin_index:
+            return scores
+        return core.where(_vocab_mask(self.begin_suppress_tokens, scores), -math.inf, scores)
+
+
+class SuppressTokensLogitsProcessor(LogitsProcessor):
+    """Forbid `suppress_tokens` at every step."""
+
+    def __init__(self, suppress_tokens, device="cpu"):
+        self.suppress_tokens = core.tensor(list(suppress_tokens), dtype=core.int64, device=device)
+
+    def __call__(self, input_ids, scores):
+        return core.where(_vocab_mask(self.suppress_tokens, scores), -math.inf, scores)
