@@ -79,6 +79,21 @@ def autocast_inputs(op_name, *tensors):
     return tuple(_cast_for(op_name, t, active) for t in tensors)
 
 
+def autocast_op(op_name, n_tensors):
+    """Decorator: cast an op's first n_tensors positional arguments per the autocast policy."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if _state.active:
+                args = autocast_inputs(op_name, *args[:n_tensors]) + args[n_tensors:]
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
 def _cast_for(op_name, t, active):
     if not isinstance(t, Tensor):
         return t

@@ -17,6 +17,7 @@ from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import HALF_NP, wrap, xp_of
 from .softmax import softmax
+from ...amp.autocast_mode import autocast_op
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -175,6 +176,7 @@ def _check_inputs(query, key, value, attn_mask, enable_gqa):
     return 1
 
 
+@autocast_op("scaled_dot_product_attention", 3)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(Q K^T * scale + mask) V over the last two dims, with torch's semantics.

@@ -5,6 +5,7 @@ Im2Col/Col2Im (mutual adjoints) and matmul.
 """
 from ... import ops
 from .vision import Col2Im, Im2Col, pair, sliding_count
+from ...amp.autocast_mode import autocast_op
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 
@@ -51,6 +52,7 @@ def _padding_pairs(padding, kernel, dilation, stride):
     return ph, ph, pw, pw
 
 
+@autocast_op("conv2d", 3)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d cross-correlation of (N, C, H, W) (or unbatched (C, H, W)) with (O, C/groups, kh, kw)."""
     unbatched = input.ndim == 3
@@ -92,6 +94,7 @@ def _as_2d_args(value, fill):
     return fill, int(v)
 
 
+@autocast_op("conv1d", 3)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d cross-correlation of (N, C, L) (or unbatched (C, L)) with (O, C/groups, k)."""
     unbatched = input.ndim == 2
@@ -105,6 +108,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("conv_transpose2d", 3)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The adjoint of conv2d: (N, Cin, H, W) with weight (Cin, Cout/groups, kh, kw) → (N, Cout, H', W')."""
     unbatched = input.ndim == 3
@@ -130,6 +134,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out.squeeze(0) if unbatched else out
 
 
+@autocast_op("conv_transpose1d", 3)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The adjoint of conv1d: (N, Cin, L) with weight (Cin, Cout/groups, k) → (N, Cout, L')."""
     unbatched = input.ndim == 2

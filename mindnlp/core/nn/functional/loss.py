@@ -16,6 +16,7 @@ from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import HALF_NP, wrap, xp_of
 from .softmax import log_softmax, softmax
+from ...amp.autocast_mode import autocast_op
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
@@ -254,6 +255,7 @@ def _batched(input, target):
     return input, target, False
 
 
+@autocast_op("nll_loss", 2)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood of class-index targets; input (N, C, d1...) holds log-probabilities."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -264,6 +266,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out.squeeze(0) if unbatched and reduction == "none" else out
 
 
+@autocast_op("cross_entropy", 2)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Cross entropy between logits (N, C, d1...) or (C,) and class indices or class probabilities.
@@ -323,6 +326,7 @@ def _warn_broadcast(input, target):
         )
 
 
+@autocast_op("mse_loss", 2)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error: (input - target)^2, broadcast (with torch's warning) and reduced."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -332,6 +336,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(ops.mul(loss, weight) if weight is not None else loss, reduction)
 
 
+@autocast_op("l1_loss", 2)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error |input - target|."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -340,6 +345,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(ops.mul(loss, weight) if weight is not None else loss, reduction)
 
 
+@autocast_op("smooth_l1_loss", 2)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0 is the L1 loss)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -353,6 +359,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, reduction)
 
 
+@autocast_op("huber_loss", 2)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     if delta <= 0:
@@ -396,6 +403,7 @@ class BinaryCrossEntropy(Function):
         return grad_x, grad_t
 
 
+@autocast_op("binary_cross_entropy", 2)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Binary cross entropy of probabilities `input` against `target` of the same shape."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -450,6 +458,7 @@ class BinaryCrossEntropyWithLogits(Function):
         return grad_x, grad_t, grad_pw
 
 
+@autocast_op("binary_cross_entropy_with_logits", 2)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Sigmoid + binary cross entropy in one stable node; pos_weight weighs the positive term."""
@@ -464,6 +473,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@autocast_op("kl_div", 2)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target (log target - input), 0 where target is 0.
 
@@ -493,6 +503,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@autocast_op("cosine_embedding_loss", 2)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target = 1, max(0, cos(x1, x2) - margin) where target = -1."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -511,6 +522,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(ops.add(positive, negative), reduction)
 
 
+@autocast_op("margin_ranking_loss", 2)
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (x1 - x2) + margin)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)

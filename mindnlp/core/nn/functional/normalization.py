@@ -13,6 +13,7 @@ from ..._tensor import _wrap
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import HALF_NP, xp_of
+from ...amp.autocast_mode import autocast_op
 
 __all__ = [
     "batch_norm", "group_norm", "layer_norm", "rms_norm",
@@ -106,6 +107,7 @@ def _check_param(t, shape, what):
                            f"{list(t.shape)} and normalized_shape = {list(shape)}")
 
 
+@autocast_op("layer_norm", 1)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     normalized_shape, dims = _trailing_dims(input, normalized_shape, "layer_norm")
     _check_param(weight, normalized_shape, "weight")
@@ -161,6 +163,7 @@ class _GroupNorm(Function):
         return gx, gw, gb, None, None
 
 
+@autocast_op("group_norm", 1)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")

@@ -12,6 +12,7 @@ import numpy as np
 from ... import ops
 from ...autograd.function import Function
 from ...ops._helpers import HALF_NP, normalize_dim, wrap, xp_of
+from ...amp.autocast_mode import autocast_op
 
 __all__ = ["softmax", "log_softmax", "softmin"]
 
@@ -140,6 +141,7 @@ def _prepare(name, input, dim, dtype):
     return input, normalize_dim(dim, input.ndim)
 
 
+@autocast_op("softmax", 1)
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along dim; `dtype` casts the input first (torch's dtype= argument)."""
     input, dim = _prepare("softmax", input, dim, dtype)
@@ -152,6 +154,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return Softmax.apply(input, dim, -1)
 
 
+@autocast_op("log_softmax", 1)
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along dim, computed without forming softmax first."""
     input, dim = _prepare("log_softmax", input, dim, dtype)
