@@ -1,2 +1,14 @@
 from .configuration_roberta import RobertaConfig
 from .tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
+
+
+def __getattr__(name):
+    """Model classes load on first use, so importing the config or tokenizer stays cheap."""
+    import importlib
+
+    if not name.startswith("Roberta"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    modeling = importlib.import_module(f"{__name__}.modeling_roberta")
+    if name in modeling.__all__:
+        return getattr(modeling, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,1 +1,13 @@
 from .configuration_xlm_roberta import XLMRobertaConfig
+
+
+def __getattr__(name):
+    """Model classes load on first use, so importing the config or tokenizer stays cheap."""
+    import importlib
+
+    if not name.startswith("XLMRoberta"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    modeling = importlib.import_module(f"{__name__}.modeling_xlm_roberta")
+    if name in modeling.__all__:
+        return getattr(modeling, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

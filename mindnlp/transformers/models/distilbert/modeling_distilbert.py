@@ -1,0 +1,372 @@
+"""DistilBERT (Sanh et al., 2019): a 6-layer student of BERT, with Hugging Face's parameter names.
+
+The block is BERT's (post-norm self-attention and feed-forward) under its own names
+(`q_lin`/`k_lin`/`v_lin`/`out_lin`, `sa_layer_norm`, `ffn.lin1`/`lin2`, `output_layer_norm`).
+There are no token types and no pooler: classification heads read the first token through
+`pre_classifier` + ReLU. Position embeddings are learned, or fixed sinusoids with
+`config.sinusoidal_pos_embds`.
+"""
+from .... import core
+from ....core import nn
+from ...activations import get_activation
+from ...loss_utils import masked_lm_loss, question_answering_loss, sequence_classification_loss
+from ...masking_utils import create_bidirectional_mask
+from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
+from ...modeling_layers import GradientCheckpointingLayer
+from ...modeling_outputs import (BaseModelOutput, MaskedLMOutput, MultipleChoiceModelOutput,
+                                 QuestionAnsweringModelOutput, SequenceClassifierOutput, TokenClassifierOutput)
+from ...modeling_utils import PreTrainedModel
+from .configuration_distilbert import DistilBertConfig
+
+
+def create_sinusoidal_embeddings(n_pos, dim):
+    """The (n_pos, dim) table of "Attention is all you need": sin on even columns, cos on odd ones,
+    at angle pos / 10000^(2*(j//2)/dim); computed in float64, returned as float32."""
+    positions = core.arange(n_pos, dtype=core.float64).unsqueeze(1)
+    pair_index = core.div(core.arange(dim, dtype=core.int64), 2, rounding_mode="floor").to(core.float64)
+    angles = positions / core.pow(10000.0, 2 * pair_index / dim)
+    table = core.where(core.arange(dim) % 2 == 0, core.sin(angles), core.cos(angles))
+    return table.to(core.float32)
+
+
+class Embeddings(nn.Module):
+    """Word + position embeddings, then LayerNorm and dropout."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.dim, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.dim)
+        self.LayerNorm = nn.LayerNorm(config.dim, eps=1e-12)
+        self.dropout = nn.Dropout(config.dropout)
+        self.register_buffer("position_ids", core.arange(config.max_position_embeddings).expand((1, -1)),
+                             persistent=False)
+
+    def forward(self, input_ids=None, inputs_embeds=None, position_ids=None):
+        if input_ids is not None:
+            inputs_embeds = self.word_embeddings(input_ids)
+        seq_length = inputs_embeds.shape[1]
+        if position_ids is None:
+            position_ids = self.position_ids[:, :seq_length]
+        embeddings = inputs_embeds + self.position_embeddings(position_ids)
+        return self.dropout(self.LayerNorm(embeddings))
+
+
+class DistilBertSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.n_heads = config.n_heads
+        self.dim = config.dim
+        if self.dim % self.n_heads != 0:
+            raise ValueError(f"self.n_heads: {self.n_heads} must divide self.dim: {self.dim} evenly")
+        self.attention_head_size = self.dim // self.n_heads
+        self.scaling = self.attention_head_size ** -0.5
+        self.q_lin = nn.Linear(config.dim, config.dim)
+        self.k_lin = nn.Linear(config.dim, config.dim)
+        self.v_lin = nn.Linear(config.dim, config.dim)
+        self.out_lin = nn.Linear(config.dim, config.dim)
+        self.dropout = nn.Dropout(p=config.attention_dropout)
+        self.is_causal = False
+
+    def forward(self, hidden_states, attention_mask=None, output_attentions=False):
+        input_shape = tuple(hidden_states.shape[:-1])
+        head_shape = input_shape + (-1, self.attention_head_size)
+        query = self.q_lin(hidden_states).view(head_shape).transpose(1, 2)
+        key = self.k_lin(hidden_states).view(head_shape).transpose(1, 2)
+        value = self.v_lin(hidden_states).view(head_shape).transpose(1, 2)
+        implementation = "eager" if output_attentions else self.config._attn_implementation
+        attention = ALL_ATTENTION_FUNCTIONS.get_interface(implementation, eager_attention_forward)
+        output, weights = attention(self, query, key, value, attention_mask,
+                                    dropout=self.dropout.p if self.training else 0.0, scaling=self.scaling)
+        return self.out_lin(output.reshape(input_shape + (-1,))), weights
+
+
+def apply_chunking_to_forward(forward_fn, chunk_size, chunk_dim, *input_tensors):
+    """Run forward_fn on chunks of the inputs along chunk_dim (memory for time); 0 = no chunking."""
+    if chunk_size <= 0:
+        return forward_fn(*input_tensors)
+    length = input_tensors[0].shape[chunk_dim]
+    if length % chunk_size != 0:
+        raise ValueError(f"The dimension to be chunked {length} has to be a multiple of the chunk size {chunk_size}")
+    n_chunks = length // chunk_size
+    chunks = zip(*(t.chunk(n_chunks, dim=chunk_dim) for t in input_tensors))
+    return core.cat([forward_fn(*c) for c in chunks], dim=chunk_dim)
+
+
+class FFN(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.dropout = nn.Dropout(p=config.dropout)
+        self.chunk_size_feed_forward = config.chunk_size_feed_forward
+        self.seq_len_dim = 1
+        self.lin1 = nn.Linear(config.dim, config.hidden_dim)
+        self.lin2 = nn.Linear(config.hidden_dim, config.dim)
+        self.activation = get_activation(config.activation)
+
+    def forward(self, input):
+        return apply_chunking_to_forward(self.ff_chunk, self.chunk_size_feed_forward, self.seq_len_dim, input)
+
+    def ff_chunk(self, input):
+        return self.dropout(self.lin2(self.activation(self.lin1(input))))
+
+
+class TransformerBlock(GradientCheckpointingLayer):
+    def __init__(self, config):
+        super().__init__()
+        if config.dim % config.n_heads != 0:
+            raise ValueError(f"config.n_heads {config.n_heads} must divide config.dim {config.dim} evenly")
+        self.attention = DistilBertSelfAttention(config)
+        self.sa_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
+        self.ffn = FFN(config)
+        self.output_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
+
+    def forward(self, hidden_states, attention_mask=None, output_attentions=False):
+        attention_output, weights = self.attention(hidden_states, attention_mask,
+                                                   output_attentions=output_attentions)
+        attention_output = self.sa_layer_norm(attention_output + hidden_states)
+        output = self.output_layer_norm(self.ffn(attention_output) + attention_output)
+        return output, weights
+
+
+class Transformer(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.n_layers = config.n_layers
+        self.layer = nn.ModuleList([TransformerBlock(config) for _ in range(config.n_layers)])
+        self.gradient_checkpointing = False
+
+    def forward(self, hidden_states, attention_mask=None, output_attentions=False, output_hidden_states=False):
+        all_hidden = (hidden_states,) if output_hidden_states else None
+        all_attentions = () if output_attentions else None
+        for layer in self.layer:
+            hidden_states, weights = layer(hidden_states, attention_mask, output_attentions)
+            if output_hidden_states:
+                all_hidden += (hidden_states,)
+            if output_attentions:
+                all_attentions += (weights,)
+        return BaseModelOutput(last_hidden_state=hidden_states, hidden_states=all_hidden, attentions=all_attentions)
+
+
+class DistilBertPreTrainedModel(PreTrainedModel):
+    config_class = DistilBertConfig
+    base_model_prefix = "distilbert"
+    supports_gradient_checkpointing = True
+    _supports_sdpa = True
+
+    def _init_weights(self, module):
+        super()._init_weights(module)
+        if isinstance(module, Embeddings):
+            with core.no_grad():
+                if self.config.sinusoidal_pos_embds:
+                    module.position_embeddings.weight.copy_(
+                        create_sinusoidal_embeddings(self.config.max_position_embeddings, self.config.dim))
+                module.position_ids.copy_(core.arange(module.position_ids.shape[-1]).expand((1, -1)))
+
+
+def _output_kwargs(kwargs):
+    """The per-call output flags a head forwards to the base model."""
+    return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states") if k in kwargs}
+
+
+class _PositionEmbeddingsMixin:
+    """Heads expose the base model's position embeddings, as HF's DistilBERT heads do."""
+
+    def get_position_embeddings(self):
+        return self.distilbert.get_position_embeddings()
+
+    def resize_position_embeddings(self, new_num_position_embeddings):
+        self.distilbert.resize_position_embeddings(new_num_position_embeddings)
+
+
+class DistilBertModel(DistilBertPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.embeddings = Embeddings(config)
+        self.transformer = Transformer(config)
+        self.post_init()
+
+    def get_position_embeddings(self):
+        return self.embeddings.position_embeddings
+
+    def resize_position_embeddings(self, new_num_position_embeddings):
+        """Grow or shrink the position table. Learned rows are kept and new rows keep the fresh
+        layer's N(0, 1) values, as in HF; sinusoids are recomputed for the new length."""
+        old_num = self.config.max_position_embeddings
+        if new_num_position_embeddings == old_num:
+            return
+        self.config.max_position_embeddings = new_num_position_embeddings
+        old_weight = self.embeddings.position_embeddings.weight
+        new_embeddings = nn.Embedding(new_num_position_embeddings, self.config.dim, dtype=old_weight.dtype,
+                                      device=old_weight.device)
+        with core.no_grad():
+            if self.config.sinusoidal_pos_embds:
+                new_embeddings.weight.copy_(create_sinusoidal_embeddings(new_num_position_embeddings, self.config.dim))
+            else:
+                kept = min(old_num, new_num_position_embeddings)
+                new_embeddings.weight[:kept] = old_weight[:kept]
+        self.embeddings.position_embeddings = new_embeddings
+        self.embeddings.register_buffer("position_ids", core.arange(new_num_position_embeddings).expand((1, -1)),
+                                        persistent=False)
+
+    def get_input_embeddings(self):
+        return self.embeddings.word_embeddings
+
+    def set_input_embeddings(self, new_embeddings):
+        self.embeddings.word_embeddings = new_embeddings
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, position_ids=None,
+                output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
+        config = self.config
+        output_attentions = output_attentions if output_attentions is not None else config.output_attentions
+        output_hidden_states = output_hidden_states if output_hidden_states is not None \
+            else config.output_hidden_states
+        return_dict = return_dict if return_dict is not None else config.use_return_dict
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
+        embeddings = self.embeddings(input_ids, inputs_embeds, position_ids)
+        mask = create_bidirectional_mask(config, embeddings, attention_mask)
+        output = self.transformer(embeddings, attention_mask=mask, output_attentions=output_attentions,
+                                  output_hidden_states=output_hidden_states)
+        return output if return_dict else output.to_tuple()
+
+
+class DistilBertForMaskedLM(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+    _tied_weights_keys = {"vocab_projector.weight": "distilbert.embeddings.word_embeddings.weight"}
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.activation = get_activation(config.activation)
+        self.distilbert = DistilBertModel(config)
+        self.vocab_transform = nn.Linear(config.dim, config.dim)
+        self.vocab_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
+        self.vocab_projector = nn.Linear(config.dim, config.vocab_size)
+        self.post_init()
+
+    def get_output_embeddings(self):
+        return self.vocab_projector
+
+    def set_output_embeddings(self, new_embeddings):
+        self.vocab_projector = new_embeddings
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
+                return_dict=None, **kwargs):
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        hidden = self.activation(self.vocab_transform(outputs[0]))
+        logits = self.vocab_projector(self.vocab_layer_norm(hidden))
+        loss = masked_lm_loss(logits, labels, logits.shape[-1]) if labels is not None else None
+        output = MaskedLMOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+
+class DistilBertForSequenceClassification(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.config = config
+        self.distilbert = DistilBertModel(config)
+        self.pre_classifier = nn.Linear(config.dim, config.dim)
+        self.classifier = nn.Linear(config.dim, config.num_labels)
+        self.dropout = nn.Dropout(config.seq_classif_dropout)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
+                return_dict=None, **kwargs):
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
+        logits = self.classifier(self.dropout(pooled))
+        loss = sequence_classification_loss(self.config, self.num_labels, logits, labels) if labels is not None \
+            else None
+        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                          attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+
+class DistilBertForQuestionAnswering(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.distilbert = DistilBertModel(config)
+        self.qa_outputs = nn.Linear(config.dim, config.num_labels)
+        if config.num_labels != 2:
+            raise ValueError(f"config.num_labels should be 2, but it is {config.num_labels}")
+        self.dropout = nn.Dropout(config.qa_dropout)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, start_positions=None,
+                end_positions=None, position_ids=None, return_dict=None, **kwargs):
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        logits = self.qa_outputs(self.dropout(outputs[0]))
+        start_logits, end_logits = logits.split(1, dim=-1)
+        start_logits = start_logits.squeeze(-1).contiguous()
+        end_logits = end_logits.squeeze(-1).contiguous()
+        loss = None
+        if start_positions is not None and end_positions is not None:
+            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
+        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
+                                              hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+
+class DistilBertForTokenClassification(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.distilbert = DistilBertModel(config)
+        self.dropout = nn.Dropout(config.dropout)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
+                return_dict=None, **kwargs):
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        logits = self.classifier(self.dropout(outputs[0]))
+        loss = nn.functional.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1)) \
+            if labels is not None else None
+        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                       attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+
+class DistilBertForMultipleChoice(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+    def __init__(self, config):
+        super().__init__(config)
+        self.distilbert = DistilBertModel(config)
+        self.pre_classifier = nn.Linear(config.dim, config.dim)
+        self.classifier = nn.Linear(config.dim, 1)
+        self.dropout = nn.Dropout(config.seq_classif_dropout)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
+                return_dict=None, **kwargs):
+        """Inputs are (batch, num_choices, seq); every choice is encoded on its own and scored."""
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        num_choices = input_ids.shape[1] if input_ids is not None else inputs_embeds.shape[1]
+        if input_ids is not None:
+            input_ids = input_ids.reshape(-1, input_ids.shape[-1])
+        if attention_mask is not None:
+            attention_mask = attention_mask.reshape(-1, attention_mask.shape[-1])
+        if inputs_embeds is not None:
+            inputs_embeds = inputs_embeds.reshape(-1, inputs_embeds.shape[-2], inputs_embeds.shape[-1])
+        outputs = self.distilbert(input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
+        logits = self.classifier(self.dropout(pooled)).view(-1, num_choices)
+        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
+        output = MultipleChoiceModelOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                           attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+
+__all__ = [
+    "DistilBertForMaskedLM", "DistilBertForMultipleChoice", "DistilBertForQuestionAnswering",
+    "DistilBertForSequenceClassification", "DistilBertForTokenClassification", "DistilBertModel",
+    "DistilBertPreTrainedModel",
+]

@@ -1,0 +1,97 @@
+"""Reading tests/fixtures/encoders/<family>/ (made by tests/fixtures/make_encoder_fixtures.py).
+
+The RoBERTa, XLM-RoBERTa and DistilBERT tests and the pipeline tests share this: the HF
+checkpoint folder, the head weights HF initialised per case, and the outputs HF computed.
+"""
+import json
+import os
+
+import numpy as np
+
+from mindnlp import core
+from mindnlp.core.serialization import load_safetensors
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "fixtures", "encoders")
+ATOL = 1e-4
+FLOAT_LABELS = {"seq_cls_regression", "seq_cls_multi"}
+
+
+class EncoderFixtures:
+    """One family's fixtures; `load_case` builds our model of a case with HF's head weights."""
+
+    def __init__(self, family):
+        self.folder = os.path.join(ROOT, family)
+        self.checkpoint = os.path.join(self.folder, "checkpoint")
+        with open(os.path.join(self.folder, "expected.json"), encoding="utf-8") as fh:
+            self.expected = json.load(fh)
+        self.outputs = dict(np.load(os.path.join(self.folder, "outputs.npz")))
+        self.heads = load_safetensors(os.path.join(self.folder, "heads.safetensors"))
+        self.cases = self.expected["cases"]
+
+    def inputs(self, case="model"):
+        inputs = self.expected["inputs"]
+        if case == "multiple_choice":
+            return {k: core.tensor([v]) for k, v in inputs.items()}
+        return {k: core.tensor(v) for k, v in inputs.items()}
+
+    def labels(self, case):
+        labels = {}
+        for key, value in self.cases[case]["labels"].items():
+            dtype = core.float32 if key == "labels" and case in FLOAT_LABELS else core.long
+            labels[key] = core.tensor(value, dtype=dtype)
+        return labels
+
+    def head_weights(self, case):
+        return {key.split("/", 1)[1]: value for key, value in self.heads.items() if key.startswith(case + "/")}
+
+    def load_case(self, module, case):
+        """(model, loading info) of `case`: its class from `module`, loaded from the checkpoint with
+        the case's config overrides, then given the head weights HF initialised."""
+        spec = self.cases[case]
+        cls = getattr(module, spec["class"])
+        overrides = dict(spec["overrides"])
+        if "id2label" in overrides:  # JSON turned the label ids into strings
+            overrides["id2label"] = {int(k): v for k, v in overrides["id2label"].items()}
+        model, info = cls.from_pretrained(self.checkpoint, output_loading_info=True, **overrides)
+        head = self.head_weights(case)
+        if head:
+            result = model.load_state_dict(head, strict=False)
+            assert not result.unexpected_keys, result.unexpected_keys
+        return model, info
+
+    def recorded(self, case):
+        """{output name: array} HF recorded for `case` (tuples as name/<i>)."""
+        prefix = case + "/"
+        return {key[len(prefix):]: value for key, value in self.outputs.items() if key.startswith(prefix)}
+
+    def max_error(self, case, model):
+        """Largest |ours - HF| over every output (and the loss) of `case`; fails on a missing output."""
+        spec = self.cases[case]
+        with core.no_grad():
+            outputs = model(**self.inputs(case), **spec["call"])
+            with_labels = model(**self.inputs(case), **self.labels(case)) if spec["labels"] else None
+        worst = 0.0
+        for name, want in self.recorded(case).items():
+            if name == "loss":
+                got = with_labels.loss
+            elif name.count("/"):
+                field, index = name.split("/")
+                got = outputs[field][int(index)]
+            else:
+                got = outputs[name]
+            assert got is not None, f"{case}: no {name}"
+            assert tuple(got.shape) == want.shape, f"{case}/{name}: shape {tuple(got.shape)} != {want.shape}"
+            worst = max(worst, float(np.abs(got.numpy().astype(np.float64) - want).max()))
+        return worst
+
+
+def check_loss_reaches_every_parameter(model, inputs):
+    """In training mode, backward from the loss gives every parameter a finite gradient that is not all zero."""
+    model.train()
+    model(**inputs).loss.backward()
+    missing = [name for name, p in model.named_parameters() if p.grad is None]
+    assert not missing, f"no gradient reached {missing}"
+    for name, p in model.named_parameters():
+        grad = p.grad.numpy()
+        assert np.isfinite(grad).all(), name
+        assert np.abs(grad).max() > 0, f"zero gradient for {name}"
