@@ -1,0 +1,99 @@
+"""Attention masks as models consume them: additive float masks of shape (batch, 1, q, kv).
+
+A 0/1 padding mask (batch, kv) from the tokenizer becomes 0 where a key may be attended and
+the dtype's most negative finite value where it may not (finite, so a fully masked row
+gives a uniform softmax instead of NaN, as Hugging Face's eager attention does). Causal
+and sliding-window masks add position constraints: query i sits at absolute position
+past_length + i and sees keys at positions <= its own (and > its own - window).
+"""
+from .. import core
+
+
+def _min_value(dtype):
+    return core.finfo(dtype).min
+
+
+def _padding_allowed(attention_mask, kv_length):
+    """(batch, kv) bool of keys that are not padding, or None when nothing is padded."""
+    if attention_mask is None:
+        return None
+    if attention_mask.shape[-1] != kv_length:
+        raise ValueError(
+            f"attention_mask has length {attention_mask.shape[-1]} but the keys have length {kv_length}"
+        )
+    allowed = attention_mask.to(core.bool)
+    return allowed
+
+
+def _to_additive(allowed, dtype):
+    zero = core.zeros((), dtype=dtype, device=allowed.device)
+    return core.where(allowed, zero, _min_value(dtype))
+
+
+def create_bidirectional_mask(config=None, inputs_embeds=None, attention_mask=None, encoder_hidden_states=None,
+                              **kwargs):
+    """Padding-only mask (encoders, cross-attention); None when no key is padding."""
+    if attention_mask is None:
+        return None
+    dtype = inputs_embeds.dtype
+    if attention_mask.ndim == 4:
+        return attention_mask if attention_mask.is_floating_point() else _to_additive(attention_mask.to(core.bool), dtype)
+    # Without encoder states the keys are as long as the mask says, as in transformers: an encoder
+    # given prefix-tuning keys/values attends over more positions than it has inputs.
+    kv_length = encoder_hidden_states.shape[1] if encoder_hidden_states is not None else attention_mask.shape[-1]
+    allowed = _padding_allowed(attention_mask, kv_length)
+    if bool(allowed.all()):
+        return None
+    if attention_mask.ndim == 3:
+        return _to_additive(allowed[:, None, :, :], dtype)
+    return _to_additive(allowed[:, None, None, :], dtype)
+
+
+def _first_layer(past_key_values, sliding):
+    """Index of the cache's first sliding (or full-attention) layer, 0 when it has none."""
+    kinds = getattr(past_key_values, "is_sliding", None) or []
+    return kinds.index(sliding) if sliding in kinds else 0
+
+
+def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, past_key_values=None,
+                       cache_position=None, sliding_window=None, layer_idx=None, **kwargs):
+    """Causal (optionally sliding-window) mask combined with padding, shape (batch, 1, q, kv).
+
+    With a cache, the keys are those its layer `layer_idx` (default: the first layer of the
+    matching kind) returns from `update`: a sliding-window layer returns only the window, so
+    the key axis starts at absolute position `kv_offset`, as `get_mask_sizes` reports.
+    """
+    dtype = inputs_embeds.dtype
+    batch, q_length = inputs_embeds.shape[0], inputs_embeds.shape[1]
+    if attention_mask is not None and attention_mask.ndim == 4:
+        return attention_mask if attention_mask.is_floating_point() else _to_additive(attention_mask.to(core.bool), dtype)
+    past_length, kv_offset = 0, 0
+    kv_length = attention_mask.shape[-1] if attention_mask is not None else q_length
+    if past_key_values is not None:
+        if layer_idx is None:
+            layer_idx = _first_layer(past_key_values, sliding_window is not None)
+        past_length = past_key_values.get_seq_length(layer_idx)
+        kv_length, kv_offset = past_key_values.get_mask_sizes(q_length, layer_idx)
+    if cache_position is None:
+        cache_position = core.arange(past_length, past_length + q_length, device=inputs_embeds.device)
+    key_positions = core.arange(kv_offset, kv_offset + kv_length, device=inputs_embeds.device)
+    query_positions = cache_position.reshape(-1, 1)
+    allowed = key_positions[None, :] <= query_positions
+    if sliding_window is not None:
+        allowed = allowed & (key_positions[None, :] > query_positions - sliding_window)
+    allowed = allowed[None, None, :, :]
+    if attention_mask is not None and kv_offset:
+        attention_mask = attention_mask[:, kv_offset:]
+    padding = _padding_allowed(attention_mask, kv_length)
+    if padding is not None:
+        allowed = allowed & padding[:, None, None, :]
+    else:
+        allowed = allowed.expand(batch, 1, q_length, kv_length)
+    return _to_additive(allowed, dtype)
+
+
+def create_sliding_window_causal_mask(config=None, inputs_embeds=None, attention_mask=None, past_key_values=None,
+                                      cache_position=None, layer_idx=None, **kwargs):
+    """Causal mask where query i also ignores keys more than `config.sliding_window - 1` positions back."""
+    return create_causal_mask(config, inputs_embeds, attention_mask, past_key_values, cache_position=cache_position,
+                              sliding_window=config.sliding_window, layer_idx=layer_idx)

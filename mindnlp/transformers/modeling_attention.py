@@ -1,0 +1,68 @@
+"""The attention kernels models choose from with `config._attn_implementation`.
+
+"eager" spells attention out (matmul, mask, softmax, dropout, matmul) and can return the
+attention probabilities; "sdpa" calls the fused `scaled_dot_product_attention` node,
+faster and lighter on memory, and returns no probabilities.
+"""
+from .. import core
+from ..core import nn
+
+
+def repeat_kv(hidden_states, n_rep):
+    """(batch, kv_heads, seq, dim) → (batch, kv_heads * n_rep, seq, dim) for grouped-query attention."""
+    if n_rep == 1:
+        return hidden_states
+    batch, kv_heads, seq, dim = hidden_states.shape
+    expanded = hidden_states[:, :, None, :, :].expand(batch, kv_heads, n_rep, seq, dim)
+    return expanded.reshape(batch, kv_heads * n_rep, seq, dim)
+
+
+def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """Returns (output (batch, seq, heads, dim), probabilities (batch, heads, q, kv))."""
+    n_rep = query.shape[1] // key.shape[1]
+    key = repeat_kv(key, n_rep)
+    value = repeat_kv(value, n_rep)
+    if scaling is None:
+        scaling = query.shape[-1] ** -0.5
+    # Scaling the queries rather than the (q x kv) scores is the same product with a pass
+    # over seq/kv times fewer elements.
+    scores = core.matmul(query * scaling, key.transpose(2, 3))
+    if attention_mask is not None:
+        scores = scores + attention_mask[:, :, :, : key.shape[-2]]
+    if query.dtype == core.float32:
+        probs = nn.functional.softmax(scores, dim=-1)
+    else:
+        # half-precision scores are normalised in float32, as HF does
+        probs = nn.functional.softmax(scores, dim=-1, dtype=core.float32).to(query.dtype)
+    probs = nn.functional.dropout(probs, p=dropout, training=module.training)
+    output = core.matmul(probs, value).transpose(1, 2).contiguous()
+    return output, probs
+
+
+def sdpa_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, is_causal=None,
+                           **kwargs):
+    """Fused attention; the mask is additive (or None). Returns (output, None)."""
+    n_rep = query.shape[1] // key.shape[1]
+    key = repeat_kv(key, n_rep)
+    value = repeat_kv(value, n_rep)
+    if attention_mask is not None:
+        attention_mask = attention_mask[:, :, :, : key.shape[-2]]
+    output = nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, dropout_p=dropout if module.training else 0.0, scale=scaling,
+        is_causal=False,
+    )
+    return output.transpose(1, 2).contiguous(), None
+
+
+class AttentionInterface(dict):
+    """Name → attention function, as HF's ALL_ATTENTION_FUNCTIONS."""
+
+    def get_interface(self, name, default):
+        if name in (None, "eager"):
+            return default
+        if name not in self:
+            raise ValueError(f"unknown attention implementation {name!r}; choose from eager, {', '.join(self)}")
+        return self[name]
+
+
+ALL_ATTENTION_FUNCTIONS = AttentionInterface(sdpa=sdpa_attention_forward)

@@ -1,0 +1,732 @@
+"""`PreTrainedModel`: loading, saving and the common plumbing of every model.
+
+`from_pretrained` reads Hugging Face checkpoints as they are published (safetensors,
+sharded safetensors, PyTorch `.bin` zips and their shard indexes) with no conversion: our
+parameter names are HF's. A base-model checkpoint loads into a model with a head and the
+reverse, by adding or removing `base_model_prefix`, as HF does. `save_pretrained` writes
+files that HF transformers loads.
+"""
+import contextlib
+import json
+import logging
+import os
+import re
+import tempfile
+
+import numpy as np
+
+from .. import core
+from ..core import nn
+from .configuration_utils import PretrainedConfig
+from .generation.configuration_utils import GenerationConfig
+from .utils.hub import cached_file
+
+logger = logging.getLogger(__name__)
+
+SAFE_WEIGHTS_NAME = "model.safetensors"
+SAFE_WEIGHTS_INDEX_NAME = "model.safetensors.index.json"
+WEIGHTS_NAME = "pytorch_model.bin"
+WEIGHTS_INDEX_NAME = "pytorch_model.bin.index.json"
+CONFIG_NAME = "config.json"
+
+_INIT_FUNCTION_NAMES = (
+    "uniform_", "normal_", "trunc_normal_", "constant_", "xavier_uniform_", "xavier_normal_",
+    "kaiming_uniform_", "kaiming_normal_", "uniform", "normal", "xavier_uniform", "xavier_normal",
+    "kaiming_uniform", "kaiming_normal", "orthogonal_", "zeros_", "ones_", "eye_", "dirac_", "sparse_",
+)
+
+
+@contextlib.contextmanager
+def no_init_weights():
+    """Skip the random initialisation layers do in their constructors.
+
+    Weights about to be overwritten by a checkpoint need no random values; the keys the
+    checkpoint lacks are initialised afterwards with the model's `_init_weights`.
+    """
+    from ..core.nn import init
+
+    saved = {name: getattr(init, name) for name in _INIT_FUNCTION_NAMES if hasattr(init, name)}
+
+    def skip(tensor, *args, **kwargs):
+        return tensor
+
+    try:
+        for name in saved:
+            setattr(init, name, skip)
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(init, name, fn)
+
+
+def _as_dtype(value):
+    if value is None or isinstance(value, core.dtype):
+        return value
+    return core._dtype.as_dtype(value)
+
+
+def _size_in_bytes(text):
+    """'5GB' / '500MB' / an int → bytes (powers of 10, as HF counts shard sizes)."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?I?B)\s*", text.upper())
+    if not match:
+        raise ValueError(f"max_shard_size must be an int or a string like '5GB', got {text!r}")
+    number, unit = float(match.group(1)), match.group(2)
+    scale = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+             "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}[unit]
+    return int(number * scale)
+
+
+def _legacy_key(key):
+    """Old TF-ported checkpoints name LayerNorm parameters gamma/beta."""
+    if key.endswith("LayerNorm.gamma"):
+        return key[: -len("gamma")] + "weight"
+    if key.endswith("LayerNorm.beta"):
+        return key[: -len("beta")] + "bias"
+    return key
+
+
+class ModuleUtilsMixin:
+    """Small helpers HF models and tests use: parameter counts, masks, dtype and device."""
+
+    @property
+    def device(self):
+        for p in self.parameters():
+            return p.device
+        return core.device("cpu")
+
+    @property
+    def dtype(self):
+        for p in self.parameters():
+            if p.is_floating_point():
+                return p.dtype
+        return core.get_default_dtype()
+
+    def num_parameters(self, only_trainable=False, exclude_embeddings=False):
+        excluded = set()
+        if exclude_embeddings:
+            for module in self.modules():
+                if isinstance(module, nn.Embedding):
+                    excluded.add(id(module.weight))
+        seen, total = set(), 0
+        for p in self.parameters():
+            if id(p) in seen or id(p) in excluded or (only_trainable and not p.requires_grad):
+                continue
+            seen.add(id(p))
+            total += p.numel()
+        return total
+
+    def get_extended_attention_mask(self, attention_mask, input_shape, dtype=None):
+        """(batch, seq) or (batch, q, k) 0/1 mask → additive (batch, 1, q|1, k) mask."""
+        dtype = dtype or self.dtype
+        if attention_mask.ndim == 3:
+            extended = attention_mask[:, None, :, :]
+        elif attention_mask.ndim == 2:
+            if getattr(self.config, "is_decoder", False):
+                seq_len = input_shape[-1]
+                causal = core.tril(core.ones(seq_len, seq_len, device=attention_mask.device))
+                extended = causal[None, None, :, :] * attention_mask[:, None, None, :]
+            else:
+                extended = attention_mask[:, None, None, :]
+        else:
+            raise ValueError(
+                f"Wrong shape for input_ids (shape {tuple(input_shape)}) or attention_mask (shape "
+                f"{tuple(attention_mask.shape)})"
+            )
+        extended = extended.to(dtype)
+        return (1.0 - extended) * core.finfo(dtype).min
+
+    def invert_attention_mask(self, encoder_attention_mask):
+        if encoder_attention_mask.ndim == 3:
+            extended = encoder_attention_mask[:, None, :, :]
+        else:
+            extended = encoder_attention_mask[:, None, None, :]
+        extended = extended.to(self.dtype)
+        return (1.0 - extended) * core.finfo(self.dtype).min
+
+
+class PreTrainedModel(nn.Module, ModuleUtilsMixin):
+    """Base class of all models: holds the config and implements loading and saving."""
+
+    config_class = PretrainedConfig
+    base_model_prefix = ""
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = False
+    _no_split_modules = None
+    _keys_to_ignore_on_load_missing = None
+    _keys_to_ignore_on_load_unexpected = None
+    _keys_to_ignore_on_save = None
+    _tied_weights_keys = None
+    _supports_sdpa = True
+    _supports_attention_backend = False
+
+    def __init__(self, config, *inputs, **kwargs):
+        super().__init__()
+        if not isinstance(config, PretrainedConfig):
+            raise TypeError(
+                f"Parameter config in `{self.__class__.__name__}(config)` should be an instance of class "
+                f"`PretrainedConfig`, got {type(config).__name__}"
+            )
+        self.config = config
+        self.name_or_path = getattr(config, "name_or_path", "")
+        self.generation_config = GenerationConfig.from_model_config(config) if self.can_generate() else None
+        self.gradient_checkpointing = False
+
+    # --- initialisation ---
+    def post_init(self):
+        """Initialise weights and tie them; every model calls this at the end of __init__."""
+        self.init_weights()
+
+    def init_weights(self):
+        self.apply(self._initialize_weights)
+        self.tie_weights()
+
+    def _initialize_weights(self, module):
+        if getattr(module, "_is_hf_initialized", False):
+            return
+        self._init_weights(module)
+        module._is_hf_initialized = True
+
+    def _init_weights(self, module):
+        """HF's default initialisation: normal(0, initializer_range) for Linear/Embedding, 1/0 for norms."""
+        std = getattr(self.config, "initializer_range", 0.02)
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            if module.padding_idx is not None:
+                # through nn.init on a view of the row: in place, and skipped under no_init_weights
+                nn.init.zeros_(module.weight[module.padding_idx])
+        elif isinstance(module, (nn.LayerNorm, nn.GroupNorm)):
+            if getattr(module, "weight", None) is not None:
+                nn.init.ones_(module.weight)
+            if getattr(module, "bias", None) is not None:
+                nn.init.zeros_(module.bias)
+
+    @property
+    def base_model(self):
+        return getattr(self, self.base_model_prefix, self)
+
+    @classmethod
+    def can_generate(cls):
+        return "GenerationMixin" in {base.__name__ for base in cls.__mro__}
+
+    # --- embeddings and tying ---
+    def get_input_embeddings(self):
+        base = getattr(self, self.base_model_prefix, None)
+        if base is not None and base is not self:
+            return base.get_input_embeddings()
+        raise NotImplementedError(f"{self.__class__.__name__} does not define get_input_embeddings")
+
+    def set_input_embeddings(self, value):
+        base = getattr(self, self.base_model_prefix, None)
+        if base is not None and base is not self:
+            return base.set_input_embeddings(value)
+        raise NotImplementedError(f"{self.__class__.__name__} does not define set_input_embeddings")
+
+    def get_output_embeddings(self):
+        return None
+
+    def _tied_mapping(self):
+        """{target: source} parameter names to share, from `_tied_weights_keys` of this model and
+        of model submodules whose config has tie_word_embeddings (HF v5 semantics)."""
+        mapping = {}
+        for prefix, module in self.named_modules():
+            if not isinstance(module, PreTrainedModel) or not module._tied_weights_keys:
+                continue
+            if not getattr(module.config.get_text_config(), "tie_word_embeddings", False):
+                continue
+            dot = f"{prefix}." if prefix else ""
+            mapping.update({dot + t: dot + s for t, s in module._tied_weights_keys.items()})
+        return mapping
+
+    def tie_weights(self, missing_keys=None):
+        """Make each tied target the same Parameter as its source.
+
+        While loading (missing_keys given), tying is symmetric: when the checkpoint holds the
+        target but not the source, the loaded target becomes the shared weight. When it holds
+        both with different values, the config does not describe the checkpoint: the pair is
+        left untied, as HF does. Tied targets are then no longer missing.
+        """
+        for target, source in self._tied_mapping().items():
+            if missing_keys is not None:
+                source_loaded, target_loaded = source not in missing_keys, target not in missing_keys
+                if source_loaded and target_loaded:
+                    source_param, target_param = self.get_parameter(source), self.get_parameter(target)
+                    if source_param is not target_param and not _same_values(source_param, target_param):
+                        logger.warning(
+                            f"The checkpoint holds both {source} and {target}, which this model ties, with different "
+                            "values: they are left untied. Set `tie_word_embeddings=False` in the config to silence "
+                            "this warning."
+                        )
+                        continue
+                elif target_loaded:
+                    target, source = source, target
+            shared = self.get_parameter(source)
+            parent_name, _, name = target.rpartition(".")
+            parent = self.get_submodule(parent_name) if parent_name else self
+            setattr(parent, name, shared)
+            if missing_keys is not None:
+                missing_keys.discard(target)
+
+    def resize_token_embeddings(self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True):
+        """Grow or shrink the vocabulary of the input embeddings and of the LM head, then re-tie them.
+
+        With mean_resizing (HF's default), added rows start at the mean of the old rows (HF
+        samples them from a normal distribution around that mean with a 1e-9-scaled
+        covariance, which is the mean up to float rounding); otherwise they get the model's
+        initialisation.
+        """
+        old = self.get_input_embeddings()
+        if new_num_tokens is None and pad_to_multiple_of is None:
+            return old
+        if new_num_tokens is None:
+            new_num_tokens = old.weight.shape[0]
+        if pad_to_multiple_of is not None:
+            if not isinstance(pad_to_multiple_of, int):
+                raise ValueError(
+                    f"Asking to pad the embedding matrix to a multiple of `{pad_to_multiple_of}`, which is not an "
+                    "integer. Please make sure to pass an integer"
+                )
+            new_num_tokens = -(-new_num_tokens // pad_to_multiple_of) * pad_to_multiple_of
+        new = self._resized_embedding(old, new_num_tokens, mean_resizing)
+        new.weight.requires_grad_(old.weight.requires_grad)
+        self.set_input_embeddings(new)
+        output = self.get_output_embeddings()
+        if output is not None:
+            head = self._resized_lm_head(output, new_num_tokens, mean_resizing)
+            head.weight.requires_grad_(output.weight.requires_grad)
+            self.set_output_embeddings(head)
+        self.config.get_text_config().vocab_size = new_num_tokens
+        self.vocab_size = new_num_tokens
+        self.tie_weights()
+        return self.get_input_embeddings()
+
+    def _resized_embedding(self, old, new_num, mean_resizing):
+        old_num, dim = old.weight.shape
+        if old_num == new_num:
+            return old
+        new = nn.Embedding(new_num, dim, padding_idx=old.padding_idx, dtype=old.weight.dtype,
+                           device=old.weight.device)
+        self._init_weights(new)
+        with core.no_grad():
+            n = min(old_num, new_num)
+            new.weight[:n] = old.weight[:n]
+            if new_num > old_num and mean_resizing:
+                mean = old.weight.float().mean(0, keepdim=True).to(old.weight.dtype)
+                new.weight[old_num:] = mean.expand(new_num - old_num, dim)
+        return new
+
+    def _resized_lm_head(self, old, new_num, mean_resizing):
+        """A new Linear with new_num output rows: old rows copied, added rows as in _resized_embedding
+        (the bias of added rows: the old bias mean)."""
+        old_num, dim = old.weight.shape
+        if old_num == new_num:
+            return old
+        has_bias = getattr(old, "bias", None) is not None
+        new = nn.Linear(dim, new_num, bias=has_bias, dtype=old.weight.dtype, device=old.weight.device)
+        self._init_weights(new)
+        n = min(old_num, new_num)
+        with core.no_grad():
+            new.weight[:n] = old.weight[:n]
+            if has_bias:
+                new.bias[:n] = old.bias[:n]
+            if new_num > old_num and mean_resizing:
+                mean = old.weight.float().mean(0, keepdim=True).to(old.weight.dtype)
+                new.weight[old_num:] = mean.expand(new_num - old_num, dim)
+                if has_bias:
+                    new.bias[old_num:] = old.bias.float().mean().to(old.bias.dtype)
+        return new
+
+    def set_output_embeddings(self, new_embeddings):
+        raise NotImplementedError(f"{self.__class__.__name__} does not define set_output_embeddings")
+
+    # --- training helpers ---
+    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs=None):
+        """Recompute each layer's activations during backward instead of storing them."""
+        if not self.supports_gradient_checkpointing:
+            raise ValueError(f"{self.__class__.__name__} does not support gradient checkpointing.")
+        for module in self.modules():
+            if hasattr(module, "gradient_checkpointing"):
+                module.gradient_checkpointing = True
+        self.gradient_checkpointing = True
+
+    def gradient_checkpointing_disable(self):
+        for module in self.modules():
+            if hasattr(module, "gradient_checkpointing"):
+                module.gradient_checkpointing = False
+        self.gradient_checkpointing = False
+
+    @property
+    def is_gradient_checkpointing(self):
+        return any(getattr(m, "gradient_checkpointing", False) for m in self.modules())
+
+    def enable_input_require_grads(self):
+        """Make the embeddings' output require grad (for checkpointing with frozen embeddings)."""
+
+        def make_inputs_require_grads(module, inputs, output):
+            output.requires_grad_(True)
+
+        self._require_grads_hook = self.get_input_embeddings().register_forward_hook(make_inputs_require_grads)
+
+    def disable_input_require_grads(self):
+        self._require_grads_hook.remove()
+
+    # --- saving ---
+    def save_pretrained(self, save_directory, *, state_dict=None, max_shard_size="5GB", safe_serialization=True,
+                        is_main_process=True, **kwargs):
+        """Write config.json (+ generation_config.json) and the weights, sharded above max_shard_size."""
+        from ..core import serialization
+
+        if os.path.isfile(save_directory):
+            raise OSError(f"Provided path ({save_directory}) should be a directory, not a file")
+        if not is_main_process:
+            return
+        os.makedirs(save_directory, exist_ok=True)
+        self.config.architectures = [self.__class__.__name__]
+        self.config.save_pretrained(save_directory)
+        if self.generation_config is not None and self.can_generate():
+            self.generation_config.save_pretrained(save_directory)
+        if state_dict is None:
+            state_dict = self.state_dict()
+        state_dict = self._drop_shared_tensors(state_dict)
+        if self._keys_to_ignore_on_save:
+            state_dict = {k: v for k, v in state_dict.items() if k not in set(self._keys_to_ignore_on_save)}
+        weights_name = SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME
+        shards = self._split_shards(state_dict, _size_in_bytes(max_shard_size))
+        stale = [f for f in os.listdir(save_directory)
+                 if f.startswith(weights_name.split(".")[0]) and f.endswith((".safetensors", ".bin", ".json"))]
+        for name in stale:
+            os.remove(os.path.join(save_directory, name))
+        if len(shards) == 1:
+            self._write_weights(shards[0], os.path.join(save_directory, weights_name), safe_serialization)
+            return
+        stem, ext = weights_name.rsplit(".", 1)
+        weight_map = {}
+        for i, shard in enumerate(shards, 1):
+            name = f"{stem}-{i:05d}-of-{len(shards):05d}.{ext}"
+            self._write_weights(shard, os.path.join(save_directory, name), safe_serialization)
+            weight_map.update({k: name for k in shard})
+        total = sum(v.numel() * v.element_size() for v in state_dict.values())
+        index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
+        index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
+        _write_json_atomic(os.path.join(save_directory, index_name), index)
+
+    @staticmethod
+    def _write_weights(shard, path, safe_serialization):
+        from ..core import serialization
+
+        shard = {k: v.detach().contiguous() for k, v in shard.items()}
+        if safe_serialization:
+            serialization.save_safetensors(shard, path, metadata={"format": "pt"})
+        else:
+            core.save(shard, path)
+
+    def _drop_shared_tensors(self, state_dict):
+        """safetensors cannot hold two names for one array: keep the first name of tied weights."""
+        seen, kept = set(), {}
+        for key, value in state_dict.items():
+            ident = (value.device, value.data_ptr(), tuple(value.shape), value.stride())
+            if ident not in seen:
+                seen.add(ident)
+                kept[key] = value
+        return kept
+
+    @staticmethod
+    def _split_shards(state_dict, max_bytes):
+        shards, current, size = [], {}, 0
+        for key, value in state_dict.items():
+            nbytes = value.numel() * value.element_size()
+            if current and size + nbytes > max_bytes:
+                shards.append(current)
+                current, size = {}, 0
+            current[key] = value
+            size += nbytes
+        shards.append(current)
+        return shards
+
+    # --- loading ---
+    @classmethod
+    def _from_config(cls, config, **kwargs):
+        dtype = _as_dtype(kwargs.pop("dtype", None) or kwargs.pop("torch_dtype", None))
+        if kwargs.get("attn_implementation"):
+            config._attn_implementation = kwargs.pop("attn_implementation")
+        model = cls(config, **kwargs)
+        if dtype is not None:
+            model.to(dtype)
+        return model
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *model_args, config=None, cache_dir=None,
+                        force_download=False, local_files_only=False, token=None, revision=None, subfolder="",
+                        mirror=None, endpoint=None, dtype=None, torch_dtype=None, ignore_mismatched_sizes=False,
+                        output_loading_info=False, state_dict=None, use_safetensors=None,
+                        attn_implementation=None, device_map=None, **kwargs):
+        """Build the model from its config and load a checkpoint's weights into it."""
+        for legacy in ("low_cpu_mem_usage", "_fast_init", "trust_remote_code", "from_tf", "from_flax",
+                       "offload_state_dict", "use_auth_token"):
+            kwargs.pop(legacy, None)
+        location = dict(cache_dir=cache_dir, local_files_only=local_files_only, token=token, revision=revision,
+                        subfolder=subfolder, mirror=mirror, endpoint=endpoint)
+        if not isinstance(config, PretrainedConfig):
+            config_source = config if config is not None else pretrained_model_name_or_path
+            config, model_kwargs = cls.config_class.from_pretrained(
+                config_source, return_unused_kwargs=True, **location, **kwargs)
+        else:
+            config = config.__class__.from_dict(config.to_dict())
+            model_kwargs = {}
+            for key, value in kwargs.items():
+                if hasattr(config, key):
+                    setattr(config, key, value)
+                else:
+                    model_kwargs[key] = value
+        config.name_or_path = str(pretrained_model_name_or_path)
+        if attn_implementation is not None:
+            config._attn_implementation = attn_implementation
+
+        checkpoint = _Checkpoint.from_state_dict(state_dict) if state_dict is not None else \
+            _Checkpoint.resolve(pretrained_model_name_or_path, use_safetensors, location)
+        target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, config, checkpoint)
+
+        with no_init_weights():
+            model = cls(config, *model_args, **model_kwargs)
+        if target_dtype is not None and target_dtype != core.float32:
+            model.to(target_dtype)
+        info = model._load_checkpoint(checkpoint, ignore_mismatched_sizes)
+        model._report_loading(info, pretrained_model_name_or_path)
+        model.eval()
+        if model.can_generate():
+            try:
+                model.generation_config = GenerationConfig.from_pretrained(pretrained_model_name_or_path, **location)
+            except OSError:
+                pass
+        if target_dtype is not None:
+            model.config.dtype = target_dtype.name
+        if output_loading_info:
+            return model, info
+        return model
+
+    def _load_checkpoint(self, checkpoint, ignore_mismatched_sizes):
+        """Copy checkpoint tensors into the parameters; initialise whatever the checkpoint lacks."""
+        own = self.state_dict(keep_vars=True)
+        prefix = self.base_model_prefix
+        loaded_keys = [_legacy_key(k) for k in checkpoint.keys]
+        has_prefix = bool(prefix) and any(k.startswith(prefix + ".") for k in loaded_keys)
+        expects_prefix = bool(prefix) and any(k.startswith(prefix + ".") for k in own)
+        add_prefix = bool(prefix) and not has_prefix and expects_prefix
+        strip_prefix = bool(prefix) and has_prefix and not expects_prefix
+
+        def to_model_key(key):
+            key = _legacy_key(key)
+            if add_prefix:
+                return f"{prefix}.{key}"
+            if strip_prefix:
+                return key[len(prefix) + 1:] if key.startswith(prefix + ".") else None
+            return key
+
+        found, unexpected, mismatched = set(), [], []
+
+        def consume(shard):
+            for key, value in shard.items():
+                model_key = to_model_key(key)
+                if model_key is None or model_key not in own:
+                    unexpected.append(key)
+                    continue
+                target = own[model_key]
+                if tuple(value.shape) != tuple(target.shape):
+                    if ignore_mismatched_sizes:
+                        mismatched.append((model_key, tuple(value.shape), tuple(target.shape)))
+                        continue
+                    raise RuntimeError(
+                        f"Error(s) in loading state_dict for {self.__class__.__name__}:\n\tsize mismatch for "
+                        f"{model_key}: copying a param with shape {tuple(value.shape)} from checkpoint, the shape "
+                        f"in current model is {tuple(target.shape)}.\n\tYou may consider adding "
+                        "`ignore_mismatched_sizes=True` in the model `from_pretrained` method."
+                    )
+                _assign(target, value, adopt=checkpoint.owned)
+                found.add(model_key)
+
+        for shard in checkpoint.shards():
+            consume(shard)
+
+        missing = {k for k in own if k not in found}
+        self.tie_weights(missing)
+        missing = _filter(sorted(missing), self._keys_to_ignore_on_load_missing)
+        buffers = {name for name, _ in self.named_buffers()}
+        unexpected = [k for k in unexpected if (to_model_key(k) or k) not in buffers]
+        unexpected = _filter(unexpected, self._keys_to_ignore_on_load_unexpected)
+
+        self._initialize_missing(set(missing) | {m[0] for m in mismatched})
+        return {"missing_keys": missing, "unexpected_keys": unexpected, "mismatched_keys": mismatched,
+                "error_msgs": []}
+
+    def _initialize_missing(self, missing):
+        """Run _init_weights on modules owning a parameter the checkpoint did not provide.
+
+        The module's other tensors keep their loaded values (a head whose weight is tied to the
+        loaded embeddings but whose bias is new must not re-initialise the embeddings).
+        """
+        if not missing:
+            return
+        for name, module in self.named_modules():
+            own = {(f"{name}.{p}" if name else p): t for p, t in
+                   list(module.named_parameters(recurse=False)) + list(module.named_buffers(recurse=False))}
+            if any(k in missing for k in own):
+                loaded = [(t, t.detach().clone()) for k, t in own.items() if k not in missing]
+                module._is_hf_initialized = False
+                self._init_weights(module)
+                with core.no_grad():
+                    for tensor, value in loaded:
+                        tensor.copy_(value)
+
+    def _report_loading(self, info, source):
+        name = self.__class__.__name__
+        if info["unexpected_keys"]:
+            logger.warning(
+                f"Some weights of the model checkpoint at {source} were not used when initializing {name}: "
+                f"{info['unexpected_keys']}"
+            )
+        if info["missing_keys"]:
+            logger.warning(
+                f"Some weights of {name} were not initialized from the model checkpoint at {source} and are newly "
+                f"initialized: {info['missing_keys']}\nYou should probably TRAIN this model on a down-stream task "
+                "to be able to use it for predictions and inference."
+            )
+        if info["mismatched_keys"]:
+            lines = "\n".join(f"- {k}: found shape {a} in the checkpoint and {b} in the model instantiated"
+                              for k, a, b in info["mismatched_keys"])
+            logger.warning(
+                f"Some weights of {name} were not initialized from the model checkpoint at {source} and are newly "
+                f"initialized because the shapes did not match:\n{lines}"
+            )
+
+
+def _same_values(a, b):
+    return tuple(a.shape) == tuple(b.shape) and bool((a.detach() == b.detach()).all())
+
+
+def _filter(keys, patterns):
+    if not patterns:
+        return keys
+    return [k for k in keys if not any(re.search(p, k) for p in patterns)]
+
+
+def _assign(target, value, adopt):
+    """Put a checkpoint tensor's values into a parameter/buffer, keeping the target's dtype.
+
+    With adopt (arrays read from a file by this load, which nothing else references), a CPU
+    array of the right dtype and layout becomes the parameter's storage as it is: for
+    safetensors that is a copy-on-write memory mapping, so loading copies nothing and pages
+    are read as they are used. Otherwise the values are copied into the target's own array,
+    so no second copy of a weight lives at once.
+    """
+    array = value._data
+    if target.device.type == "cpu":
+        if adopt and _adoptable(array, target._data):
+            target._data = array
+        elif target._data.flags.writeable:
+            np.copyto(target._data, array, casting="unsafe")
+        else:
+            target._data = np.array(array, dtype=target._data.dtype, order="C")
+    else:
+        from ..core.backends import get_backend
+
+        if array.dtype != target._data.dtype:
+            array = array.astype(target._data.dtype)
+        target._data = get_backend(target.device).from_host(array, target.device.index)
+    target._version[0] += 1
+
+
+def _adoptable(array, current):
+    flags = array.flags
+    return (isinstance(array, np.ndarray) and array.dtype == current.dtype and array.shape == current.shape
+            and flags.writeable and flags.aligned and flags.c_contiguous)
+
+
+class _Checkpoint:
+    """The weights to load: their names up front (for prefix detection), tensors shard by shard."""
+
+    def __init__(self, keys, loaders, owned=True):
+        self.keys = keys
+        self._loaders = loaders
+        self._first = None
+        # True when the tensors were read from files by this load: the model may keep their arrays.
+        self.owned = owned
+
+    @classmethod
+    def from_state_dict(cls, state_dict):
+        return cls(list(state_dict), [lambda: state_dict], owned=False)
+
+    @classmethod
+    def resolve(cls, name_or_path, use_safetensors, location):
+        """Find the weight files in HF's order of preference: safetensors first, then .bin."""
+        candidates = []
+        if use_safetensors is not False:
+            candidates += [(SAFE_WEIGHTS_NAME, False), (SAFE_WEIGHTS_INDEX_NAME, True)]
+        if not use_safetensors:
+            candidates += [(WEIGHTS_NAME, False), (WEIGHTS_INDEX_NAME, True)]
+        for filename, is_index in candidates:
+            path = cached_file(name_or_path, filename, raise_if_missing=False, **location)
+            if path is None:
+                continue
+            if not is_index:
+                checkpoint = cls(None, [lambda: _load_file(path)])
+                checkpoint.keys = list(checkpoint.first_shard())
+                return checkpoint
+            with open(path, encoding="utf-8") as fh:
+                weight_map = json.load(fh)["weight_map"]
+            shard_paths = [cached_file(name_or_path, shard, **location) for shard in sorted(set(weight_map.values()))]
+            return cls(list(weight_map), [(lambda p=p: _load_file(p)) for p in shard_paths])
+        wanted = " or ".join(name for name, _ in candidates)
+        raise OSError(f"{name_or_path} does not appear to have a file named {wanted}.")
+
+    def first_shard(self):
+        if self._first is None:
+            self._first = self._loaders[0]()
+        return self._first
+
+    def shards(self):
+        yield self.first_shard()
+        self._first = None
+        for load in self._loaders[1:]:
+            yield load()
+
+
+def _load_file(path):
+    from ..core import serialization
+
+    if path.endswith(".safetensors"):
+        return serialization.load_safetensors(path)
+    return serialization.load_torch_file(path)
+
+
+def _resolve_dtype(dtype, config, checkpoint):
+    """'auto' (the default, as in HF v5) → the config's dtype, else the checkpoint's floats."""
+    if dtype is None:
+        dtype = "auto"
+    if dtype != "auto":
+        return _as_dtype(dtype)
+    declared = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    if declared:
+        return _as_dtype(declared)
+    for value in checkpoint.first_shard().values():
+        if value.is_floating_point():
+            return value.dtype
+    return None
+
+
+def _write_json_atomic(path, obj):
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
