@@ -20,6 +20,24 @@ TEST_CASES = [
     ("bert: query/value", "bert", dict(task_type="SEQ_CLS", target_modules=["query", "value"])),
     ("bert: all-linear, dora", "bert", dict(task_type="SEQ_CLS", target_modules="all-linear", use_dora=True)),
     ("llama: q/v", "llama", dict(task_type="CAUSAL_LM", target_modules=["q_proj", "v_proj"])),
+    # the other methods that inject layers
+    ("ia3 mlp", "mlp", dict(peft_type="IA3", target_modules=["lin0", "lin1"], feedforward_modules=["lin0"])),
+    ("ia3 Conv1D", "emb_conv1d", dict(peft_type="IA3", target_modules=["conv1d"], feedforward_modules=[])),
+    ("ia3 conv2d", "conv", dict(peft_type="IA3", target_modules=["conv2d", "conv2d_1x1"],
+                                feedforward_modules=["conv2d_1x1"])),
+    ("loha mlp", "mlp", dict(peft_type="LOHA", target_modules=["lin0", "lin1"], r=4, alpha=8, rank_dropout=0.2)),
+    ("loha conv", "conv", dict(peft_type="LOHA", target_modules=["conv1d", "conv2d", "conv2d_1x1"], r=2)),
+    ("loha conv effective", "conv", dict(peft_type="LOHA", target_modules=["conv1d", "conv2d"], r=2,
+                                         use_effective_conv2d=True, module_dropout=0.1)),
+    ("lokr mlp", "mlp", dict(peft_type="LOKR", target_modules=["lin0", "lin1"], r=2, decompose_both=True)),
+    ("lokr conv effective", "conv", dict(peft_type="LOKR", target_modules=["conv1d", "conv2d", "conv2d_1x1"], r=1,
+                                         use_effective_conv2d=True, rank_dropout=0.1, rank_dropout_scale=True)),
+    ("lokr bert", "bert", dict(peft_type="LOKR", task_type="SEQ_CLS", target_modules=["query", "value"], r=4,
+                               init_weights="lycoris")),
+    ("adalora mlp", "mlp", dict(peft_type="ADALORA", target_modules=["lin0", "lin1"], init_r=4, target_r=2,
+                                total_step=10)),
+    ("adalora bert", "bert", dict(peft_type="ADALORA", task_type="SEQ_CLS", target_modules=["query", "value"],
+                                  init_r=4, target_r=2, total_step=10)),
 ]
 IDS = [case[0] for case in TEST_CASES]
 

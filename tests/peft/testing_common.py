@@ -1,5 +1,7 @@
-"""Checks every (model, LoraConfig) case must pass, in the shape of HF peft's PeftCommonTester.
+"""Checks every (model, adapter config) case must pass, in the shape of HF peft's PeftCommonTester.
 
+`config_kwargs` are the config's fields, plus an optional "peft_type" (default "LORA") naming
+the method, as HF peft's test tables name a config class per case.
 A case provides `make_model()` (a fresh base model in eval mode), `inputs()` (keyword inputs
 for one forward pass), `loss(output)` and `logits(output)`. Expected numbers come from HF
 peft runs recorded in tests/fixtures/peft (see make_peft_fixtures.py) or from the math.
@@ -33,23 +35,38 @@ def as_numpy(tensor):
 class PeftCommonTester:
     """Mixed into test classes; each `_test_*` takes a case (see module docstring) and config kwargs."""
 
+    @staticmethod
+    def _config(config_kwargs):
+        kwargs = copy.deepcopy(config_kwargs)
+        return peft.PEFT_TYPE_TO_CONFIG_MAPPING[kwargs.pop("peft_type", "LORA")](**kwargs)
+
+    @staticmethod
+    def _adapter_prefix(config_kwargs):
+        """The start of the method's parameter names ("lora_", "ia3_", "hada_", ...)."""
+        return peft.PEFT_TYPE_TO_PREFIX_MAPPING[config_kwargs.get("peft_type", "LORA")]
+
     def _wrap(self, case, config_kwargs, adapter_name="default"):
-        return peft.get_peft_model(case.make_model(), peft.LoraConfig(**copy.deepcopy(config_kwargs)),
-                                   adapter_name=adapter_name)
+        return peft.get_peft_model(case.make_model(), self._config(config_kwargs), adapter_name=adapter_name)
 
     def _run(self, model, case):
         with core.no_grad():
             return as_numpy(case.logits(model(**case.inputs())))
 
     def _randomise_adapters(self, model):
-        """Give every adapter weight random values, so that B is not zero and the adapter does something."""
+        """Give every adapter weight random values, so that B is not zero and the adapter does something.
+        Scales (DoRA magnitudes, IA3 vectors) stay positive."""
         generator = np.random.default_rng(0)
+        prefix = peft.PEFT_TYPE_TO_PREFIX_MAPPING[model.peft_type]
         with core.no_grad():
             for name, parameter in model.named_parameters():
-                if "lora_" in name:
-                    values = generator.standard_normal(tuple(parameter.shape)).astype(np.float32) * 0.1
+                if prefix in name and "ranknum" not in name:  # AdaLoRA's ranknum is a constant
+                    # products of several factors (LoHa, LoKr, AdaLoRA) need larger ones to be visible
+                    scale = 0.1 if prefix == "lora_" and model.peft_type == "LORA" else 0.5
+                    values = generator.standard_normal(tuple(parameter.shape)).astype(np.float32) * scale
                     if "lora_magnitude_vector" in name:
                         values = np.abs(values) + 1.0
+                    if "ia3_l" in name:  # clearly away from 1 (a no-op) and from 0 (unmerge divides)
+                        values = np.abs(values) * 0.2 + 0.5
                     parameter.copy_(core.tensor(values))
 
     def _test_save_pretrained_round_trip(self, case, config_kwargs, tmp_path):
@@ -64,7 +81,8 @@ class PeftCommonTester:
         loaded = peft.PeftModel.from_pretrained(case.make_model(), tmp_path)
         np.testing.assert_allclose(self._run(loaded, case), expected, rtol=1e-6, atol=1e-6)
         # inference mode by default: the adapter is frozen
-        assert not any(p.requires_grad for n, p in loaded.named_parameters() if "lora_" in n)
+        assert not any(p.requires_grad for n, p in loaded.named_parameters()
+                       if self._adapter_prefix(config_kwargs) in n)
         again = peft.PeftModel.from_pretrained(case.make_model(), tmp_path, is_trainable=True)
         assert again.get_nb_trainable_parameters() == model.get_nb_trainable_parameters()
 
@@ -120,8 +138,9 @@ class PeftCommonTester:
         model.train()
         loss = case.loss(model(**case.inputs(train=True)))
         loss.backward()
+        prefix = self._adapter_prefix(config_kwargs)
         for name, parameter in model.named_parameters():
-            trainable = ("lora_" in name or ".modules_to_save." in name
+            trainable = ((prefix in name and "ranknum" not in name) or ".modules_to_save." in name
                          or (config_kwargs.get("bias") == "all" and name.endswith(".bias")
                              and ".original_module." not in name)
                          or (config_kwargs.get("bias") == "lora_only" and name.endswith("base_layer.bias")))

@@ -30,6 +30,16 @@ def _embedding_is_targeted(model, config):
     return False
 
 
+def _method_class(peft_type):
+    """The class holding a method's state-dict hooks: its tuner, or for prompt learning its prompt encoder."""
+    from ..mapping import PEFT_TYPE_TO_PROMPT_ENCODER_MAPPING, PEFT_TYPE_TO_TUNER_MAPPING
+
+    method_cls = PEFT_TYPE_TO_TUNER_MAPPING.get(peft_type) or PEFT_TYPE_TO_PROMPT_ENCODER_MAPPING.get(peft_type)
+    if method_cls is None:
+        raise ValueError(f"Unknown PEFT type passed: {peft_type}")
+    return method_cls
+
+
 def get_peft_model_state_dict(model, state_dict=None, adapter_name="default", save_embedding_layers="auto"):
     """The adapter's tensors, keyed as HF peft saves them (no adapter name in the keys).
 
@@ -37,8 +47,6 @@ def get_peft_model_state_dict(model, state_dict=None, adapter_name="default", sa
     copies, and, when an "embed_tokens"/"lm_head" layer is targeted (save_embedding_layers
     "auto") or asked for, the embedding layers' full weights, as HF peft does.
     """
-    from ..mapping import PEFT_TYPE_TO_TUNER_MAPPING
-
     config = model.peft_config[adapter_name]
     if state_dict is None:
         state_dict = model.state_dict()
@@ -46,9 +54,7 @@ def get_peft_model_state_dict(model, state_dict=None, adapter_name="default", sa
     filtered = _filter_out_other_adapters(state_dict, unwanted)
     if filtered:
         state_dict = filtered
-    if config.peft_type not in PEFT_TYPE_TO_TUNER_MAPPING:
-        raise ValueError(f"Unknown PEFT type passed: {config.peft_type}")
-    tuner_cls = PEFT_TYPE_TO_TUNER_MAPPING[config.peft_type]
+    tuner_cls = _method_class(config.peft_type)
     to_return = tuner_cls._get_adapter_state_dict(model, config, adapter_name, state_dict)
     for name, module in model.named_modules():
         if isinstance(module, ModulesToSaveWrapper):
@@ -79,8 +85,6 @@ def set_peft_model_state_dict(model, peft_model_state_dict, adapter_name="defaul
     Returns torch's (missing_keys, unexpected_keys) of a non-strict load; missing keys are
     limited to the adapter's own tensors.
     """
-    from ..mapping import PEFT_TYPE_TO_TUNER_MAPPING
-
     config = model.peft_config[adapter_name]
     state_dict = dict(peft_model_state_dict)
     for name, module in model.named_modules():
@@ -89,9 +93,12 @@ def set_peft_model_state_dict(model, peft_model_state_dict, adapter_name="defaul
                 full = f"{name}.{checkpoint_key}"
                 if full in state_dict:
                     state_dict[f"{name}.{model_key}"] = state_dict.pop(full)
-    tuner_cls = PEFT_TYPE_TO_TUNER_MAPPING[config.peft_type]
+    tuner_cls = _method_class(config.peft_type)
     state_dict = tuner_cls._remap_adapter_state_dict_for_load(model, config, adapter_name, state_dict)
     result = model.load_state_dict(state_dict, strict=False)
+    if config.is_prompt_learning:  # the encoder's state is the one "prompt_embeddings" tensor
+        model.prompt_encoder[adapter_name]._load_adapter_state_dict(peft_model_state_dict)
+        return type(result)([], result.unexpected_keys)
     missing = [k for k in result.missing_keys if tuner_cls.prefix in k and adapter_name in k]
     return type(result)(missing, result.unexpected_keys)
 

@@ -1,0 +1,5 @@
+from .config import AdaLoraConfig
+from .layer import AdaLoraLayer, RankAllocator, SVDConv2d, SVDLinear
+from .model import AdaLoraModel
+
+__all__ = ["AdaLoraConfig", "AdaLoraLayer", "AdaLoraModel", "RankAllocator", "SVDConv2d", "SVDLinear"]

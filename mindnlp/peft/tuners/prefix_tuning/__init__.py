@@ -1,0 +1,4 @@
+from .config import PrefixTuningConfig
+from .model import PrefixEncoder
+
+__all__ = ["PrefixEncoder", "PrefixTuningConfig"]
