@@ -228,14 +228,16 @@ class PretrainedConfig:
         if self.id2label is None:
             self.num_labels = num_labels if num_labels is not None else 2
         else:
+            # JSON object keys are always strings; label ids are ints.
+            self.id2label = {int(key): value for key, value in self.id2label.items()}
             if num_labels is not None and num_labels != len(self.id2label):
+                # As in HF, an explicit num_labels wins: the labels become LABEL_0..LABEL_{n-1}.
                 logger.warning(
-                    "num_labels=%d does not match id2label, which has %d labels; id2label wins",
+                    "You passed `num_labels=%d` which is incompatible to the `id2label` map of length `%d`.",
                     num_labels,
                     len(self.id2label),
                 )
-            # JSON object keys are always strings; label ids are ints.
-            self.id2label = {int(key): value for key, value in self.id2label.items()}
+                self.num_labels = num_labels
         if self.problem_type == "single_label_classification" and self.num_labels == 1:
             raise ValueError(
                 'problem_type="single_label_classification" needs num_labels > 1: use num_labels=2 for binary '

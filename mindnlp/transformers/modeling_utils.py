@@ -379,8 +379,6 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
     def save_pretrained(self, save_directory, *, state_dict=None, max_shard_size="5GB", safe_serialization=True,
                         is_main_process=True, **kwargs):
         """Write config.json (+ generation_config.json) and the weights, sharded above max_shard_size."""
-        from ..core import serialization
-
         if os.path.isfile(save_directory):
             raise OSError(f"Provided path ({save_directory}) should be a directory, not a file")
         if not is_main_process:
