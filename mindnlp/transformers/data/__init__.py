@@ -1,0 +1,6 @@
+"""Data collators for the Trainer (HF's `transformers.data`)."""
+from .data_collator import (DataCollatorForLanguageModeling, DataCollatorForSeq2Seq, DataCollatorForTokenClassification,
+                            DataCollatorWithPadding, DefaultDataCollator, default_data_collator)
+
+__all__ = ["DataCollatorForLanguageModeling", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification",
+           "DataCollatorWithPadding", "DefaultDataCollator", "default_data_collator"]
