@@ -1,0 +1,3 @@
+"""Utilities shared across mindnlp.transformers: hub file resolution, ModelOutput, logging."""
+from . import logging
+from .generic import ModelOutput

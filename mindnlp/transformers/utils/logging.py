@@ -1,0 +1,79 @@
+"""The library's logger, with Hugging Face's verbosity helpers (`logging.set_verbosity_info()`).
+
+All mindnlp.transformers modules log under the "mindnlp" logger hierarchy; the helpers set
+its level, so a user silences or opens up everything at once, as with transformers.
+"""
+import logging
+import os
+
+CRITICAL, FATAL, ERROR, WARNING, WARN, INFO, DEBUG, NOTSET = (
+    logging.CRITICAL, logging.FATAL, logging.ERROR, logging.WARNING, logging.WARN, logging.INFO, logging.DEBUG,
+    logging.NOTSET,
+)
+
+_LEVELS = {"debug": DEBUG, "info": INFO, "warning": WARNING, "error": ERROR, "critical": CRITICAL}
+_ROOT = "mindnlp"
+_progress_bars_enabled = True
+
+
+def _library_logger():
+    logger = logging.getLogger(_ROOT)
+    if not getattr(logger, "_mindnlp_configured", False):
+        env_level = os.environ.get("MINDNLP_VERBOSITY", os.environ.get("TRANSFORMERS_VERBOSITY", "")).lower()
+        if env_level and env_level not in _LEVELS:
+            raise ValueError(f"unknown verbosity {env_level!r}; use one of {', '.join(_LEVELS)}")
+        logger.setLevel(_LEVELS.get(env_level, WARNING))
+        logger._mindnlp_configured = True
+    return logger
+
+
+def get_logger(name=None):
+    """A logger under the library's hierarchy (module names already start with 'mindnlp')."""
+    _library_logger()
+    return logging.getLogger(name or _ROOT)
+
+
+def get_verbosity():
+    return _library_logger().getEffectiveLevel()
+
+
+def set_verbosity(verbosity):
+    _library_logger().setLevel(verbosity)
+
+
+def set_verbosity_debug():
+    set_verbosity(DEBUG)
+
+
+def set_verbosity_info():
+    set_verbosity(INFO)
+
+
+def set_verbosity_warning():
+    set_verbosity(WARNING)
+
+
+def set_verbosity_error():
+    set_verbosity(ERROR)
+
+
+def disable_propagation():
+    _library_logger().propagate = False
+
+
+def enable_propagation():
+    _library_logger().propagate = True
+
+
+def enable_progress_bar():
+    global _progress_bars_enabled
+    _progress_bars_enabled = True
+
+
+def disable_progress_bar():
+    global _progress_bars_enabled
+    _progress_bars_enabled = False
+
+
+def is_progress_bar_enabled():
+    return _progress_bars_enabled
