@@ -2,6 +2,8 @@
 
 Commands:
   download  fetch a Hub repository into the shared HF cache or a folder, through mirrors
+  generate  continue a prompt (or answer a chat message) with a causal language model
+  embed     mean-pooled, normalised sentence embeddings, or their similarity matrix
   env       versions, backends, cache and endpoint in effect, for bug reports
 
 Each command is a function taking the parsed arguments and returning the exit code, so tests
@@ -174,6 +176,146 @@ def _print_plan(plan):
     )
 
 
+def _add_model_source(p):
+    """Where a model comes from: a local folder or a hub id, through a mirror or an endpoint."""
+    p.add_argument("model", help="a local folder or a Hub model id, e.g. openai-community/gpt2")
+    p.add_argument("--revision", help="branch, tag or commit (default: main)")
+    p.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: HF_HUB_CACHE or HF_HOME/hub)")
+    p.add_argument("--mirror", metavar="NAME", help=f"a known endpoint: {', '.join(sorted(MIRRORS))}, or a URL")
+    p.add_argument("--endpoint", type=_endpoint_url, metavar="URL", help="a Hub-compatible endpoint (default: "
+                   "HF_ENDPOINT, else huggingface.co)")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "float16", "bfloat16"],
+                   help="weights' dtype (default auto: the checkpoint's)")
+
+
+def _load_source(args):
+    """from_pretrained keywords for the model source options."""
+    if args.mirror is not None:
+        _mirror_url(args.mirror)
+    return {"revision": args.revision, "cache_dir": args.cache_dir, "mirror": args.mirror, "endpoint": args.endpoint}
+
+
+def _add_generate(commands):
+    p = commands.add_parser(
+        "generate",
+        help="continue a prompt with a causal language model",
+        description=(
+            "Load a causal language model and its tokenizer (a local folder or a Hub id) and print\n"
+            "the prompt's continuation: greedy by default (or as the model's generation config says),\n"
+            "sampled with --do-sample. With --chat the prompt is a user message rendered through the\n"
+            "tokenizer's chat template and only the reply is printed."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_model_source(p)
+    p.add_argument("--prompt", required=True, help="the text to continue (the user message with --chat)")
+    p.add_argument("--max-new-tokens", type=int, default=50, help="tokens to generate at most (default 50)")
+    p.add_argument("--do-sample", action=argparse.BooleanOptionalAction, default=None,
+                   help="sample instead of greedy decoding (default: the model's generation config)")
+    p.add_argument("--temperature", type=float, help="sampling temperature")
+    p.add_argument("--top-p", type=float, help="nucleus sampling: keep the smallest set of tokens of this mass")
+    p.add_argument("--top-k", type=int, help="sample among the k most likely tokens")
+    p.add_argument("--seed", type=int, help="seed of the sampler, for reproducible samples")
+    p.add_argument("--stream", action="store_true", help="print tokens as they are generated")
+    p.add_argument("--chat", action="store_true", help="treat the prompt as a chat message (chat template)")
+    p.set_defaults(run=cmd_generate)
+
+
+def _model_dtype(name):
+    from . import core
+
+    return "auto" if name == "auto" else getattr(core, name)
+
+
+def cmd_generate(args):
+    from . import core
+    from .transformers import AutoModelForCausalLM, AutoTokenizer, TextStreamer
+
+    if args.max_new_tokens < 1:
+        print(f"error: --max-new-tokens must be at least 1, got {args.max_new_tokens}", file=sys.stderr)
+        return EXIT_USAGE
+    source = _load_source(args)
+    tokenizer = AutoTokenizer.from_pretrained(args.model, **source)
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=_model_dtype(args.dtype), **source)
+    if args.chat:
+        if tokenizer.chat_template is None:
+            print(f"error: the tokenizer of {args.model} has no chat template; drop --chat", file=sys.stderr)
+            return 1
+        inputs = tokenizer.apply_chat_template([{"role": "user", "content": args.prompt}],
+                                               add_generation_prompt=True, return_dict=True, return_tensors="pt")
+    else:
+        inputs = tokenizer(args.prompt, return_tensors="pt")
+    settings = {"max_new_tokens": args.max_new_tokens}
+    for name in ("do_sample", "temperature", "top_p", "top_k"):
+        if getattr(args, name) is not None:
+            settings[name] = getattr(args, name)
+    if tokenizer.pad_token_id is not None:
+        settings["pad_token_id"] = tokenizer.pad_token_id
+    if args.seed is not None:
+        core.manual_seed(args.seed)
+    prompt_length = inputs["input_ids"].shape[1]
+    if args.stream:
+        streamer = TextStreamer(tokenizer, skip_prompt=args.chat, skip_special_tokens=True)
+        model.generate(**inputs, streamer=streamer, **settings)
+        return 0
+    sequence = model.generate(**inputs, **settings)[0].tolist()
+    reply = tokenizer.decode(sequence[prompt_length:], skip_special_tokens=True)
+    print(reply if args.chat else args.prompt + reply)
+    return 0
+
+
+def _add_embed(commands):
+    p = commands.add_parser(
+        "embed",
+        help="sentence embeddings (mean-pooled, normalised) as JSON, or their similarity matrix",
+        description=(
+            "Run each text through the model's feature-extraction path, average its token states\n"
+            "(mean pooling) and scale to unit length, as sentence-transformers models such as\n"
+            "all-MiniLM-L6-v2 do. Prints a JSON list of vectors, one per text, or with --similarity\n"
+            "the matrix of cosine similarities."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_model_source(p)
+    p.add_argument("texts", nargs="+", metavar="TEXT", help="the sentences to embed")
+    p.add_argument("--similarity", action="store_true", help="print the cosine-similarity matrix instead")
+    p.set_defaults(run=cmd_embed)
+
+
+def sentence_embeddings(extractor, texts):
+    """Unit-length mean of each text's token states, from a feature-extraction pipeline (one
+    text at a time, so no padding enters the mean)."""
+    import numpy as np
+
+    vectors = []
+    for text in texts:
+        states = extractor(text, return_tensors=True)[0].float().numpy()
+        mean = states.mean(axis=0)
+        vectors.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+    return np.stack(vectors)
+
+
+def cmd_embed(args):
+    import json
+
+    from .transformers import pipeline
+
+    source = _load_source(args)
+    extractor = pipeline("feature-extraction", model=args.model, dtype=_model_dtype(args.dtype), **source)
+    vectors = sentence_embeddings(extractor, args.texts)
+    if not args.similarity:
+        print(json.dumps([[round(float(x), 7) for x in row] for row in vectors]))
+        return 0
+    similarity = vectors @ vectors.T
+    width = max(len(str(i)) for i in range(len(args.texts)))
+    for i, text in enumerate(args.texts):
+        print(f"[{i:>{width}}] {text}")
+    print(" " * (width + 2) + " ".join(f"{f'[{j}]':>8}" for j in range(len(args.texts))))
+    for i, row in enumerate(similarity):
+        print(f"[{i:>{width}}]" + " ".join(f"{value:8.4f}" for value in row))
+    return 0
+
+
 def _add_env(commands):
     p = commands.add_parser("env", help="print versions, backends, cache and endpoint (for bug reports)")
     p.set_defaults(run=cmd_env)
@@ -244,6 +386,8 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"mindnlp {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_download(commands)
+    _add_generate(commands)
+    _add_embed(commands)
     _add_env(commands)
     return parser
 

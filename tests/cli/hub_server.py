@@ -204,7 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _json(self, status, payload, headers=None):
-        self._send(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(payload).encode())
+        self._send(status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(payload).encode(),
+                   head=self.command == "HEAD")
 
     def _error(self, status, code, message, headers=None):
         extra = {"X-Error-Message": message, **(headers or {})}

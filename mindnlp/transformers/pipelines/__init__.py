@@ -10,6 +10,7 @@ from .feature_extraction import FeatureExtractionPipeline
 from .fill_mask import FillMaskPipeline
 from .question_answering import QuestionAnsweringPipeline, SquadExample
 from .text_classification import ClassificationFunction, TextClassificationPipeline
+from .text_generation import Chat, ReturnType, TextGenerationPipeline
 from .token_classification import AggregationStrategy, NerPipeline, TokenClassificationPipeline
 
 
@@ -42,6 +43,7 @@ SUPPORTED_TASKS = {
     "text-classification": {"impl": TextClassificationPipeline, "auto": "AutoModelForSequenceClassification"},
     "token-classification": {"impl": TokenClassificationPipeline, "auto": "AutoModelForTokenClassification"},
     "question-answering": {"impl": QuestionAnsweringPipeline, "auto": "AutoModelForQuestionAnswering"},
+    "text-generation": {"impl": TextGenerationPipeline, "auto": "AutoModelForCausalLM"},
 }
 TASK_ALIASES = {"sentiment-analysis": "text-classification", "ner": "token-classification"}
 PIPELINE_REGISTRY = PipelineRegistry(SUPPORTED_TASKS, TASK_ALIASES)
@@ -91,8 +93,8 @@ def pipeline(task=None, model=None, tokenizer=None, device=None, dtype=None, *, 
 
 
 __all__ = [
-    "AggregationStrategy", "ChunkPipeline", "ClassificationFunction", "FeatureExtractionPipeline", "FillMaskPipeline",
-    "NerPipeline", "Pipeline", "PipelineException", "PipelineRegistry", "PIPELINE_REGISTRY",
-    "QuestionAnsweringPipeline", "SquadExample", "SUPPORTED_TASKS", "TASK_ALIASES", "TextClassificationPipeline",
-    "TokenClassificationPipeline", "pipeline",
+    "AggregationStrategy", "Chat", "ChunkPipeline", "ClassificationFunction", "FeatureExtractionPipeline",
+    "FillMaskPipeline", "NerPipeline", "Pipeline", "PipelineException", "PipelineRegistry", "PIPELINE_REGISTRY",
+    "QuestionAnsweringPipeline", "ReturnType", "SquadExample", "SUPPORTED_TASKS", "TASK_ALIASES",
+    "TextClassificationPipeline", "TextGenerationPipeline", "TokenClassificationPipeline", "pipeline",
 ]
