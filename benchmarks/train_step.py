@@ -12,7 +12,6 @@ import time
 import numpy as np
 
 from mindnlp import core
-from mindnlp.core import nn
 
 try:
     import torch

@@ -11,7 +11,6 @@ import numpy as np
 
 from . import _dtype
 from ._device import CPU, as_device
-from .autograd import grad_mode
 
 
 class Size(tuple):

@@ -61,10 +61,6 @@ Tensor.where = lambda self, condition, other: ops.where(condition, self, other)
 Tensor.unfold = lambda self, dimension, size, step: ops.shape._unfold(self, dimension, size, step)
 
 
-def _size_check(self, *args):
-    return ops.reshape(self, *args)
-
-
 @property
 def _T(self):
     return ops.permute(self, tuple(reversed(range(self.ndim))))

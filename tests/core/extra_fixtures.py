@@ -10,7 +10,7 @@ import numpy as np
 
 from mindnlp import core
 
-from .torch_fixtures import FIXTURES
+from .torch_fixtures import FIXTURES, assert_outputs_match
 
 _DATA = None
 
@@ -56,18 +56,7 @@ def check_case(name, rtol=1e-5, atol=1e-6):
     case, _, ours = _evaluate(name, False)
     _, arrays = _data()
     expected = [arrays[f"{name}/out/{i}"] for i in range(len(case["dtypes"]))]
-    assert len(ours) == len(expected), f"{name}: {len(ours)} outputs, torch gives {len(expected)}"
-    for got, want, dtype in zip(ours, expected, case["dtypes"]):
-        assert got.dtype.name == dtype, f"{name}: dtype {got.dtype.name}, torch gives {dtype}"
-        assert tuple(got.shape) == want.shape, f"{name}: shape {tuple(got.shape)}, torch gives {want.shape}"
-        values = got.detach().float().numpy() if dtype == "bfloat16" else got.detach().numpy()
-        if dtype in ("float16", "bfloat16"):
-            tol = 2 ** -10 if dtype == "float16" else 2 ** -7
-            np.testing.assert_allclose(values.astype(np.float32), want, rtol=tol, atol=tol, err_msg=name)
-        elif want.dtype.kind == "f":
-            np.testing.assert_allclose(values, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=name)
-        else:
-            np.testing.assert_array_equal(values, want, err_msg=name)
+    assert_outputs_match(name, ours, expected, case["dtypes"], rtol, atol)
 
 
 def check_case_grad(name, rtol=1e-4, atol=1e-5):

@@ -52,6 +52,12 @@ def run_op_case(name):
 def check_op_case(name, rtol=1e-6, atol=1e-6):
     """Our values, shapes and dtypes equal torch's (half types to their own precision)."""
     ours, expected, dtypes = run_op_case(name)
+    assert_outputs_match(name, ours, expected, dtypes, rtol, atol)
+
+
+def assert_outputs_match(name, ours, expected, dtypes, rtol, atol):
+    """Same count, dtypes and shapes as torch's outputs; values equal (integers, bools), within
+    rtol/atol with NaN where torch has NaN (float32/64), or to the type's precision (half types)."""
     assert len(ours) == len(expected), f"{name}: {len(ours)} outputs, torch gives {len(expected)}"
     for got, want, dtype in zip(ours, expected, dtypes):
         assert got.dtype.name == dtype, f"{name}: dtype {got.dtype.name}, torch gives {dtype}"

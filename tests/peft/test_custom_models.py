@@ -1,7 +1,7 @@
 """The common checks over a table of (model, LoraConfig) cases, as in HF peft's test_custom_models."""
 import pytest
 
-from .cases import has_model, make_case
+from .cases import make_case
 from .testing_common import PeftCommonTester
 
 TEST_CASES = [
@@ -42,29 +42,23 @@ TEST_CASES = [
 IDS = [case[0] for case in TEST_CASES]
 
 
-def _case(kind):
-    if not has_model(kind):
-        pytest.skip(f"mindnlp.transformers has no model for {kind!r} yet")
-    return make_case(kind)
-
-
 class TestCustomModels(PeftCommonTester):
     @pytest.mark.parametrize("name, kind, config_kwargs", TEST_CASES, ids=IDS)
     def test_save_pretrained_round_trip(self, name, kind, config_kwargs, tmp_path):
-        self._test_save_pretrained_round_trip(_case(kind), config_kwargs, tmp_path)
+        self._test_save_pretrained_round_trip(make_case(kind), config_kwargs, tmp_path)
 
     @pytest.mark.parametrize("name, kind, config_kwargs", TEST_CASES, ids=IDS)
     def test_merge_equivalence(self, name, kind, config_kwargs):
-        self._test_merge_equivalence(_case(kind), config_kwargs)
+        self._test_merge_equivalence(make_case(kind), config_kwargs)
 
     @pytest.mark.parametrize("name, kind, config_kwargs", TEST_CASES, ids=IDS)
     def test_disable_adapter_and_unload(self, name, kind, config_kwargs):
-        self._test_disable_adapter_and_unload(_case(kind), config_kwargs)
+        self._test_disable_adapter_and_unload(make_case(kind), config_kwargs)
 
     @pytest.mark.parametrize("name, kind, config_kwargs", TEST_CASES, ids=IDS)
     def test_training_reduces_loss(self, name, kind, config_kwargs):
-        self._test_training_reduces_loss(_case(kind), config_kwargs)
+        self._test_training_reduces_loss(make_case(kind), config_kwargs)
 
     @pytest.mark.parametrize("name, kind, config_kwargs", TEST_CASES, ids=IDS)
     def test_only_adapter_parameters_get_gradients(self, name, kind, config_kwargs):
-        self._test_only_adapter_parameters_get_gradients(_case(kind), config_kwargs)
+        self._test_only_adapter_parameters_get_gradients(make_case(kind), config_kwargs)

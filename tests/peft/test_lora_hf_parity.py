@@ -12,7 +12,7 @@ import pytest
 from mindnlp import core
 from mindnlp import peft
 
-from .cases import has_model, make_case
+from .cases import make_case, run_logits
 from .testing_common import FIXTURES, load_expected, load_outputs
 
 CASE_KINDS = {
@@ -27,15 +27,7 @@ TOLERANCE = {"bert": 1e-5, "llama": 1e-5}
 
 
 def _case(name):
-    kind = CASE_KINDS[name]
-    if not has_model(kind):
-        pytest.skip(f"mindnlp.transformers has no model for {kind!r} yet")
-    return make_case(kind)
-
-
-def _run(model, case):
-    with core.no_grad():
-        return case.logits(model(**case.inputs())).numpy()
+    return make_case(CASE_KINDS[name])
 
 
 def _header(path):
@@ -50,12 +42,12 @@ def test_hf_adapter_outputs(name):
     outputs = load_outputs()
     tolerance = TOLERANCE.get(CASE_KINDS[name], 1e-6)
     model = peft.PeftModel.from_pretrained(case.make_model(), os.path.join(FIXTURES, name))
-    np.testing.assert_allclose(_run(model, case), outputs[f"{name}/active"], rtol=1e-4, atol=tolerance)
+    np.testing.assert_allclose(run_logits(model, case), outputs[f"{name}/active"], rtol=1e-4, atol=tolerance)
     assert list(model.get_nb_trainable_parameters()) == list(outputs[f"{name}/nb_params_loaded"])
     with model.disable_adapter():
-        np.testing.assert_allclose(_run(model, case), outputs[f"{name}/disabled"], rtol=1e-4, atol=tolerance)
+        np.testing.assert_allclose(run_logits(model, case), outputs[f"{name}/disabled"], rtol=1e-4, atol=tolerance)
     merged = model.merge_and_unload()
-    np.testing.assert_allclose(_run(merged, case), outputs[f"{name}/merged"], rtol=1e-4, atol=tolerance)
+    np.testing.assert_allclose(run_logits(merged, case), outputs[f"{name}/merged"], rtol=1e-4, atol=tolerance)
 
 
 @pytest.mark.parametrize("name", sorted(CASE_KINDS))
@@ -113,7 +105,7 @@ def test_mindnlp_trained_adapter_matches_hf_peft_outputs():
     case = make_case("mlp")
     model = peft.PeftModel.from_pretrained(case.make_model(), os.path.join(FIXTURES, "mindnlp_trained"))
     outputs = load_outputs()
-    np.testing.assert_allclose(_run(model, case), outputs["mindnlp_trained/peft"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run_logits(model, case), outputs["mindnlp_trained/peft"], rtol=1e-5, atol=1e-6)
 
 
 def test_causal_lm_wrapper_generates_like_the_merged_model():

@@ -10,7 +10,7 @@ import pytest
 from mindnlp import core
 from mindnlp import peft
 
-from .cases import has_model, make_case
+from .cases import make_case, run_logits
 from .testing_common import FIXTURES
 
 METHODS = os.path.join(FIXTURES, "methods")
@@ -32,15 +32,7 @@ def _outputs():
 
 
 def _case(name):
-    kind = CASE_KINDS[name]
-    if not has_model(kind):
-        pytest.skip(f"mindnlp.transformers has no model for {kind!r} yet")
-    return make_case(kind)
-
-
-def _run(model, case):
-    with core.no_grad():
-        return case.logits(model(**case.inputs())).numpy()
+    return make_case(CASE_KINDS[name])
 
 
 @pytest.mark.parametrize("name", sorted(CASE_KINDS))
@@ -51,14 +43,14 @@ def test_hf_adapter_outputs(name):
     model = peft.PeftModel.from_pretrained(case.make_model(), os.path.join(METHODS, name))
     # peft's own reload of the file it saved (for prompt tuning on a causal LM: logits on the
     # virtual positions too, as peft returns them)
-    np.testing.assert_allclose(_run(model, case), outputs[f"{name}/reloaded"], rtol=1e-4, atol=tolerance)
-    np.testing.assert_allclose(_run(model, case), outputs[f"{name}/active"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(run_logits(model, case), outputs[f"{name}/reloaded"], rtol=1e-4, atol=tolerance)
+    np.testing.assert_allclose(run_logits(model, case), outputs[f"{name}/active"], rtol=1e-4, atol=1e-4)
     assert list(model.get_nb_trainable_parameters()) == list(outputs[f"{name}/nb_params_loaded"])
     with model.disable_adapter():
-        np.testing.assert_allclose(_run(model, case), outputs[f"{name}/disabled"], rtol=1e-4, atol=tolerance)
+        np.testing.assert_allclose(run_logits(model, case), outputs[f"{name}/disabled"], rtol=1e-4, atol=tolerance)
     if name.startswith(MERGEABLE):
         merged = model.merge_and_unload()
-        np.testing.assert_allclose(_run(merged, case), outputs[f"{name}/merged"], rtol=1e-4, atol=tolerance)
+        np.testing.assert_allclose(run_logits(merged, case), outputs[f"{name}/merged"], rtol=1e-4, atol=tolerance)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, kind in CASE_KINDS.items() if kind == "llama"))
@@ -139,4 +131,4 @@ def test_mindnlp_saved_adapters_load_in_hf_peft():
 def test_mindnlp_trained_adapter_matches_hf_peft_outputs(name):
     case = _case(name)
     model = peft.PeftModel.from_pretrained(case.make_model(), os.path.join(METHODS, f"mindnlp_{name}"))
-    np.testing.assert_allclose(_run(model, case), _outputs()[f"mindnlp_{name}/peft"], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(run_logits(model, case), _outputs()[f"mindnlp_{name}/peft"], rtol=1e-4, atol=1e-5)

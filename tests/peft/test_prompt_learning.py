@@ -11,7 +11,7 @@ from mindnlp.core import serialization
 from mindnlp.peft.tuners.p_tuning.model import PromptEncoder
 from mindnlp.peft.tuners.prefix_tuning.model import PrefixEncoder
 
-from .cases import has_model, make_case
+from .cases import make_case, run_logits
 from .testing_common import FIXTURES
 
 ENCODER_CONFIGS = {
@@ -52,20 +52,9 @@ def test_training_encoders_match_peft(name):
     np.testing.assert_allclose(output, tensors[f"{name}/output"].numpy(), rtol=1e-5, atol=1e-6)
 
 
-def _case(kind):
-    if not has_model(kind):
-        pytest.skip(f"mindnlp.transformers has no model for {kind!r} yet")
-    return make_case(kind)
-
-
 def _wrap(case, config_kwargs):
     kwargs = dict(config_kwargs)
     return peft.get_peft_model(case.make_model(), peft.PEFT_TYPE_TO_CONFIG_MAPPING[kwargs.pop("peft_type")](**kwargs))
-
-
-def _run(model, case):
-    with core.no_grad():
-        return case.logits(model(**case.inputs())).numpy()
 
 
 def _randomise_prompt(model):
@@ -78,11 +67,11 @@ def _randomise_prompt(model):
 
 @pytest.mark.parametrize("name, kind, config_kwargs", CASES, ids=IDS)
 def test_save_pretrained_round_trip(name, kind, config_kwargs, tmp_path):
-    case = _case(kind)
+    case = make_case(kind)
     model = _wrap(case, config_kwargs)
     _randomise_prompt(model)
     model.eval()
-    expected = _run(model, case)
+    expected = run_logits(model, case)
     model.save_pretrained(tmp_path)
     saved = serialization.load_safetensors(os.path.join(tmp_path, "adapter_model.safetensors"))
     config = model.peft_config["default"]
@@ -91,31 +80,31 @@ def test_save_pretrained_round_trip(name, kind, config_kwargs, tmp_path):
     assert tuple(saved["prompt_embeddings"].shape) == (rows, width)
     assert set(saved) - {"prompt_embeddings"} <= {"base_model.classifier.weight", "base_model.classifier.bias"}
     loaded = peft.PeftModel.from_pretrained(case.make_model(), tmp_path)
-    np.testing.assert_allclose(_run(loaded, case), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run_logits(loaded, case), expected, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="Cannot set a prompt learning adapter to trainable"):
         peft.PeftModel.from_pretrained(case.make_model(), tmp_path, is_trainable=True)
 
 
 @pytest.mark.parametrize("name, kind, config_kwargs", CASES, ids=IDS)
 def test_disable_adapter(name, kind, config_kwargs):
-    case = _case(kind)
+    case = make_case(kind)
     model = _wrap(case, config_kwargs)
     _randomise_prompt(model)
     model.eval()
-    active = _run(model, case)
+    active = run_logits(model, case)
     with model.disable_adapter():
-        disabled = _run(model, case)
+        disabled = run_logits(model, case)
     with core.no_grad():
         without_prompt = case.logits(model.base_model(**case.inputs())).numpy()
     np.testing.assert_allclose(disabled, without_prompt, rtol=1e-6, atol=1e-6)
     real = active[:, -disabled.shape[1]:] if kind == "llama" else active
     assert np.abs(real - disabled).max() > 1e-4
-    np.testing.assert_allclose(_run(model, case), active, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(run_logits(model, case), active, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("name, kind, config_kwargs", CASES, ids=IDS)
 def test_only_the_prompt_gets_gradients(name, kind, config_kwargs):
-    case = _case(kind)
+    case = make_case(kind)
     model = _wrap(case, config_kwargs)
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     assert trainable and all(n.startswith("prompt_encoder.") or ".modules_to_save." in n for n in trainable)
@@ -135,7 +124,7 @@ TRAINABLE_CASES = [case for case in CASES if case[0] not in ("prompt tuning bert
 
 @pytest.mark.parametrize("name, kind, config_kwargs", TRAINABLE_CASES, ids=[case[0] for case in TRAINABLE_CASES])
 def test_training_reduces_loss(name, kind, config_kwargs):
-    case = _case(kind)
+    case = make_case(kind)
     core.manual_seed(0)
     model = _wrap(case, config_kwargs)
 
@@ -157,7 +146,7 @@ def test_training_reduces_loss(name, kind, config_kwargs):
 
 def test_causal_lm_labels_and_mask_cover_the_virtual_tokens():
     """Prompt tuning on a causal LM: logits for n_virtual + seq positions, virtual labels ignored."""
-    case = _case("llama")
+    case = make_case("llama")
     model = _wrap(case, dict(peft_type="PROMPT_TUNING", task_type="CAUSAL_LM", num_virtual_tokens=4))
     output = model(**case.inputs(train=True))
     assert tuple(output.logits.shape[:2]) == (3, 12)
@@ -165,7 +154,7 @@ def test_causal_lm_labels_and_mask_cover_the_virtual_tokens():
 
 
 def test_delete_prompt_adapter():
-    case = _case("llama")
+    case = make_case("llama")
     model = _wrap(case, dict(peft_type="PROMPT_TUNING", task_type="CAUSAL_LM", num_virtual_tokens=2))
     model.add_adapter("other", peft.PromptTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=3))
     model.delete_adapter("default")

@@ -6,7 +6,6 @@ Both methods build a full-size delta weight from small factors (a Hadamard produ
 matrices for LoHa, a Kronecker product for LoKr), so merging is just adding that delta to the
 base weight, and forward is base(x) + op(x, delta) with the base layer's stride/padding.
 """
-import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -14,7 +13,7 @@ from ... import core
 from ...core import nn
 from ..config import PeftConfig
 from ..utils.other import get_pattern_key
-from .tuners_utils import BaseTuner, BaseTunerLayer, check_adapters_to_merge
+from .tuners_utils import BaseTuner, BaseTunerLayer
 
 
 @dataclass
@@ -88,29 +87,15 @@ class LycorisLayer(BaseTunerLayer):
             keep = keep * (keep.numel() / max(float(keep.sum()), 1.0))
         return keep.view(-1, *([1] * (weight.dim() - 1)))
 
+    def _holds_adapter(self, adapter):
+        return adapter in self._available_adapters
+
     def merge(self, safe_merge=False, adapter_names=None):
         """Add the adapters' delta weights to the base weight (safe_merge: check for NaN/inf first)."""
-        for adapter in check_adapters_to_merge(self, adapter_names):
-            if adapter not in self._available_adapters:
-                continue
-            base_weight = self.get_base_layer().weight
-            with core.no_grad():
-                merged = base_weight.detach() + self.get_delta_weight(adapter).to(base_weight.dtype)
-                if safe_merge and not bool(core.isfinite(merged).all()):
-                    raise ValueError(f"NaNs detected in the merged weights. The adapter {adapter} seems to be broken")
-                base_weight.copy_(merged)
-            self.merged_adapters.append(adapter)
+        self._merge_into_base_weight(safe_merge, adapter_names, self._weight_plus_delta)
 
     def unmerge(self):
-        if not self.merged:
-            warnings.warn("Already unmerged. Nothing to do.")
-            return
-        while self.merged_adapters:
-            adapter = self.merged_adapters.pop()
-            if adapter in self._available_adapters:
-                base_weight = self.get_base_layer().weight
-                with core.no_grad():
-                    base_weight.copy_(base_weight.detach() - self.get_delta_weight(adapter).to(base_weight.dtype))
+        self._unmerge_from_base_weight(self._weight_minus_delta)
 
     def _delta_activations(self, adapter_name, x):
         """op(x, delta) with the base layer's own linear/convolution settings."""
@@ -125,14 +110,11 @@ class LycorisLayer(BaseTunerLayer):
         return conv(x, delta, stride=base.stride, padding=base.padding, dilation=base.dilation, groups=base.groups)
 
     def forward(self, x, *args, **kwargs):
-        previous_dtype = x.dtype
-        if self.disable_adapters:
-            if self.merged:
-                self.unmerge()
-            return self.base_layer(x, *args, **kwargs)
-        result = self.base_layer(x, *args, **kwargs)
-        if self.merged:
+        result = self._forward_base_when_disabled_or_merged(x, args, kwargs)
+        if result is not None:
             return result
+        previous_dtype = x.dtype
+        result = self.base_layer(x, *args, **kwargs)
         for adapter in self.active_adapters:
             if adapter not in self._available_adapters:
                 continue

@@ -11,6 +11,7 @@ except its `base_layer` belongs to the adapter.
 import re
 import warnings
 
+from ... import core
 from ...core import nn
 from ..config import PeftConfig
 from ..utils.constants import INCLUDE_LINEAR_LAYERS_SHORTHAND, SEQ_CLS_HEAD_NAMES
@@ -23,7 +24,9 @@ class BaseTunerLayer:
 
     Subclasses list in `adapter_layer_names` the ModuleDict/ParameterDict attributes holding
     trainable adapter weights and in `other_param_names` the per-adapter plain dicts (ranks,
-    scalings), and implement `merge`/`unmerge`.
+    scalings), and implement `merge`/`unmerge`. Methods that merge by rewriting the base weight
+    build them on `_merge_into_base_weight`/`_unmerge_from_base_weight`, defining
+    `_holds_adapter(adapter)` (whether this layer has weights for `adapter`).
     """
 
     adapter_layer_names = ()
@@ -52,6 +55,51 @@ class BaseTunerLayer:
 
     def unmerge(self):
         raise NotImplementedError(f"{type(self).__name__} does not support unmerging")
+
+    def _merge_into_base_weight(self, safe_merge, adapter_names, merged_weight):
+        """For each adapter to merge that this layer holds: base weight <- merged_weight(adapter, weight).
+
+        safe_merge refuses (before writing) a merged weight holding NaN or inf."""
+        for adapter in check_adapters_to_merge(self, adapter_names):
+            if not self._holds_adapter(adapter):
+                continue
+            base_weight = self.get_base_layer().weight
+            with core.no_grad():
+                merged = merged_weight(adapter, base_weight.detach())
+                if safe_merge and not bool(core.isfinite(merged).all()):
+                    raise ValueError(f"NaNs detected in the merged weights. The adapter {adapter} seems to be broken")
+                base_weight.copy_(merged.to(base_weight.dtype))
+            self.merged_adapters.append(adapter)
+
+    def _unmerge_from_base_weight(self, unmerged_weight):
+        """Undo the merges, last merged first: base weight <- unmerged_weight(adapter, weight)."""
+        if not self.merged:
+            warnings.warn("Already unmerged. Nothing to do.")
+            return
+        while self.merged_adapters:
+            adapter = self.merged_adapters.pop()
+            if not self._holds_adapter(adapter):
+                continue
+            base_weight = self.get_base_layer().weight
+            with core.no_grad():
+                base_weight.copy_(unmerged_weight(adapter, base_weight.detach()).to(base_weight.dtype))
+
+    def _weight_plus_delta(self, adapter, weight):
+        """The additive merge: the adapter's `get_delta_weight` added to the base weight."""
+        return weight + self.get_delta_weight(adapter).to(weight.dtype)
+
+    def _weight_minus_delta(self, adapter, weight):
+        return weight - self.get_delta_weight(adapter).to(weight.dtype)
+
+    def _forward_base_when_disabled_or_merged(self, x, args, kwargs):
+        """The base layer's output when no adapter has to be added (None otherwise)."""
+        if self.disable_adapters:
+            if self.merged:
+                self.unmerge()
+            return self.base_layer(x, *args, **kwargs)
+        if self.merged:
+            return self.base_layer(x, *args, **kwargs)
+        return None
 
     @property
     def merged(self):

@@ -13,7 +13,6 @@ from mindnlp.transformers import (
     BatchEncoding,
     BertTokenizerFast,
     GPT2TokenizerFast,
-    LlamaTokenizerFast,
     PreTrainedTokenizerFast,
 )
 from mindnlp.transformers.convert_slow_tokenizer import SentencePieceModel, load_merges_txt

@@ -4,12 +4,10 @@ A layer adds scaling / ranknum * B diag(E) A x: A (r, in) and B (out, r) play th
 vectors, E (r, 1) the singular values. Pruning a triplet just zeroes its entry of E, so shapes
 stay fixed during training; `ranknum` (init_r, not trained) keeps the normalisation constant.
 """
-import warnings
-
 from .... import core
 from ....core import nn
 from ....core.nn import functional as F
-from ..tuners_utils import BaseTunerLayer, check_adapters_to_merge
+from ..tuners_utils import BaseTunerLayer
 from ...utils.other import transpose
 
 
@@ -79,40 +77,23 @@ class AdaLoraLayer(BaseTunerLayer):
         product = self.lora_B[adapter] @ (self.lora_A[adapter] * self.lora_E[adapter])
         return product * self.scaling[adapter] / (self.ranknum[adapter] + 1e-5)
 
+    def _holds_adapter(self, adapter):
+        return adapter in self.lora_A
+
     def merge(self, safe_merge=False, adapter_names=None):
-        for adapter in check_adapters_to_merge(self, adapter_names):
-            if adapter not in self.lora_A:
-                continue
-            base_weight = self.get_base_layer().weight
-            with core.no_grad():
-                merged = base_weight.detach() + self.get_delta_weight(adapter).to(base_weight.dtype)
-                if safe_merge and not bool(core.isfinite(merged).all()):
-                    raise ValueError(f"NaNs detected in the merged weights. The adapter {adapter} seems to be broken")
-                base_weight.copy_(merged)
-            self.merged_adapters.append(adapter)
+        self._merge_into_base_weight(safe_merge, adapter_names, self._weight_plus_delta)
 
     def unmerge(self):
-        if not self.merged:
-            warnings.warn("Already unmerged. Nothing to do.")
-            return
-        while self.merged_adapters:
-            adapter = self.merged_adapters.pop()
-            if adapter in self.lora_A:
-                base_weight = self.get_base_layer().weight
-                with core.no_grad():
-                    base_weight.copy_(base_weight.detach() - self.get_delta_weight(adapter).to(base_weight.dtype))
+        self._unmerge_from_base_weight(self._weight_minus_delta)
 
     def _adapter_output(self, adapter, x):
         raise NotImplementedError
 
     def forward(self, x, *args, **kwargs):
-        if self.disable_adapters:
-            if self.merged:
-                self.unmerge()
-            return self.base_layer(x, *args, **kwargs)
-        result = self.base_layer(x, *args, **kwargs)
-        if self.merged:
+        result = self._forward_base_when_disabled_or_merged(x, args, kwargs)
+        if result is not None:
             return result
+        result = self.base_layer(x, *args, **kwargs)
         for adapter in self.active_adapters:
             if adapter not in self.lora_A:
                 continue

@@ -111,12 +111,9 @@ class Linear(nn.Module, IA3Layer):
         return transpose(vector, self.fan_in_fan_out)
 
     def forward(self, x, *args, **kwargs):
-        if self.disable_adapters:
-            if self.merged:
-                self.unmerge()
-            return self.base_layer(x, *args, **kwargs)
-        if self.merged:
-            return self.base_layer(x, *args, **kwargs)
+        result = self._forward_base_when_disabled_or_merged(x, args, kwargs)
+        if result is not None:
+            return result
         scaling = self._active_scaling()
         if isinstance(scaling, int):
             return self.base_layer(x, *args, **kwargs)
@@ -158,13 +155,10 @@ class Conv2d(nn.Module, IA3Layer):
         return vector.reshape(base.out_channels, in_per_group, 1, 1)
 
     def forward(self, x, *args, **kwargs):
+        result = self._forward_base_when_disabled_or_merged(x, args, kwargs)
+        if result is not None:
+            return result
         previous_dtype = x.dtype
-        if self.disable_adapters:
-            if self.merged:
-                self.unmerge()
-            return self.base_layer(x, *args, **kwargs)
-        if self.merged:
-            return self.base_layer(x, *args, **kwargs)
         scaling = self._active_scaling()
         if isinstance(scaling, int):
             return self.base_layer(x, *args, **kwargs)

@@ -10,7 +10,7 @@ import warnings
 from .... import core
 from ....core import nn
 from ....core.nn import functional as F
-from ..tuners_utils import BaseTunerLayer, check_adapters_to_merge
+from ..tuners_utils import BaseTunerLayer
 from ...utils.other import transpose
 from . import dora
 
@@ -27,11 +27,6 @@ def _in_out_features(module):
     if isinstance(module, nn.Embedding):
         return module.num_embeddings, module.embedding_dim
     raise TypeError(f"LoRA does not support layers of type {type(module).__name__}")
-
-
-def _check_finite(weight, adapter_name):
-    if not bool(core.isfinite(weight).all()):
-        raise ValueError(f"NaNs detected in the merged weights. The adapter {adapter_name} seems to be broken")
 
 
 class LoraLayer(BaseTunerLayer):
@@ -152,49 +147,67 @@ class LoraLayer(BaseTunerLayer):
     def _cast_input(self, x, dtype):
         return x if x.dtype == dtype else x.to(dtype)
 
-    def _merge_weights(self, safe_merge, adapter_names, weight_update):
-        """Shared merge loop; `weight_update(adapter, weight)` returns the merged weight."""
-        for adapter in check_adapters_to_merge(self, adapter_names):
-            if adapter not in self.lora_A and adapter not in self.lora_embedding_A:
-                continue
-            base_weight = self.get_base_layer().weight
-            if self.use_dora.get(adapter, False) and self.merged_adapters:
-                raise ValueError(f"Cannot merge DoRA adapter {adapter!r} on top of merged adapters "
-                                 f"{self.merged_adapters}; unmerge them first.")
-            merged = weight_update(adapter, base_weight.detach())
-            if safe_merge:
-                _check_finite(merged, adapter)
-            with core.no_grad():
-                base_weight.copy_(merged.to(base_weight.dtype))
-            self.merged_adapters.append(adapter)
+    def _holds_adapter(self, adapter):
+        return adapter in self.lora_A or adapter in self.lora_embedding_A
 
-    def _unmerge_weights(self, weight_restore):
-        if not self.merged:
-            warnings.warn("Already unmerged. Nothing to do.")
-            return
-        while self.merged_adapters:
-            adapter = self.merged_adapters.pop()
-            if adapter not in self.lora_A and adapter not in self.lora_embedding_A:
-                continue
-            base_weight = self.get_base_layer().weight
-            restored = weight_restore(adapter, base_weight.detach())
-            with core.no_grad():
-                base_weight.copy_(restored.to(base_weight.dtype))
+    def _merged_weight(self, adapter, weight):
+        """weight + delta; with DoRA, rescaled to the magnitude vector (the norm is kept for unmerging)."""
+        use_dora = self.use_dora.get(adapter, False)
+        if use_dora and self.merged_adapters:
+            raise ValueError(f"Cannot merge DoRA adapter {adapter!r} on top of merged adapters "
+                             f"{self.merged_adapters}; unmerge them first.")
+        delta = self.get_delta_weight(adapter).to(weight.dtype)
+        if not use_dora:
+            return weight + delta
+        norm = self.lora_magnitude_vector[adapter].get_weight_norm(weight, self._dora_norm_delta(delta),
+                                                                    scaling=1).detach()
+        self._dora_weight_norms[adapter] = norm
+        return self._dora_factor(adapter, norm) * (weight + delta)
 
-    def _forward_base_when_disabled_or_merged(self, x, args, kwargs):
-        """The base layer's output when no adapter has to be added (None otherwise)."""
-        if self.disable_adapters:
-            if self.merged:
-                self.unmerge()
-            return self.base_layer(x, *args, **kwargs)
-        if self.merged:
-            return self.base_layer(x, *args, **kwargs)
-        return None
+    def _unmerged_weight(self, adapter, weight):
+        delta = self.get_delta_weight(adapter).to(weight.dtype)
+        if not self.use_dora.get(adapter, False):
+            return weight - delta
+        norm = self._dora_weight_norms.pop(adapter)
+        return weight / self._dora_factor(adapter, norm) - delta
+
+    def merge(self, safe_merge=False, adapter_names=None):
+        """Fold the active (or given) adapters into the base weight; safe_merge checks for NaN/inf first."""
+        self._merge_into_base_weight(safe_merge, adapter_names, self._merged_weight)
+
+    def unmerge(self):
+        self._unmerge_from_base_weight(self._unmerged_weight)
+
+    def _forward_with_lora_modules(self, x, args, kwargs):
+        """forward of the layers whose factors are modules (Linear, convolutions): base(x) plus, per
+        active adapter, scaling * B(A(dropout(x))) or its DoRA form."""
+        result = self._forward_base_when_disabled_or_merged(x, args, kwargs)
+        if result is not None:
+            return result
+        result = self.base_layer(x, *args, **kwargs)
+        result_dtype = result.dtype
+        for adapter in self.active_adapters:
+            if adapter not in self.lora_A:
+                continue
+            lora_A, lora_B = self.lora_A[adapter], self.lora_B[adapter]
+            dropout, scaling = self.lora_dropout[adapter], self.scaling[adapter]
+            x = self._cast_input(x, lora_A.weight.dtype)
+            if not self.use_dora.get(adapter, False):
+                result = result + lora_B(lora_A(dropout(x))) * scaling
+                continue
+            if isinstance(dropout, nn.Identity) or not self.training:
+                dora_input, base_result = x, result
+            else:
+                dora_input, base_result = dropout(x), None
+            result = result + self.lora_magnitude_vector[adapter](
+                dora_input, lora_A=lora_A, lora_B=lora_B, scaling=scaling, base_layer=self.get_base_layer(),
+                base_result=base_result)
+        return result.to(result_dtype)
 
 
 def _svd_lowrank(matrix, rank, niter):
     """Randomised rank-`rank` SVD (Halko, Martinsson & Tropp 2011) with `niter` power iterations."""
-    m, n = matrix.shape
+    n = matrix.shape[1]
     sketch = matrix @ core.randn(n, rank, dtype=matrix.dtype)
     Q, _ = core.linalg.qr(sketch)
     for _ in range(niter):
@@ -236,54 +249,16 @@ class Linear(nn.Module, LoraLayer):
         weight_B = self.lora_B[adapter].weight
         return transpose(weight_B @ weight_A, self.fan_in_fan_out) * self.scaling[adapter]
 
-    def _merged_weight(self, adapter, weight):
-        delta = self.get_delta_weight(adapter).to(weight.dtype)
-        if not self.use_dora.get(adapter, False):
-            return weight + delta
-        norm = self.lora_magnitude_vector[adapter].get_weight_norm(weight, transpose(delta, self.fan_in_fan_out),
-                                                                    scaling=1).detach()
-        self._dora_weight_norms[adapter] = norm
-        factor = transpose((self.lora_magnitude_vector[adapter].weight / norm).view(-1, 1), self.fan_in_fan_out)
-        return factor.detach() * (weight + delta)
+    def _dora_norm_delta(self, delta):
+        return transpose(delta, self.fan_in_fan_out)
 
-    def _unmerged_weight(self, adapter, weight):
-        delta = self.get_delta_weight(adapter).to(weight.dtype)
-        if not self.use_dora.get(adapter, False):
-            return weight - delta
-        norm = self._dora_weight_norms.pop(adapter)
-        factor = transpose((self.lora_magnitude_vector[adapter].weight / norm).view(-1, 1), self.fan_in_fan_out)
-        return weight / factor.detach() - delta
-
-    def merge(self, safe_merge=False, adapter_names=None):
-        """Fold the active (or given) adapters into the base weight; safe_merge checks for NaN/inf first."""
-        self._merge_weights(safe_merge, adapter_names, self._merged_weight)
-
-    def unmerge(self):
-        self._unmerge_weights(self._unmerged_weight)
+    def _dora_factor(self, adapter, norm):
+        """magnitude / norm, one factor per output feature, shaped to scale the base weight's rows."""
+        factor = (self.lora_magnitude_vector[adapter].weight / norm).view(-1, 1)
+        return transpose(factor, self.fan_in_fan_out).detach()
 
     def forward(self, x, *args, **kwargs):
-        result = self._forward_base_when_disabled_or_merged(x, args, kwargs)
-        if result is not None:
-            return result
-        result = self.base_layer(x, *args, **kwargs)
-        result_dtype = result.dtype
-        for adapter in self.active_adapters:
-            if adapter not in self.lora_A:
-                continue
-            lora_A, lora_B = self.lora_A[adapter], self.lora_B[adapter]
-            dropout, scaling = self.lora_dropout[adapter], self.scaling[adapter]
-            x = self._cast_input(x, lora_A.weight.dtype)
-            if not self.use_dora.get(adapter, False):
-                result = result + lora_B(lora_A(dropout(x))) * scaling
-                continue
-            if isinstance(dropout, nn.Identity) or not self.training:
-                dora_input, base_result = x, result
-            else:
-                dora_input, base_result = dropout(x), None
-            result = result + self.lora_magnitude_vector[adapter](
-                dora_input, lora_A=lora_A, lora_B=lora_B, scaling=scaling, base_layer=self.get_base_layer(),
-                base_result=base_result)
-        return result.to(result_dtype)
+        return self._forward_with_lora_modules(x, args, kwargs)
 
     def __repr__(self):
         return "lora." + super().__repr__()
@@ -320,28 +295,12 @@ class Embedding(nn.Module, LoraLayer):
         """scaling * (B @ A)^T, shaped like the table (num_embeddings, embedding_dim)."""
         return (self.lora_embedding_B[adapter] @ self.lora_embedding_A[adapter]).T * self.scaling[adapter]
 
-    def _merged_weight(self, adapter, weight):
-        delta = self.get_delta_weight(adapter).to(weight.dtype)
-        if not self.use_dora.get(adapter, False):
-            return weight + delta
-        norm = self.lora_magnitude_vector[adapter].get_weight_norm(weight, delta.T, scaling=1).detach()
-        self._dora_weight_norms[adapter] = norm
-        factor = (self.lora_magnitude_vector[adapter].weight / norm).view(1, -1)
-        return factor.detach() * (weight + delta)
+    def _dora_norm_delta(self, delta):
+        return delta.T
 
-    def _unmerged_weight(self, adapter, weight):
-        delta = self.get_delta_weight(adapter).to(weight.dtype)
-        if not self.use_dora.get(adapter, False):
-            return weight - delta
-        norm = self._dora_weight_norms.pop(adapter)
-        factor = (self.lora_magnitude_vector[adapter].weight / norm).view(1, -1)
-        return weight / factor.detach() - delta
-
-    def merge(self, safe_merge=False, adapter_names=None):
-        self._merge_weights(safe_merge, adapter_names, self._merged_weight)
-
-    def unmerge(self):
-        self._unmerge_weights(self._unmerged_weight)
+    def _dora_factor(self, adapter, norm):
+        """magnitude / norm, one factor per embedding dimension (the table's columns)."""
+        return (self.lora_magnitude_vector[adapter].weight / norm).view(1, -1).detach()
 
     def _embed(self, input, weight):
         base = self.get_base_layer()
@@ -429,57 +388,21 @@ class _ConvNd(nn.Module, LoraLayer):
             return delta * self.scaling[adapter]
         return delta.transpose(0, 1) * self.scaling[adapter]
 
-    def _dora_factor_view(self):
-        return (-1,) + (1,) * (self._kernel_dim - 1)
+    def _dora_norm_delta(self, delta):
+        return delta
+
+    def _dora_factor(self, adapter, norm):
+        """magnitude / norm, one factor per output channel, shaped to scale the kernel."""
+        shape = (-1,) + (1,) * (self._kernel_dim - 1)
+        return (self.lora_magnitude_vector[adapter].weight / norm).view(*shape).detach()
 
     def _merged_weight(self, adapter, weight):
         if self.get_base_layer().groups > 1:
             raise NotImplementedError("Merging is not supported for _ConvNd layers with groups > 1!")
-        delta = self.get_delta_weight(adapter).to(weight.dtype)
-        if not self.use_dora.get(adapter, False):
-            return weight + delta
-        norm = self.lora_magnitude_vector[adapter].get_weight_norm(weight, delta, scaling=1).detach()
-        self._dora_weight_norms[adapter] = norm
-        factor = (self.lora_magnitude_vector[adapter].weight / norm).view(*self._dora_factor_view())
-        return factor.detach() * (weight + delta)
-
-    def _unmerged_weight(self, adapter, weight):
-        delta = self.get_delta_weight(adapter).to(weight.dtype)
-        if not self.use_dora.get(adapter, False):
-            return weight - delta
-        norm = self._dora_weight_norms.pop(adapter)
-        factor = (self.lora_magnitude_vector[adapter].weight / norm).view(*self._dora_factor_view())
-        return weight / factor.detach() - delta
-
-    def merge(self, safe_merge=False, adapter_names=None):
-        self._merge_weights(safe_merge, adapter_names, self._merged_weight)
-
-    def unmerge(self):
-        self._unmerge_weights(self._unmerged_weight)
+        return super()._merged_weight(adapter, weight)
 
     def forward(self, x, *args, **kwargs):
-        result = self._forward_base_when_disabled_or_merged(x, args, kwargs)
-        if result is not None:
-            return result
-        result = self.base_layer(x, *args, **kwargs)
-        result_dtype = result.dtype
-        for adapter in self.active_adapters:
-            if adapter not in self.lora_A:
-                continue
-            lora_A, lora_B = self.lora_A[adapter], self.lora_B[adapter]
-            dropout, scaling = self.lora_dropout[adapter], self.scaling[adapter]
-            x = self._cast_input(x, lora_A.weight.dtype)
-            if not self.use_dora.get(adapter, False):
-                result = result + lora_B(lora_A(dropout(x))) * scaling
-                continue
-            if isinstance(dropout, nn.Identity) or not self.training:
-                dora_input, base_result = x, result
-            else:
-                dora_input, base_result = dropout(x), None
-            result = result + self.lora_magnitude_vector[adapter](
-                dora_input, lora_A=lora_A, lora_B=lora_B, scaling=scaling, base_layer=self.get_base_layer(),
-                base_result=base_result)
-        return result.to(result_dtype)
+        return self._forward_with_lora_modules(x, args, kwargs)
 
     def __repr__(self):
         return "lora." + super().__repr__()

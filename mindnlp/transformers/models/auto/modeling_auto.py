@@ -164,6 +164,8 @@ MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING = _LazyModelMapping(MODEL_FOR_NEXT_SE
 
 _HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder", "mirror",
                "endpoint")
+_LOADING_KWARGS = ("dtype", "torch_dtype", "ignore_mismatched_sizes", "output_loading_info", "state_dict",
+                   "use_safetensors", "attn_implementation", "device_map", "low_cpu_mem_usage")
 
 
 class _BaseAutoModelClass:
@@ -208,10 +210,6 @@ class _BaseAutoModelClass:
     @classmethod
     def register(cls, config_class, model_class, exist_ok=False):
         cls._model_mapping.register(config_class, model_class, exist_ok=exist_ok)
-
-
-_LOADING_KWARGS = ("dtype", "torch_dtype", "ignore_mismatched_sizes", "output_loading_info", "state_dict",
-                   "use_safetensors", "attn_implementation", "device_map", "low_cpu_mem_usage")
 
 
 class AutoModel(_BaseAutoModelClass):
