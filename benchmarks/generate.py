@@ -1,0 +1,149 @@
+"""Prefill and decode speed of mindnlp beside HF transformers + PyTorch, in one run.
+
+    python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3] [--models gpt2 smollm]
+
+Each model is built once with random weights by HF transformers, saved, and loaded by both
+libraries, so both run the same float32 weights at batch size 1. Figures per model:
+
+- prefill tokens/s: `prompt_length` over the time from calling generate() to its first
+  token (the prompt's forward pass with a fresh cache, keeping the last position's logits);
+- decode tokens/s: one over the mean time between later tokens (one cached forward step
+  each) of a greedy generate() of `new_tokens` tokens with no early stop.
+
+Both come from the same runs, timed by a logits processor that notes each step. The best of
+`repeats` runs is reported (timings on a shared machine only get slower), then mindnlp /
+PyTorch ratios. torch and transformers are needed here only.
+"""
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+
+
+def build_smollm_135m(directory):
+    """A random-initialised Llama shaped like SmolLM-135M (tied embeddings)."""
+    import torch
+    import transformers
+
+    config = transformers.LlamaConfig(
+        vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+        num_key_value_heads=3, max_position_embeddings=2048, rms_norm_eps=1e-5, tie_word_embeddings=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(config).save_pretrained(directory)
+    return "SmolLM-135M-shaped Llama"
+
+
+def build_gpt2_small(directory):
+    """A random-initialised GPT-2 small (124M: 12 layers, 768 wide, tied embeddings)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    transformers.GPT2LMHeadModel(transformers.GPT2Config()).save_pretrained(directory)
+    return "GPT-2 small (124M)"
+
+
+# name -> builder(directory) that saves a random HF checkpoint there and returns a display name.
+MODEL_BUILDERS = {
+    "gpt2": build_gpt2_small,
+    "smollm": build_smollm_135m,
+}
+
+
+class StepClock:
+    """A logits processor that notes the time of each generation step and changes nothing.
+
+    generate() calls it once per new token, right after that token's forward pass, so the
+    first call marks the end of the prefill and the gaps between calls are decode steps;
+    both libraries accept it through `logits_processor=`.
+    """
+
+    def __init__(self):
+        self.times = []
+
+    def __call__(self, input_ids, scores):
+        self.times.append(time.perf_counter())
+        return scores
+
+
+def timed_generate(generate, repeats):
+    """Best prefill and best decode time (seconds) over `repeats` runs, from one clock per run:
+    (first step - start) and (last step - first step) / (steps - 1)."""
+    prefill, decode = [], []
+    for _ in range(repeats):
+        clock = StepClock()
+        start = time.perf_counter()
+        generate(clock)
+        prefill.append(clock.times[0] - start)
+        decode.append((clock.times[-1] - clock.times[0]) / (len(clock.times) - 1))
+    return min(prefill), min(decode)
+
+
+def measure_torch(directory, prompt, new_tokens, repeats):
+    import torch
+    import transformers
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32).eval()
+    ids = torch.tensor(prompt)[None]
+
+    def generate(clock):
+        with torch.no_grad():
+            model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
+                           logits_processor=transformers.LogitsProcessorList([clock]))
+
+    generate(StepClock())  # warm-up
+    return timed_generate(generate, repeats)
+
+
+def measure_mindnlp(directory, prompt, new_tokens, repeats):
+    from mindnlp import core
+    from mindnlp.transformers import AutoModelForCausalLM, LogitsProcessorList
+
+    model = AutoModelForCausalLM.from_pretrained(directory, dtype=core.float32, attn_implementation="sdpa")
+    ids = core.tensor(prompt)[None]
+
+    def generate(clock):
+        model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
+                       logits_processor=LogitsProcessorList([clock]))
+
+    generate(StepClock())  # warm-up
+    return timed_generate(generate, repeats)
+
+
+def rates(prefill_time, step_time, prompt_length):
+    return prompt_length / prefill_time, 1.0 / step_time
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--prompt-length", type=int, default=512)
+    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    print(f"batch 1, float32, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
+          f"best of {args.repeats}; {os.cpu_count()} CPUs")
+    header = f"{'model':28} {'library':9} {'prefill tok/s':>14} {'decode tok/s':>13}"
+    for key in args.models:
+        with tempfile.TemporaryDirectory() as directory:
+            name = MODEL_BUILDERS[key](directory)
+            prompt = rng.integers(1, 1000, size=args.prompt_length).tolist()
+            results = {
+                "torch": rates(*measure_torch(directory, prompt, args.new_tokens, args.repeats),
+                               args.prompt_length),
+                "mindnlp": rates(*measure_mindnlp(directory, prompt, args.new_tokens, args.repeats),
+                                 args.prompt_length),
+            }
+        print(header)
+        for library, (prefill, decode) in results.items():
+            print(f"{name:28} {library:9} {prefill:14.1f} {decode:13.2f}")
+        (tp, td), (mp, md) = results["torch"], results["mindnlp"]
+        print(f"{name:28} {'ratio':9} {mp / tp:13.2f}x {md / td:12.2f}x   (mindnlp / torch)")
+
+
+if __name__ == "__main__":
+    main()
