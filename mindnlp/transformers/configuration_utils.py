@@ -318,7 +318,10 @@ class PretrainedConfig:
 
     @output_attentions.setter
     def output_attentions(self, value):
-        # Attention weights only exist when attention is computed explicitly.
+        # Attention weights only exist when attention is computed explicitly: asking for them
+        # before an implementation is chosen picks eager, as transformers does.
+        if value and self._attn_implementation is None:
+            self._attn_implementation = "eager"
         if value and self._attn_implementation != "eager":
             raise ValueError(
                 f"output_attentions=True needs attn_implementation='eager', not {self._attn_implementation!r}"
@@ -331,8 +334,8 @@ class PretrainedConfig:
 
     @_attn_implementation.setter
     def _attn_implementation(self, value):
-        value = "eager" if value is None else value
-        if value not in ATTN_IMPLEMENTATIONS:
+        """None means "not chosen": the model picks sdpa when it supports it, as transformers does."""
+        if value is not None and value not in ATTN_IMPLEMENTATIONS:
             raise ValueError(f"attn_implementation must be one of {list(ATTN_IMPLEMENTATIONS)}, got {value!r}")
         self._attn_implementation_internal = value
 
@@ -378,7 +381,7 @@ class PretrainedConfig:
         self.validate_rope()
 
     def validate_output_attentions(self):
-        if self.output_attentions and self._attn_implementation != "eager":
+        if self.output_attentions and self._attn_implementation not in ("eager", None):
             raise ValueError(
                 f"output_attentions=True needs attn_implementation='eager', not {self._attn_implementation!r}"
             )

@@ -169,6 +169,8 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                 f"`PretrainedConfig`, got {type(config).__name__}"
             )
         self.config = config
+        if config._attn_implementation is None:
+            config._attn_implementation = "sdpa" if self._supports_sdpa else "eager"
         self.name_or_path = getattr(config, "name_or_path", "")
         self.generation_config = GenerationConfig.from_model_config(config) if self.can_generate() else None
         self.gradient_checkpointing = False
