@@ -1,13 +1,14 @@
 """The hot ops of transformer models, side by side with PyTorch when installed.
 
-    python benchmarks/nn_ops.py [--repeats 5] [--only sdpa,softmax,cross_entropy] [--no-torch]
+    python benchmarks/nn_ops.py [--repeats 5] [--only sdpa,softmax,activations] [--no-torch]
 
 scaled_dot_product_attention at BERT/GPT-2 shapes (heads 12, head dim 64, batch 1-8,
-sequence 128-512, causal), softmax over attention scores, and cross_entropy over a language
-model's logits (vocab 32000), each forward only and forward + backward. Figures are the
-best of the repeats of one call, in milliseconds (the least disturbed by other processes);
-the ratio is mindnlp time / torch time in the same run (torch uses its default thread
-count, NumPy elementwise ops one core, BLAS its own threads).
+sequence 128-512, causal), softmax over attention scores, cross_entropy over a language
+model's logits (vocab 32000), GELU/SiLU over MLP activations and layer_norm over a batch
+of BERT tokens, each forward only and forward + backward. Figures are the best of the
+repeats of one call, in milliseconds (the least disturbed by other processes); the ratio is
+mindnlp time / torch time in the same run (torch and mindnlp each use their default thread
+counts: one per usable core).
 """
 import argparse
 import time
@@ -52,10 +53,30 @@ def _cross_entropy_case(tokens, vocab=32000):
     return f"cross_entropy ({tokens}, {vocab})", make
 
 
+def _elementwise_case(name, rows, cols, call):
+    def make(lib, rng, grad):
+        x = lib.tensor(rng.standard_normal((rows, cols)).astype(np.float32), requires_grad=grad)
+        return (x,), lambda: call(_functional(lib), x)
+    return f"{name} ({rows}, {cols})", make
+
+
+def _layer_norm_case(rows, width):
+    def make(lib, rng, grad):
+        x = lib.tensor(rng.standard_normal((rows, width)).astype(np.float32), requires_grad=grad)
+        weight = lib.tensor(rng.standard_normal(width).astype(np.float32), requires_grad=grad)
+        bias = lib.tensor(rng.standard_normal(width).astype(np.float32), requires_grad=grad)
+        return (x, weight, bias), lambda: _functional(lib).layer_norm(x, (width,), weight, bias)
+    return f"layer_norm ({rows}, {width})", make
+
+
 CASES = {
     "sdpa": [_sdpa_case(b, s) for b, s in ((1, 128), (1, 512), (8, 128), (8, 512))],
     "softmax": [_softmax_case(b, s) for b, s in ((1, 128), (8, 512))],
     "cross_entropy": [_cross_entropy_case(t) for t in (512, 2048)],
+    "activations": [_elementwise_case("gelu", 4096, 1536, lambda f, x: f.gelu(x)),
+                    _elementwise_case("gelu tanh", 4096, 1536, lambda f, x: f.gelu(x, approximate="tanh")),
+                    _elementwise_case("silu", 512, 1536, lambda f, x: f.silu(x))],
+    "layer_norm": [_layer_norm_case(4096, 384)],
 }
 
 

@@ -1,8 +1,13 @@
 """The CPU backend: NumPy arrays, float16/bfloat16 computed in float32."""
+import ml_dtypes
 import numpy as np
 import scipy.special
 
 from .._device import CPU
+from . import cpu_kernels
+
+# Arrays whose ops compute in float32, the only dtype the fused kernels are written for.
+_FLOAT32_COMPUTED = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
 class NumpyBackend:
@@ -19,3 +24,15 @@ class NumpyBackend:
 
     def synchronize(self):
         pass
+
+    def fused(self, name, array, work=None):
+        """The fused kernel `name` (see cpu_kernels.KERNELS) for an op on `array`, or None.
+
+        None sends the op to its composed reference: float64 (which the kernels' float32
+        approximations would not match) and work too small to repay the kernel's extra calls
+        (`work` is the op's own measure where array.size is not it, e.g. attention's scores).
+        """
+        size = array.size if work is None else work
+        if size >= cpu_kernels.MIN_WORK.get(name, cpu_kernels.MIN_SIZE) and array.dtype in _FLOAT32_COMPUTED:
+            return cpu_kernels.KERNELS[name]
+        return None

@@ -20,6 +20,14 @@ def special_of(t):
     return get_backend(t._device).special
 
 
+def fused_kernel(name, t, work=None):
+    """The backend's fused kernel `name` for tensor t's data, or None to run the composed op.
+
+    `work` sizes the op where t's element count does not (attention: its score elements).
+    """
+    return get_backend(t._device).fused(name, t._data, work)
+
+
 def is_float_array(array):
     return array.dtype.kind == "f" or array.dtype == _dtype.bfloat16.np_dtype
 

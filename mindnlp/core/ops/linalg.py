@@ -1,12 +1,14 @@
 """Matrix products and triangular masks: matmul, bmm, einsum, baddbmm, outer, tril/triu.
 
-Products go to BLAS through `xp.matmul`; float16/bfloat16 are multiplied in float32.
+Products go to BLAS through `xp.matmul`; float16/bfloat16 are multiplied in float32. Stacks
+of matrices use the backend's batched kernel where it has one.
 """
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
+from ..backends import backend_for_array
 from ._helpers import HALF_NP, check_same_device, xp_of
 from .conversion import cast
 from ..amp.autocast_mode import autocast_inputs
@@ -14,7 +16,11 @@ from ..amp.autocast_mode import autocast_inputs
 
 def _matmul_arrays(xp, a, b):
     if a.dtype in HALF_NP:
-        return xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+        return _matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    if a.ndim > 2 or b.ndim > 2:
+        kernel = backend_for_array(a).fused("batched_matmul", a)
+        if kernel is not None:
+            return kernel(a, b)
     return xp.matmul(a, b)
 
 

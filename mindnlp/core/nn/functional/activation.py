@@ -1,15 +1,20 @@
 """Activation functions.
 
 GELU (both forms) and SiLU are single fused nodes: forward runs on the backend arrays in
-one pass and backward is written with core ops, so it is itself differentiable. The rest
-are short compositions of core ops, shaped so that no branch that `where` discards can
-produce inf/NaN (its gradient would otherwise poison the kept branch).
+one pass and backward is written with core ops, so it is itself differentiable. GELU uses
+the backend's fused kernels where it has them (the composed forms here are their
+reference); so does SiLU. Their first-order backwards do too, unless the backward is being
+recorded. The rest are short compositions of core ops, shaped so that no branch that
+`where` discards can produce inf/NaN (its gradient would otherwise poison the kept branch).
 """
 import math
 
+import numpy as np
+
 from ... import ops
+from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import compute_float, special_of, xp_of
+from ...ops._helpers import HALF_NP, compute_float, fused_kernel, special_of, wrap, xp_of
 from ...ops.inplace import apply_inplace
 
 __all__ = [
@@ -24,6 +29,10 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_TANH_COEF = 0.044715
 
 
+def _float32(a):
+    return a.astype(np.float32) if a.dtype in HALF_NP else a
+
+
 def _maybe_inplace(fn, input, inplace, *args):
     if inplace:
         return apply_inplace(input, fn, *args)
@@ -36,12 +45,18 @@ class _GeluExact(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        kernel = fused_kernel("gelu", x)
+        if kernel is not None:
+            return compute_float(kernel, x._data)
         erf = special_of(x).erf
         return compute_float(lambda a: 0.5 * a * (1.0 + erf(a / _SQRT_2)), x._data)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        kernel = fused_kernel("gelu_backward", x)
+        if kernel is not None and not grad_mode.is_grad_enabled():
+            return wrap(kernel(_float32(grad._data), _float32(x._data)))
         cdf = ops.mul(ops.add(ops.erf(ops.div(x, _SQRT_2)), 1.0), 0.5)
         pdf = ops.mul(ops.exp(ops.mul(ops.mul(x, x), -0.5)), _INV_SQRT_2PI)
         return ops.mul(grad, ops.add(cdf, ops.mul(x, pdf)))
@@ -53,6 +68,9 @@ class _GeluTanh(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        kernel = fused_kernel("gelu_tanh", x)
+        if kernel is not None:
+            return compute_float(kernel, x._data)
         xp = xp_of(x)
         return compute_float(
             lambda a: 0.5 * a * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (a + _GELU_TANH_COEF * a * a * a))), x._data)
@@ -60,6 +78,9 @@ class _GeluTanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        kernel = fused_kernel("gelu_tanh_backward", x)
+        if kernel is not None and not grad_mode.is_grad_enabled():
+            return wrap(kernel(_float32(grad._data), _float32(x._data)))
         x2 = ops.mul(x, x)
         inner = ops.mul(ops.mul(x, ops.add(ops.mul(x2, _GELU_TANH_COEF), 1.0)), _SQRT_2_OVER_PI)
         t = ops.tanh(inner)
@@ -83,6 +104,9 @@ class _Silu(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
+        kernel = fused_kernel("silu", x)
+        if kernel is not None:
+            return compute_float(kernel, x._data)
         xp = xp_of(x)
 
         def silu_array(a):
@@ -94,6 +118,9 @@ class _Silu(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        kernel = fused_kernel("silu_backward", x)
+        if kernel is not None and not grad_mode.is_grad_enabled():
+            return wrap(kernel(_float32(grad._data), _float32(x._data)))
         s = ops.sigmoid(x)
         return ops.mul(grad, ops.mul(s, ops.add(ops.mul(x, ops.rsub(s, 1.0)), 1.0)))
 

@@ -4,7 +4,8 @@ The fused forward computes scores, mask, softmax, dropout and the weighted sum o
 backend's arrays with the scores matrix reused in place, and saves the attention
 probabilities for backward. A first-order backward uses those arrays directly; when the
 backward itself is being recorded (create_graph=True) the probabilities are recomputed with
-differentiable core ops so that second derivatives are exact.
+differentiable core ops so that second derivatives are exact. The backend's fused attention
+kernel, where it has one, replaces the composed forward (which stays as its reference).
 """
 import math
 
@@ -15,7 +16,7 @@ from ... import random as core_random
 from ..._dtype import bool_
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, wrap, xp_of
+from ...ops._helpers import HALF_NP, fused_kernel, wrap, xp_of
 from .softmax import softmax
 from ...amp.autocast_mode import autocast_op
 
@@ -45,6 +46,27 @@ def _causal_mask(xp, L, S):
     return xp.tril(xp.ones((L, S), dtype=bool))
 
 
+def _composed_forward(xp, qa, ka, va, mask, keep, scale):
+    """(out, probs) on the arrays: the reference the backend's fused attention kernel is tested against."""
+    # Scaling q (L x E) is cheaper than scaling the scores (L x S).
+    scores = xp.matmul(qa * qa.dtype.type(scale), xp.swapaxes(ka, -1, -2))
+    if mask is not None:
+        scores += mask
+    # Softmax in place; rows that are masked everywhere give 0, not NaN (torch's math path).
+    row_max = scores.max(axis=-1, keepdims=True)
+    dead = ~xp.isfinite(row_max)
+    if dead.any():
+        row_max[dead] = 0.0
+    scores -= row_max
+    xp.exp(scores, out=scores)
+    denom = scores.sum(axis=-1, keepdims=True)
+    if dead.any():
+        denom[denom == 0] = 1.0
+    scores /= denom
+    weights = scores * keep if keep is not None else scores
+    return xp.matmul(weights, va), scores
+
+
 class ScaledDotProductAttention(Function):
     """out = dropout(softmax(q k^T * scale + mask)) v, with probabilities saved for backward.
 
@@ -58,24 +80,13 @@ class ScaledDotProductAttention(Function):
         xp = xp_of(q)
         qa, ka, va = _float32(q._data), _float32(k._data), _float32(v._data)
         ka, va = _repeat_heads(xp, ka, groups), _repeat_heads(xp, va, groups)
-        # Scaling q (L x E) is cheaper than scaling the scores (L x S).
-        scores = xp.matmul(qa * qa.dtype.type(scale), xp.swapaxes(ka, -1, -2))
-        if mask is not None:
-            scores += _float32(mask._data)
-        # Softmax in place; rows that are masked everywhere give 0, not NaN (torch's math path).
-        row_max = scores.max(axis=-1, keepdims=True)
-        dead = ~xp.isfinite(row_max)
-        if dead.any():
-            row_max[dead] = 0.0
-        scores -= row_max
-        xp.exp(scores, out=scores)
-        denom = scores.sum(axis=-1, keepdims=True)
-        if dead.any():
-            denom[denom == 0] = 1.0
-        scores /= denom
-        probs = scores
-        weights = probs * keep if keep is not None else probs
-        out = xp.matmul(weights, va)
+        mask_a = _float32(mask._data) if mask is not None else None
+        scores = math.prod(np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2])) * qa.shape[-2] * ka.shape[-2]
+        kernel = fused_kernel("attention", q, work=scores)
+        if kernel is not None:
+            out, probs = kernel(qa, ka, va, mask_a, keep, scale)
+        else:
+            out, probs = _composed_forward(xp, qa, ka, va, mask_a, keep, scale)
         ctx.scale, ctx.groups = scale, groups
         # Saved as tensors so that the engine frees them once backward has run.
         ctx.save_for_backward(q, k, v, mask, wrap(probs), wrap(out), wrap(keep) if keep is not None else None)
@@ -88,6 +99,7 @@ class ScaledDotProductAttention(Function):
         if grad_mode.is_grad_enabled():
             return _composed_backward(ctx, grad, q, k, v, mask, keep)
         xp = xp_of(q)
+        bmm = fused_kernel("batched_matmul", q) or xp.matmul
         scale, groups, probs = ctx.scale, ctx.groups, probs._data
         g = _float32(grad._data)
         ka = _repeat_heads(xp, _float32(k._data), groups)
@@ -95,10 +107,10 @@ class ScaledDotProductAttention(Function):
         grad_q = grad_k = grad_v = grad_mask = None
         if ctx.needs_input_grad[2]:
             weights = probs * keep if keep is not None else probs
-            grad_v = _sum_head_groups(wrap(xp.matmul(xp.swapaxes(weights, -1, -2), g)), groups)
+            grad_v = _sum_head_groups(wrap(bmm(xp.swapaxes(weights, -1, -2), g)), groups)
         # d scores = probs * (d probs - sum(d probs * probs)), computed into one array. The row
         # sums equal sum(grad * out) over the value dim, which needs no (L x S) temporary.
-        d_scores = xp.matmul(g, xp.swapaxes(va, -1, -2))
+        d_scores = bmm(g, xp.swapaxes(va, -1, -2))
         if keep is not None:
             d_scores *= keep
         d_scores -= (g * out._data).sum(axis=-1, keepdims=True)
@@ -107,10 +119,10 @@ class ScaledDotProductAttention(Function):
             grad_mask = wrap(d_scores.copy())
         d_scores *= scale
         if ctx.needs_input_grad[0]:
-            grad_q = wrap(xp.matmul(d_scores, ka))
+            grad_q = wrap(bmm(d_scores, ka))
         if ctx.needs_input_grad[1]:
             qa = _float32(q._data)
-            grad_k = _sum_head_groups(wrap(xp.matmul(xp.swapaxes(d_scores, -1, -2), qa)), groups)
+            grad_k = _sum_head_groups(wrap(bmm(xp.swapaxes(d_scores, -1, -2), qa)), groups)
         return grad_q, grad_k, grad_v, grad_mask, None, None, None
 
 

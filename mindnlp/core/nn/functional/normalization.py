@@ -1,10 +1,11 @@
 """Normalization: layer_norm, rms_norm and group_norm as fused nodes; batch_norm composed.
 
 The fused forwards compute statistics once on the backend arrays (float16/bfloat16 in
-float32). Their backwards use the closed-form gradients written with core ops. When a
-backward runs without create_graph, the mean and reciprocal std saved by forward are
-reused; when it records a graph, they are recomputed from the input with core ops so that
-second derivatives see their dependence on x.
+float32); layer_norm and rms_norm use the backend's fused kernel where it has one, with
+`_forward_stats` as its reference. Their backwards use the closed-form gradients written
+with core ops. When a backward runs without create_graph, the mean and reciprocal std
+saved by forward are reused; when it records a graph, they are recomputed from the input
+with core ops so that second derivatives see their dependence on x.
 """
 import numpy as np
 
@@ -12,7 +13,7 @@ from ... import _dtype, ops
 from ..._tensor import _wrap
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, xp_of
+from ...ops._helpers import HALF_NP, fused_kernel, xp_of
 from ...amp.autocast_mode import autocast_op
 
 __all__ = [
@@ -65,12 +66,17 @@ class _LayerNorm(Function):
         xp = xp_of(x)
         dtype = _compute_dtype(x._data)
         a = x._data.astype(dtype, copy=False)
-        xhat, mean, rstd = _forward_stats(xp, a, dims, eps, centered)
-        out = xhat
-        if weight is not None:
-            out = out * _param(weight, dtype)
-        if bias is not None:
-            out = out + _param(bias, dtype)
+        kernel = fused_kernel("layer_norm", x)
+        if kernel is not None:
+            out, mean, rstd = kernel(a, _param(weight, dtype), _param(bias, dtype), eps, centered, len(dims))
+            mean = mean if centered else np.zeros((), dtype)
+        else:
+            xhat, mean, rstd = _forward_stats(xp, a, dims, eps, centered)
+            out = xhat
+            if weight is not None:
+                out = out * _param(weight, dtype)
+            if bias is not None:
+                out = out + _param(bias, dtype)
         ctx.save_for_backward(x, weight)
         ctx.saved_stats = (mean, rstd)
         ctx.config = (dims, eps, centered)

@@ -4,6 +4,8 @@ Forward runs on the backend's arrays with the max subtracted first (no overflow)
 temporaries as possible. The backward of each op is itself a fused `Function` whose own
 backward is written with core ops, so gradients of gradients work to any order.
 float16/bfloat16 are computed in float32 and rounded back, as torch's CPU kernels do.
+Over the last dim, softmax and its backward use the backend's fused kernels where it has
+them; `softmax_array` and the composed backward here are their reference.
 """
 import warnings
 
@@ -11,7 +13,7 @@ import numpy as np
 
 from ... import ops
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, normalize_dim, wrap, xp_of
+from ...ops._helpers import HALF_NP, fused_kernel, normalize_dim, wrap, xp_of
 from ...amp.autocast_mode import autocast_op
 
 __all__ = ["softmax", "log_softmax", "softmin"]
@@ -47,8 +49,12 @@ class _SoftmaxBackward(Function):
         ctx.save_for_backward(grad, y)
         ctx.dim = dim
         g, p = _compute_array(grad), _compute_array(y)
-        out = g - (g * p).sum(axis=dim, keepdims=True)
-        out *= p
+        kernel = fused_kernel("softmax_backward", y) if dim == y.ndim - 1 else None
+        if kernel is not None:
+            out = kernel(g, p)
+        else:
+            out = g - (g * p).sum(axis=dim, keepdims=True)
+            out *= p
         return out.astype(y._data.dtype, copy=False)
 
     @staticmethod
@@ -96,7 +102,9 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim, sign):
         a = _compute_array(x)
-        y = wrap(softmax_array(xp_of(x), -a if sign < 0 else a, dim).astype(x._data.dtype, copy=False))
+        kernel = fused_kernel("softmax", x) if dim == x.ndim - 1 and sign > 0 else None
+        probs = kernel(a) if kernel is not None else softmax_array(xp_of(x), -a if sign < 0 else a, dim)
+        y = wrap(probs.astype(x._data.dtype, copy=False))
         ctx.dim, ctx.sign = dim, sign
         ctx.save_for_backward(y)
         return y

@@ -1,0 +1,545 @@
+"""Fused float32 kernels of the CPU backend, for the ops that dominate transformer models.
+
+NumPy runs each ufunc on one core and makes one full pass over memory per operation, so a
+chain like GELU's reads and writes its whole input a dozen times. The kernels here
+(1) cut the arrays into blocks that stay in the L2 cache, so the chain touches main memory
+about once, and (2) spread the blocks over a small persistent thread pool, one thread per
+core this process may run on: NumPy's ufuncs and BLAS calls release the GIL. Where numba
+is installed, GELU (and its backward) and layer_norm run compiled loops from cpu_jit on
+the same threads instead (a ufunc chain, even blocked, stays several times slower than a
+compiled loop).
+
+Thread policy: one worker per core (set_num_threads changes it, and BLAS's count with it).
+OpenBLAS keeps its own threads too. A stack of small matrix products (attention's per-head
+products, `batched_matmul`) is split over our workers with BLAS held to one thread, since
+OpenBLAS's threads cost more than they give on products that small and two pools on the
+same cores only spin against each other; large products (linear layers) are single BLAS
+calls with BLAS's own threading. No kernel runs its workers while a BLAS call is threaded.
+
+Every kernel has a composed reference in the op that calls it (activation.py, softmax.py,
+attention.py, normalization.py, ops/linalg.py); tests compare the two. Kernels take float32
+arrays of any layout and return fresh C-contiguous arrays; callers route other dtypes and
+small arrays to the reference (NumpyBackend.fused).
+"""
+import contextlib
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import cpu_jit
+
+# float32 elements per block: 128 KiB, so the input block and the two or three temporaries
+# of a kernel stay in L2 together.
+BLOCK = 1 << 15
+# Below this many elements (of the op's input, or of its work where MIN_WORK names it) a
+# kernel is not worth its extra calls: callers use the composed reference.
+MIN_SIZE = 1 << 14
+MIN_WORK = {"attention": 1 << 19}          # score elements: smaller attention is faster composed
+# Blocks each thread must get before a kernel splits its work: a hand-off to a worker costs
+# tens of microseconds, as much as a few blocks of work.
+_BLOCKS_PER_THREAD = 8
+
+_F32 = np.float32
+
+
+def usable_cores():
+    """The number of cores this process may run on (its affinity mask, not the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class _Workers:
+    """A persistent pool that splits a range of work items into one contiguous part per core.
+
+    The calling thread runs the last part itself. A call made from inside a worker, or with
+    a single part, runs inline, so kernels can be nested or called from user threads safely.
+    """
+
+    def __init__(self):
+        self.count = usable_cores()
+        self._pool = None
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        if hasattr(os, "register_at_fork"):
+            # A forked child (a DataLoader worker) has none of the parent's threads.
+            os.register_at_fork(after_in_child=self._forget_pool)
+
+    def _forget_pool(self):
+        self._pool = None
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def resize(self, count):
+        """Use `count` threads from now on (the calling thread included)."""
+        with self._lock:
+            old, self._pool = self._pool, None
+            self.count = count
+        if old is not None:
+            old.shutdown(wait=False)
+
+    def _executor(self):
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.count - 1, thread_name_prefix="mindnlp-cpu")
+            return self._pool
+
+    def run(self, task, n_items, min_items=1):
+        """Call task(start, stop) so that the calls cover range(n_items), in parallel when worthwhile."""
+        parts = min(self.count, n_items // max(min_items, 1))
+        if parts <= 1 or getattr(self._local, "inside", False):
+            task(0, n_items)
+            return
+        bounds = [n_items * i // parts for i in range(parts + 1)]
+        pool = self._executor()
+        futures = [pool.submit(self._guarded, task, bounds[i], bounds[i + 1]) for i in range(parts - 1)]
+        try:
+            self._guarded(task, bounds[-2], bounds[-1])
+        finally:
+            for future in futures:
+                future.result()
+
+    def _guarded(self, task, start, stop):
+        self._local.inside = True
+        try:
+            task(start, stop)
+        finally:
+            self._local.inside = False
+
+
+workers = _Workers()
+
+
+class _BlasThreads:
+    """Hold the BLAS libraries NumPy loaded to one thread while any kernel needs it.
+
+    The setting is process-wide, so nested or concurrent holders are counted: the first
+    saves the thread counts and the last restores them. threadpoolctl finds the libraries.
+    """
+
+    def __init__(self):
+        self._controllers = None
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._saved = ()
+
+    def _blas(self):
+        if self._controllers is None:
+            from threadpoolctl import ThreadpoolController
+
+            self._controllers = ThreadpoolController().select(user_api="blas").lib_controllers
+        return self._controllers
+
+    @contextlib.contextmanager
+    def single(self):
+        with self._lock:
+            if self._holders == 0:
+                self._saved = tuple(c.num_threads for c in self._blas())
+                for c in self._blas():
+                    c.set_num_threads(1)
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0:
+                    for c, n in zip(self._blas(), self._saved):
+                        c.set_num_threads(n)
+
+
+blas_threads = _BlasThreads()
+
+
+def get_num_threads():
+    """The number of threads CPU ops run on (torch.get_num_threads)."""
+    return workers.count
+
+
+def set_num_threads(n):
+    """Run CPU ops on n threads: the kernels' worker pool and NumPy's BLAS (torch.set_num_threads).
+
+    On a machine shared with other busy processes, fewer threads than cores can be faster:
+    threads that wait for each other lose the most when one of them is descheduled.
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    workers.resize(n)
+    for c in blas_threads._blas():
+        c.set_num_threads(n)
+
+
+def _flat(a):
+    """a as a C-contiguous float32 vector (a copy only when a is strided or another dtype)."""
+    return np.ascontiguousarray(a, dtype=_F32).reshape(-1)
+
+
+def _map_blocks(block_fn, shape, *inputs):
+    """out = block_fn(out_block, *input_blocks) block by block over flat float32 views, in parallel."""
+    flats = [_flat(a) for a in inputs]
+    out = np.empty(flats[0].size, dtype=_F32)
+
+    def task(lo, hi):
+        for start in range(lo * BLOCK, min(hi * BLOCK, out.size), BLOCK):
+            stop = min(start + BLOCK, out.size)
+            block_fn(out[start:stop], *(f[start:stop] for f in flats))
+
+    workers.run(task, -(-out.size // BLOCK), min_items=_BLOCKS_PER_THREAD)
+    return out.reshape(shape)
+
+
+def _map_chunks(loop, *inputs):
+    """loop(*input_parts, out_part) over one contiguous part of the flat inputs per worker
+    (the compiled loops release the GIL)."""
+    flats = [_flat(a) for a in inputs]
+    out = np.empty(flats[0].size, dtype=_F32)
+
+    def task(lo, hi):
+        start, stop = lo * BLOCK, min(hi * BLOCK, out.size)
+        loop(*(f[start:stop] for f in flats), out[start:stop])
+
+    workers.run(task, -(-out.size // BLOCK), min_items=_BLOCKS_PER_THREAD)
+    return out.reshape(inputs[0].shape)
+
+
+# Abramowitz & Stegun 7.1.26: erf(z) = 1 - t p(t) exp(-z^2), t = 1 / (1 + P z) for z >= 0, with
+# |error| < 1.5e-7, below float32's resolution of erf's values; torch's vectorized CPU erf uses
+# the same approximation. The coefficients carry GELU's factor 1/2, and P the 1/sqrt(2) of
+# Phi(x) = (1 + erf(x / sqrt(2))) / 2.
+_AS_P = _F32(0.3275911 / math.sqrt(2.0))
+_AS_HALF_COEFS = tuple(_F32(0.5 * c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
+_INV_SQRT_2PI = _F32(1.0 / math.sqrt(2.0 * math.pi))
+
+
+def _normal_cdf_block(out, x, gauss):
+    """out = Phi(x), given gauss = exp(-x^2 / 2) for the same block."""
+    t = out
+    np.abs(x, out=t)
+    t *= _AS_P
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = np.multiply(t, _AS_HALF_COEFS[0])
+    for coef in _AS_HALF_COEFS[1:]:
+        poly += coef
+        poly *= t
+    poly *= gauss                          # the upper tail (1 - erf(|x| / sqrt(2))) / 2
+    np.subtract(0.5, poly, out=out)
+    np.copysign(out, x, out=out)
+    out += 0.5
+    return out
+
+
+def _gauss_block(x):
+    gauss = np.square(x)
+    gauss *= -0.5
+    return np.exp(gauss, out=gauss)
+
+
+def _gelu_block(out, x):
+    _normal_cdf_block(out, x, _gauss_block(x))
+    out *= x
+
+
+def _gelu_backward_block(out, grad, x):
+    gauss = _gauss_block(x)
+    _normal_cdf_block(out, x, gauss)       # d gelu / dx = Phi(x) + x phi(x)
+    gauss *= x
+    gauss *= _INV_SQRT_2PI
+    out += gauss
+    out *= grad
+
+
+def gelu(x):
+    """x Phi(x) (exact GELU): compiled when numba is installed, else the blocked ufuncs above."""
+    compiled = cpu_jit.load()
+    if compiled is not None:
+        return _map_chunks(compiled.gelu, x)
+    return _map_blocks(_gelu_block, x.shape, x)
+
+
+def gelu_backward(grad, x):
+    """grad (Phi(x) + x phi(x)): the first-order gradient of exact GELU."""
+    compiled = cpu_jit.load()
+    if compiled is not None:
+        return _map_chunks(compiled.gelu_backward, grad, x)
+    return _map_blocks(_gelu_backward_block, x.shape, grad, x)
+
+
+_SQRT_2_OVER_PI = _F32(math.sqrt(2.0 / math.pi))
+_TANH_CUBIC = _F32(0.044715 * math.sqrt(2.0 / math.pi))
+
+
+def _tanh_inner_block(x):
+    """tanh(sqrt(2/pi) (x + 0.044715 x^3)) for one block."""
+    inner = np.square(x)
+    inner *= _TANH_CUBIC
+    inner += _SQRT_2_OVER_PI
+    inner *= x
+    return np.tanh(inner, out=inner)
+
+
+def _gelu_tanh_block(out, x):
+    np.add(_tanh_inner_block(x), 1.0, out=out)
+    out *= x
+    out *= 0.5
+
+
+def _gelu_tanh_backward_block(out, grad, x):
+    t = _tanh_inner_block(x)
+    # d/dx = (1 + t) / 2 + x (1 - t^2) (sqrt(2/pi) (1 + 3 0.044715 x^2)) / 2
+    slope = np.square(x)
+    slope *= 3.0 * _TANH_CUBIC
+    slope += _SQRT_2_OVER_PI
+    slope *= x
+    np.square(t, out=out)
+    np.subtract(1.0, out, out=out)
+    out *= slope
+    out += t
+    out += 1.0
+    out *= 0.5
+    out *= grad
+
+
+def gelu_tanh(x):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    return _map_blocks(_gelu_tanh_block, x.shape, x)
+
+
+def gelu_tanh_backward(grad, x):
+    return _map_blocks(_gelu_tanh_backward_block, x.shape, grad, x)
+
+
+def _sigmoid_block(out, x):
+    """out = sigmoid(x); x is clipped first so that exp cannot overflow (the result is unchanged)."""
+    np.clip(x, -88.0, 88.0, out=out)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    out += 1.0
+    np.reciprocal(out, out=out)
+    return out
+
+
+def _silu_block(out, x):
+    _sigmoid_block(out, x)
+    out *= x
+
+
+def _silu_backward_block(out, grad, x):
+    sig = _sigmoid_block(np.empty_like(x), x)   # d/dx = s (1 + x (1 - s))
+    np.subtract(1.0, sig, out=out)
+    out *= x
+    out += 1.0
+    out *= sig
+    out *= grad
+
+
+def silu(x):
+    """x sigmoid(x)."""
+    return _map_blocks(_silu_block, x.shape, x)
+
+
+def silu_backward(grad, x):
+    return _map_blocks(_silu_backward_block, x.shape, grad, x)
+
+
+def _map_rows(row_fn, *inputs):
+    """row_fn(out_rows, *input_rows) over blocks of rows of the inputs viewed as (rows, last dim)."""
+    width = inputs[0].shape[-1]
+    rows = [np.ascontiguousarray(a, dtype=_F32).reshape(-1, width) for a in inputs]
+    out = np.empty(rows[0].shape, dtype=_F32)
+    per_block = max(1, BLOCK // max(width, 1))
+
+    def task(lo, hi):
+        for start in range(lo * per_block, min(hi * per_block, out.shape[0]), per_block):
+            stop = min(start + per_block, out.shape[0])
+            row_fn(out[start:stop], *(r[start:stop] for r in rows))
+
+    workers.run(task, -(-out.shape[0] // per_block), min_items=_BLOCKS_PER_THREAD)
+    return out.reshape(inputs[0].shape)
+
+
+def _softmax_rows(out, x):
+    np.subtract(x, x.max(axis=1, keepdims=True), out=out)
+    np.exp(out, out=out)
+    out /= out.sum(axis=1, keepdims=True)
+
+
+def _softmax_backward_rows(out, grad, probs):
+    np.multiply(grad, probs, out=out)
+    row_sums = out.sum(axis=1, keepdims=True)
+    np.subtract(grad, row_sums, out=out)
+    out *= probs
+
+
+def softmax(x):
+    """softmax over the last axis."""
+    return _map_rows(_softmax_rows, x)
+
+
+def softmax_backward(grad, probs):
+    """probs (grad - sum(grad probs)) over the last axis: softmax's vector-Jacobian product."""
+    return _map_rows(_softmax_backward_rows, grad, probs)
+
+
+def layer_norm(x, weight, bias, eps, centered, n_dims):
+    """(out, mean, rstd) of normalising x over its last n_dims dims, then * weight + bias.
+
+    centered=False gives RMS norm (mean is then None). mean and rstd keep x's dims (size 1
+    over the normalised ones), as the op saves them for backward.
+    """
+    width = math.prod(x.shape[x.ndim - n_dims:])
+    rows = np.ascontiguousarray(x, dtype=_F32).reshape(-1, width)
+    w = np.ones(width, _F32) if weight is None else np.ascontiguousarray(weight, dtype=_F32).reshape(width)
+    b = np.zeros(width, _F32) if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(width)
+    out = np.empty(rows.shape, dtype=_F32)
+    mean = np.zeros(rows.shape[0], dtype=_F32)
+    rstd = np.empty(rows.shape[0], dtype=_F32)
+    per_block = max(1, BLOCK // max(width, 1))
+    compiled = cpu_jit.load()
+    eps = _F32(eps)
+
+    def task(lo, hi):
+        start, stop = lo * per_block, min(hi * per_block, rows.shape[0])
+        if compiled is not None:
+            compiled.layer_norm(rows[start:stop], w, b, eps, centered, out[start:stop], mean[start:stop],
+                                rstd[start:stop])
+            return
+        for first in range(start, stop, per_block):
+            last = min(first + per_block, stop)
+            _layer_norm_rows(rows[first:last], w, b, eps, centered, out[first:last], mean[first:last, None],
+                             rstd[first:last, None])
+
+    workers.run(task, -(-rows.shape[0] // per_block), min_items=_BLOCKS_PER_THREAD)
+    stats_shape = x.shape[:x.ndim - n_dims] + (1,) * n_dims
+    return out.reshape(x.shape), mean.reshape(stats_shape) if centered else None, rstd.reshape(stats_shape)
+
+
+def _layer_norm_rows(block, w, b, eps, centered, out, mean, rstd):
+    """One cache-sized block of rows of layer_norm, as NumPy ufuncs; mean, rstd are (rows, 1)."""
+    if centered:
+        np.mean(block, axis=1, keepdims=True, out=mean)
+        np.subtract(block, mean, out=out)
+    else:
+        out[...] = block
+    np.mean(np.square(out), axis=1, keepdims=True, out=rstd)
+    rstd += eps
+    np.sqrt(rstd, out=rstd)
+    np.reciprocal(rstd, out=rstd)
+    out *= rstd
+    out *= w
+    out += b
+
+
+def _softmax_rows_allowing_dead(scores):
+    """softmax in place over the last axis; a row with no finite score gives zeros, not NaN."""
+    row_max = scores.max(axis=-1, keepdims=True)
+    dead = ~np.isfinite(row_max)
+    any_dead = dead.any()
+    if any_dead:
+        row_max[dead] = 0.0
+    scores -= row_max
+    np.exp(scores, out=scores)
+    denom = scores.sum(axis=-1, keepdims=True)
+    if any_dead:
+        denom[denom == 0] = 1.0
+    scores /= denom
+
+
+def _item_view(a, index, lead_ndim):
+    """a's part for one work item: index selects along the first len(index) of the lead dims,
+    where a's dims are aligned to the right of lead + (rows, cols) and size-1 dims broadcast."""
+    offset = a.ndim - 2 - lead_ndim        # a's axis for lead axis j is j + offset
+    key = tuple(0 if a.shape[j + offset] == 1 else i for j, i in enumerate(index) if j + offset >= 0)
+    return a[key] if key else a
+
+
+def _matmul_into(target, a, b):
+    """target[...] = a @ b, written in place when the product already has target's shape."""
+    if np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) == target.shape[:-2]:
+        np.matmul(a, b, out=target)
+    else:
+        target[...] = np.matmul(a, b)
+
+
+def _work_items(lead):
+    """Indices into the leading (batch) dims, just deep enough to give every thread several items."""
+    depth, n_items = 0, 1
+    while depth < len(lead) and n_items < 4 * workers.count:
+        n_items *= lead[depth]
+        depth += 1
+    return list(np.ndindex(*lead[:depth]))
+
+
+# Products of at most this many multiply-adds (m n k) are ones where OpenBLAS's own threads
+# cost more than they give; a batch of them is better split across our threads.
+_SMALL_PRODUCT = 1 << 21
+
+
+def batched_matmul(a, b):
+    """a @ b for float32 stacks of matrices (batch dims broadcast).
+
+    A batch of small products is split over the worker threads, with BLAS on one thread;
+    anything else is one NumPy matmul with BLAS threading as it is.
+    """
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    lead = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    n_products = math.prod(lead)
+    if workers.count == 1 or n_products < 2 * workers.count or m * n * k > _SMALL_PRODUCT:
+        return np.matmul(a, b)
+    out = np.empty(lead + (m, n), dtype=np.result_type(a, b))
+    items = _work_items(lead)
+
+    def task(lo, hi):
+        for index in items[lo:hi]:
+            _matmul_into(out[index], _item_view(a, index, len(lead)), _item_view(b, index, len(lead)))
+
+    with blas_threads.single():
+        workers.run(task, len(items))
+    return out
+
+
+def attention(q, k, v, mask, keep, scale):
+    """(out, probs) of dropout(softmax(q k^T scale + mask)) v, one (batch, head) slice at a time.
+
+    q (..., L, E), k (..., S, E), v (..., S, Ev) are float32 with the key/value heads already
+    repeated; mask (additive float32) and keep (dropout keep-mask over (1 - p)) are None or
+    broadcastable to the scores (..., L, S). Each slice's scores are computed, masked,
+    normalised and multiplied by v while they sit in cache; slices run on the worker threads.
+    """
+    L, S, Ev = q.shape[-2], k.shape[-2], v.shape[-1]
+    others = [m.shape[:-2] for m in (mask, keep) if m is not None]
+    lead = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], *others))
+    probs = np.empty(lead + (L, S), dtype=_F32)
+    out = np.empty(lead + (L, Ev), dtype=_F32)
+    items = _work_items(lead)
+    q_scaled = q * _F32(scale)             # (L x E) is cheaper to scale than (L x S)
+    k_t = np.swapaxes(k, -1, -2)
+
+    def task(lo, hi):
+        for index in items[lo:hi]:
+            scores, result = probs[index], out[index]
+            _matmul_into(scores, _item_view(q_scaled, index, len(lead)), _item_view(k_t, index, len(lead)))
+            if mask is not None:
+                scores += _item_view(mask, index, len(lead))
+            _softmax_rows_allowing_dead(scores)
+            weights = scores
+            if keep is not None:
+                weights = scores * _item_view(keep, index, len(lead))
+            _matmul_into(result, weights, _item_view(v, index, len(lead)))
+
+    if workers.count == 1 or len(items) < 2:
+        task(0, len(items))
+    else:
+        with blas_threads.single():
+            workers.run(task, len(items))
+    return out, probs
+
+
+KERNELS = {
+    "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
+    "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
+    "batched_matmul": batched_matmul, "silu": silu, "silu_backward": silu_backward,
+}

@@ -1,0 +1,365 @@
+"""The CPU backend's fused float32 kernels against their composed references and the math.
+
+Sizes are chosen above the kernels' thresholds (several cache blocks, odd lengths) so that
+the blocked and multi-threaded paths run; float64 results of the composed ops are the
+expected values, with float32's resolution plus the erf approximations' error (1.5e-7 for
+the NumPy kernels, 3e-7 for the compiled ones) as tolerance. Every test runs with the
+numba-compiled kernels (skipped where numba is absent) and with the NumPy ones.
+"""
+import math
+
+import numpy as np
+import pytest
+import scipy.special
+
+from mindnlp import core
+from mindnlp.core.backends import cpu_jit, get_backend
+from mindnlp.core.backends import cpu_kernels as K
+from mindnlp.core.nn import functional as F
+from mindnlp.core.nn.functional.attention import _composed_forward
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def kernel_flavour(request, monkeypatch):
+    """Every test runs with the numba-compiled kernels (when installed) and with the NumPy ones."""
+    if request.param == "compiled" and cpu_jit.load() is None:
+        pytest.skip("numba is not installed (the compiled kernels are optional)")
+    if request.param == "numpy":
+        monkeypatch.setattr(cpu_jit, "_compiled", False)
+    return request.param
+ODD_SIZE = 2 * K._BLOCKS_PER_THREAD * K.BLOCK + 17     # enough blocks for every thread
+
+
+def _inputs(n=ODD_SIZE, scale=4.0):
+    x = (RNG.standard_normal(n) * scale).astype(np.float32)
+    x[:8] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 30.0, -30.0, 1e-30]
+    return x
+
+
+def _gelu64(x):
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return 0.5 * x * (1.0 + scipy.special.erf(x / math.sqrt(2.0)))
+
+
+def _gelu_grad64(x):
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        return 0.5 * (1.0 + scipy.special.erf(x / math.sqrt(2.0))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+
+
+def _tanh_parts64(x):
+    x = x.astype(np.float64)
+    t = np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))
+    with np.errstate(invalid="ignore"):
+        value = 0.5 * x * (1 + t)
+        slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x * x)
+    return value, slope
+
+
+def _assert_close_f32(actual, expected, x, abs_per_unit=2e-7):
+    """Equal NaN and infinite entries; elsewhere within abs_per_unit * (1 + |x|) plus 2 float32 ulps.
+
+    The erf approximation's absolute error (1.5e-7) reaches GELU multiplied by |x| / 2.
+    """
+    actual = np.asarray(actual, dtype=np.float64)
+    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(actual[np.isinf(expected)], expected[np.isinf(expected)])
+    err = np.abs(actual[finite] - expected[finite])
+    scale = np.abs(np.broadcast_to(x, expected.shape)[finite]).astype(np.float64)
+    bound = abs_per_unit * (1 + scale) + 2 * np.spacing(np.abs(expected[finite]).astype(np.float32))
+    assert (err <= bound).all(), f"max error {err.max():.3g}, worst over bound {(err / bound).max():.3g}"
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_gelu_and_backward_match_math():
+    x = _inputs()
+    grad = RNG.standard_normal(x.size).astype(np.float32)
+    _assert_close_f32(K.gelu(x), _gelu64(x), x, abs_per_unit=3e-7)
+    _assert_close_f32(K.gelu_backward(grad, x), grad * _gelu_grad64(x), grad * x, abs_per_unit=5e-7)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_gelu_tanh_and_backward_match_math():
+    x = _inputs()
+    grad = RNG.standard_normal(x.size).astype(np.float32)
+    value, slope = _tanh_parts64(x)
+    _assert_close_f32(K.gelu_tanh(x), value, x)
+    _assert_close_f32(K.gelu_tanh_backward(grad, x), grad * slope, grad * x, abs_per_unit=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_silu_and_backward_match_math():
+    x = _inputs(scale=30.0)                      # reaches past the clip at |x| = 88
+    grad = RNG.standard_normal(x.size).astype(np.float32)
+    xd = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sig = 1.0 / (1.0 + np.exp(-np.clip(xd, -88, 88)))   # the composed op's clip: silu(-inf) = -inf
+        value, slope = xd * sig, sig * (1.0 + xd * (1.0 - sig))
+    _assert_close_f32(K.silu(x), value, x)
+    _assert_close_f32(K.silu_backward(grad, x), grad * slope, grad * x, abs_per_unit=5e-7)
+
+
+def test_silu_op_fused_gradient_matches_float64():
+    data = RNG.standard_normal((64, 777)).astype(np.float32) * 4
+    x, x64 = core.tensor(data, requires_grad=True), core.tensor(data.astype(np.float64), requires_grad=True)
+    F.silu(x).sum().backward()
+    F.silu(x64).sum().backward()
+    _assert_close_f32(x.grad.numpy(), x64.grad.numpy(), data, abs_per_unit=5e-7)
+
+
+def test_elementwise_kernels_take_strided_inputs_and_keep_shape():
+    x = RNG.standard_normal((300, 257)).astype(np.float32).T     # not contiguous
+    out = K.gelu(x)
+    assert out.shape == (257, 300) and out.flags.c_contiguous
+    _assert_close_f32(out, _gelu64(x), x)
+
+
+def _softmax64(x):
+    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(8, 12, 64, 129), (3, 40001)])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_softmax_and_backward_match_reference(shape):
+    x = RNG.standard_normal(shape).astype(np.float32) * 5
+    x[0, ..., :3] = -np.inf                    # masked entries
+    x[-1, ..., :] = -np.inf                    # a row with nothing finite: NaN, as torch gives
+    probs = K.softmax(x)
+    expected = _softmax64(x)
+    np.testing.assert_allclose(probs, expected, rtol=2e-6, atol=1e-7)
+    grad = RNG.standard_normal(shape).astype(np.float32)
+    p = np.nan_to_num(expected)
+    expected_grad = p * (grad - (grad * p).sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(K.softmax_backward(grad, p.astype(np.float32)), expected_grad, rtol=1e-5, atol=1e-6)
+
+
+def _attention_case(q_shape, kv_shape, mask_shape, dead_rows=False, dropout=False):
+    q = RNG.standard_normal(q_shape).astype(np.float32)
+    k = RNG.standard_normal(kv_shape).astype(np.float32)
+    v = RNG.standard_normal(kv_shape[:-1] + (24,)).astype(np.float32)
+    mask = keep = None
+    if mask_shape is not None:
+        mask = np.where(RNG.random(mask_shape) < 0.2, -np.inf, RNG.standard_normal(mask_shape)).astype(np.float32)
+        if dead_rows:
+            mask[..., 0, :] = -np.inf
+    if dropout:
+        lead = np.broadcast_shapes(q_shape[:-2], kv_shape[:-2])
+        keep = (RNG.random(lead + (q_shape[-2], kv_shape[-2])) > 0.3).astype(np.float32) / np.float32(0.7)
+    return q, k, v, mask, keep
+
+
+@pytest.mark.parametrize("q_shape,kv_shape,mask_shape,dead_rows,dropout", [
+    ((16, 4, 40, 32), (16, 4, 56, 32), (16, 1, 1, 56), False, False),   # padding mask
+    ((16, 4, 40, 32), (16, 4, 56, 32), (40, 56), True, False),          # shared mask, fully masked rows
+    ((1, 6, 96, 16), (1, 6, 96, 16), (1, 1, 96, 96), False, True),      # batch 1: split over heads; dropout
+    ((1, 6, 96, 16), (3, 6, 96, 16), None, False, False),               # q broadcast over the batch
+    ((24, 64, 16), (24, 80, 16), (24, 64, 80), True, True),             # 3-d inputs
+])
+def test_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, dead_rows, dropout):
+    q, k, v, mask, keep = _attention_case(q_shape, kv_shape, mask_shape, dead_rows, dropout)
+    out, probs = K.attention(q, k, v, mask, keep, 0.3)
+    ref64 = [None if a is None else a.astype(np.float64) for a in (q, k, v, mask, keep)]
+    expected_out, expected_probs = _composed_forward(np, *ref64, 0.3)
+    np.testing.assert_allclose(probs, expected_probs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, expected_out, rtol=1e-5, atol=1e-5)
+    if dead_rows:
+        assert not np.isnan(out).any() and (probs[..., 0, :] == 0).all()
+
+
+def test_attention_restores_blas_threads():
+    before = [c.num_threads for c in K.blas_threads._blas()]
+    K.attention(*_attention_case((8, 4, 64, 32), (8, 4, 64, 32), None)[:3], None, None, 0.2)
+    assert [c.num_threads for c in K.blas_threads._blas()] == before
+
+
+def test_workers_cover_the_range_once_and_raise_errors():
+    seen = np.zeros(1001, dtype=int)
+
+    def mark(lo, hi):
+        seen[lo:hi] += 1
+        K.workers.run(lambda a, b: None, 10)      # nested calls run inline
+
+    K.workers.run(mark, 1001)
+    assert (seen == 1).all()
+
+    def fail(lo, hi):
+        raise ValueError(f"bad part {lo}")
+
+    with pytest.raises(ValueError, match="bad part"):
+        K.workers.run(fail, 1001)
+
+
+def test_backend_routes_small_and_float64_arrays_to_the_reference():
+    backend = get_backend("cpu")
+    assert backend.fused("gelu", np.zeros(K.MIN_SIZE, np.float32)) is K.gelu
+    assert backend.fused("gelu", np.zeros(K.MIN_SIZE, np.float16)) is K.gelu
+    assert backend.fused("gelu", np.zeros(K.MIN_SIZE - 1, np.float32)) is None
+    assert backend.fused("gelu", np.zeros(K.MIN_SIZE, np.float64)) is None
+    q = np.zeros(K.MIN_SIZE, np.float32)
+    assert backend.fused("attention", q, work=K.MIN_WORK["attention"] - 1) is None
+    assert backend.fused("attention", q, work=K.MIN_WORK["attention"]) is K.attention
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_op_fused_forward_backward_and_double_backward(approximate):
+    data = RNG.standard_normal((64, 777)).astype(np.float32) * 3
+    x = core.tensor(data, requires_grad=True)
+    x64 = core.tensor(data.astype(np.float64), requires_grad=True)
+    y, y64 = F.gelu(x, approximate=approximate), F.gelu(x64, approximate=approximate)
+    _assert_close_f32(y.detach().numpy(), y64.detach().numpy(), data)
+    (g,) = core.autograd.grad(y.sum(), x, create_graph=True)      # recorded: the composed backward
+    (g64,) = core.autograd.grad(y64.sum(), x64, create_graph=True)
+    _assert_close_f32(g.detach().numpy(), g64.detach().numpy(), data, abs_per_unit=1e-6)
+    (gg,) = core.autograd.grad(g.sum(), x)
+    (gg64,) = core.autograd.grad(g64.sum(), x64)
+    np.testing.assert_allclose(gg.numpy(), gg64.numpy(), rtol=1e-4, atol=1e-5)
+    y.backward(core.ones_like(y))                                  # first order: the fused backward
+    _assert_close_f32(x.grad.numpy(), g64.detach().numpy(), data, abs_per_unit=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [core.float16, core.bfloat16])
+def test_gelu_and_softmax_ops_in_half_precision(dtype):
+    data = RNG.standard_normal((64, 512)).astype(np.float32)
+    x = core.tensor(data, dtype=dtype)
+    upcast = x.float().numpy().astype(np.float64)
+    # One unit in the last place of the half-precision result: its rounding, and nothing more.
+    ulp = 2.0 ** -10 if dtype is core.float16 else 2.0 ** -7
+    gelu, probs = F.gelu(x), F.softmax(x, dim=-1)
+    assert gelu.dtype == dtype and probs.dtype == dtype
+    np.testing.assert_allclose(gelu.float().numpy(), _gelu64(upcast), rtol=ulp, atol=1e-6)
+    np.testing.assert_allclose(probs.float().numpy(), _softmax64(upcast), rtol=ulp, atol=1e-6)
+
+
+def test_softmax_op_fused_gradient_matches_float64():
+    data = RNG.standard_normal((32, 1025)).astype(np.float32)
+    weights = RNG.standard_normal((32, 1025))
+    x, x64 = core.tensor(data, requires_grad=True), core.tensor(data.astype(np.float64), requires_grad=True)
+    (F.softmax(x, dim=-1) * core.tensor(weights.astype(np.float32))).sum().backward()
+    (F.softmax(x64, dim=-1) * core.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x64.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_sdpa_op_fused_matches_float64_forward_and_gradients():
+    shapes = [(4, 6, 160, 32), (4, 6, 192, 32), (4, 6, 192, 32)]     # scores above MIN_WORK
+    arrays = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    mask = RNG.random((4, 1, 1, 192)) > 0.2
+    results = []
+    for dtype in (core.float32, core.float64):
+        q, k, v = (core.tensor(a, dtype=dtype, requires_grad=True) for a in arrays)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=core.tensor(mask))
+        (out * out).sum().backward()
+        results.append([out.detach().numpy(), q.grad.numpy(), k.grad.numpy(), v.grad.numpy()])
+    for fused, exact in zip(*results):
+        np.testing.assert_allclose(fused, exact, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("centered", [True, False])
+@pytest.mark.parametrize("shape,n_dims", [((40, 33, 384), 1), ((6, 7, 96, 50), 2), ((3, 50000), 1)])
+def test_layer_norm_matches_reference(centered, shape, n_dims):
+    from mindnlp.core.nn.functional.normalization import _forward_stats
+
+    x = (RNG.standard_normal(shape) * 3 + 1).astype(np.float32)
+    weight = RNG.standard_normal(shape[-n_dims:]).astype(np.float32)
+    bias = RNG.standard_normal(shape[-n_dims:]).astype(np.float32) if centered else None
+    out, mean, rstd = K.layer_norm(x, weight, bias, 1e-5, centered, n_dims)
+    axes = tuple(range(x.ndim - n_dims, x.ndim))
+    xhat, ref_mean, ref_rstd = _forward_stats(np, x.astype(np.float64), axes, 1e-5, centered)
+    expected = xhat * weight + (bias if centered else 0.0)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=2e-5)
+    np.testing.assert_allclose(rstd, ref_rstd, rtol=1e-5)
+    if centered:
+        np.testing.assert_allclose(mean, ref_mean, rtol=1e-5, atol=1e-6)
+    else:
+        assert mean is None
+
+
+def test_layer_norm_op_fused_gradient_matches_float64():
+    data = RNG.standard_normal((64, 2, 384)).astype(np.float32)
+    w = RNG.standard_normal(384).astype(np.float32)
+    results = []
+    for dtype in (core.float32, core.float64):
+        x = core.tensor(data, dtype=dtype, requires_grad=True)
+        weight, bias = core.tensor(w, dtype=dtype, requires_grad=True), core.tensor(w[::-1].copy(), dtype=dtype)
+        out = F.layer_norm(x, (384,), weight, bias)
+        (out * out).sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy(), weight.grad.numpy()])
+    for fused, exact in zip(*results):
+        np.testing.assert_allclose(fused, exact, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((32, 12, 64, 32), (32, 12, 32, 64)),      # attention scores: split over the batch
+    ((1, 12, 64, 32), (5, 1, 32, 48)),         # both operands broadcast
+    ((40, 64), (9, 64, 16)),                   # a plain matrix against a stack
+    ((3, 512, 512), (3, 512, 512)),            # large products: one BLAS call
+])
+def test_batched_matmul_matches_numpy(a_shape, b_shape):
+    a = RNG.standard_normal(a_shape).astype(np.float32)
+    b = RNG.standard_normal(b_shape).astype(np.float32)
+    before = [c.num_threads for c in K.blas_threads._blas()]
+    out = K.batched_matmul(a, b)
+    assert [c.num_threads for c in K.blas_threads._blas()] == before
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert out.shape == expected.shape and out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_op_batched_gradients_match_float64():
+    arrays = [RNG.standard_normal(s).astype(np.float32) for s in ((8, 6, 40, 24), (8, 6, 24, 40))]
+    results = []
+    for dtype in (core.float32, core.float64):
+        a, b = (core.tensor(x, dtype=dtype, requires_grad=True) for x in arrays)
+        out = core.matmul(a, b)
+        (out * out).sum().backward()
+        results.append([out.detach().numpy(), a.grad.numpy(), b.grad.numpy()])
+    for fused, exact in zip(*results):
+        np.testing.assert_allclose(fused, exact, rtol=1e-4, atol=1e-3)
+
+
+def test_blas_hold_is_counted_across_nested_holders():
+    before = [c.num_threads for c in K.blas_threads._blas()]
+    with K.blas_threads.single():
+        with K.blas_threads.single():
+            assert all(c.num_threads == 1 for c in K.blas_threads._blas())
+        assert all(c.num_threads == 1 for c in K.blas_threads._blas())
+    assert [c.num_threads for c in K.blas_threads._blas()] == before
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_kernels_work_in_a_forked_child():
+    import os
+
+    K.gelu(np.ones(ODD_SIZE, np.float32))          # the parent's pool exists before the fork
+    pid = os.fork()
+    if pid == 0:
+        ok = np.allclose(K.gelu(np.ones(ODD_SIZE, np.float32)), 0.8413447)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_set_num_threads_sets_workers_and_blas():
+    saved = core.get_num_threads()
+    blas_saved = [c.num_threads for c in K.blas_threads._blas()]
+    try:
+        core.set_num_threads(1)
+        assert core.get_num_threads() == 1 and all(c.num_threads == 1 for c in K.blas_threads._blas())
+        _assert_close_f32(K.gelu(np.ones(ODD_SIZE, np.float32)), _gelu64(np.ones(ODD_SIZE)), np.ones(ODD_SIZE))
+        core.set_num_threads(3)
+        assert core.get_num_threads() == 3
+        seen = np.zeros(100, dtype=int)
+        K.workers.run(lambda lo, hi: seen.__setitem__(slice(lo, hi), seen[lo:hi] + 1), 100)
+        assert (seen == 1).all()
+    finally:
+        K.workers.resize(saved)
+        for c, n in zip(K.blas_threads._blas(), blas_saved):
+            c.set_num_threads(n)
+    with pytest.raises(RuntimeError, match="positive integer"):
+        core.set_num_threads(0)
