@@ -41,15 +41,16 @@ def eager_attention_forward(module, query, key, value, attention_mask, scaling=N
 
 def sdpa_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, is_causal=None,
                            **kwargs):
-    """Fused attention; the mask is additive (or None). Returns (output, None)."""
-    n_rep = query.shape[1] // key.shape[1]
-    key = repeat_kv(key, n_rep)
-    value = repeat_kv(value, n_rep)
+    """Fused attention; the mask is additive (or None). Returns (output, None).
+
+    Grouped-query key/value heads go in as they are (enable_gqa), so the cache is not
+    copied once per query group at every decoding step.
+    """
     if attention_mask is not None:
         attention_mask = attention_mask[:, :, :, : key.shape[-2]]
     output = nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=attention_mask, dropout_p=dropout if module.training else 0.0, scale=scaling,
-        is_causal=False,
+        is_causal=False, enable_gqa=query.shape[1] != key.shape[1],
     )
     return output.transpose(1, 2).contiguous(), None
 

@@ -126,3 +126,22 @@ def test_errors():
         F.scaled_dot_product_attention(k, k, v, attn_mask=core.ones(5, 5, dtype=core.bool), is_causal=True)
     with pytest.raises(RuntimeError, match="same embedding size"):
         F.scaled_dot_product_attention(core.randn(1, 3, 4), k[0], v[0])
+
+
+@pytest.mark.parametrize("mask_heads", [None, 1, 6])
+def test_grouped_query_path_equals_repeated_heads(mask_heads):
+    """Without the fused kernel, GQA broadcasts query groups against shared key/value heads;
+    the result must equal attention over explicitly repeated heads, masks and dropout included."""
+    from mindnlp.core.nn.functional import attention as attn
+
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((2, 6, 3, 4)).astype(np.float32)
+    k = rng.standard_normal((2, 2, 5, 4)).astype(np.float32)
+    v = rng.standard_normal((2, 2, 5, 4)).astype(np.float32)
+    mask = None if mask_heads is None else rng.standard_normal((2, mask_heads, 3, 5)).astype(np.float32)
+    keep = (rng.random((2, 6, 3, 5)) > 0.3).astype(np.float32) / 0.7
+    out, probs = attn._grouped_forward(np, q, k, v, mask, keep, 0.5, 3)
+    ref_out, ref_probs = attn._composed_forward(np, q, np.repeat(k, 3, axis=1), np.repeat(v, 3, axis=1), mask,
+                                                keep, 0.5)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(probs, ref_probs, rtol=1e-6, atol=1e-6)

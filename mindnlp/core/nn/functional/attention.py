@@ -67,6 +67,25 @@ def _composed_forward(xp, qa, ka, va, mask, keep, scale):
     return xp.matmul(weights, va), scores
 
 
+def _split_heads(a, groups):
+    """(..., H, L, X) → (..., H / groups, groups, L, X): a view, broadcasting over size-1 heads."""
+    if a is None:
+        return None
+    if a.ndim < 3 or a.shape[-3] == 1:
+        return a[..., None, :, :] if a.ndim >= 3 else a
+    return a.reshape(a.shape[:-3] + (a.shape[-3] // groups, groups) + a.shape[-2:])
+
+
+def _grouped_forward(xp, qa, ka, va, mask, keep, scale, groups):
+    """Grouped-query attention without copying keys and values `groups` times: the query
+    heads of a group are batched against their shared key/value head by broadcasting."""
+    out, probs = _composed_forward(xp, _split_heads(qa, groups), ka[..., None, :, :], va[..., None, :, :],
+                                   _split_heads(mask, groups), _split_heads(keep, groups), scale)
+    heads = qa.shape[-3]
+    return (out.reshape(out.shape[:-4] + (heads,) + out.shape[-2:]),
+            probs.reshape(probs.shape[:-4] + (heads,) + probs.shape[-2:]))
+
+
 class ScaledDotProductAttention(Function):
     """out = dropout(softmax(q k^T * scale + mask)) v, with probabilities saved for backward.
 
@@ -79,12 +98,15 @@ class ScaledDotProductAttention(Function):
     def forward(ctx, q, k, v, mask, keep, scale, groups):
         xp = xp_of(q)
         qa, ka, va = _float32(q._data), _float32(k._data), _float32(v._data)
-        ka, va = _repeat_heads(xp, ka, groups), _repeat_heads(xp, va, groups)
         mask_a = _float32(mask._data) if mask is not None else None
-        scores = math.prod(np.broadcast_shapes(qa.shape[:-2], ka.shape[:-2])) * qa.shape[-2] * ka.shape[-2]
+        kv_lead = ka.shape[:-3] + (ka.shape[-3] * groups,) if groups > 1 else ka.shape[:-2]
+        scores = math.prod(np.broadcast_shapes(qa.shape[:-2], kv_lead)) * qa.shape[-2] * ka.shape[-2]
         kernel = fused_kernel("attention", q, work=scores)
         if kernel is not None:
+            ka, va = _repeat_heads(xp, ka, groups), _repeat_heads(xp, va, groups)
             out, probs = kernel(qa, ka, va, mask_a, keep, scale)
+        elif groups > 1:
+            out, probs = _grouped_forward(xp, qa, ka, va, mask_a, keep, scale, groups)
         else:
             out, probs = _composed_forward(xp, qa, ka, va, mask_a, keep, scale)
         ctx.scale, ctx.groups = scale, groups
