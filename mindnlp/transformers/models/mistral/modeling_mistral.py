@@ -31,6 +31,7 @@ from ...modeling_outputs import (
     TokenClassifierOutput,
 )
 from ...modeling_rope_utils import rope_init
+from ...modeling_rotary import apply_rotary_pos_emb
 from ...modeling_utils import PreTrainedModel
 from .configuration_mistral import MistralConfig
 
@@ -91,19 +92,6 @@ class MistralRotaryEmbedding(nn.Module):
             if self.attention_scaling != 1.0:
                 cos, sin = cos * self.attention_scaling, sin * self.attention_scaling
         return cos.to(x.dtype), sin.to(x.dtype)
-
-
-def rotate_half(x):
-    """(x1, x2) → (-x2, x1) over the two halves of the last dim."""
-    half = x.shape[-1] // 2
-    return core.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
-    """Rotate query and key by their positions' angles; cos/sin gain a head axis at `unsqueeze_dim`."""
-    cos = cos.unsqueeze(unsqueeze_dim)
-    sin = sin.unsqueeze(unsqueeze_dim)
-    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
 
 
 class MistralMLP(nn.Module):
