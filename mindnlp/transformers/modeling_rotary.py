@@ -23,34 +23,41 @@ def _rotate_half_transposed(y):
 
 
 class _Rotary(Function):
+    """cos/sin come without the head axis; it is inserted at `head_dim` on the arrays."""
+
     @staticmethod
-    def forward(ctx, x, cos, sin):
+    def forward(ctx, x, cos, sin, head_dim):
         ctx.save_for_backward(x, cos, sin)
+        ctx.head_dim = head_dim
+        xp = xp_of(x)
         xa = x._data
         half = xa.shape[-1] // 2
-        rotated = xp_of(x).concatenate((-xa[..., half:], xa[..., :half]), axis=-1)
-        out = xa * cos._data
-        out += rotated * sin._data
+        rotated = xp.concatenate((-xa[..., half:], xa[..., :half]), axis=-1)
+        out = xa * xp.expand_dims(cos._data, head_dim)
+        out += rotated * xp.expand_dims(sin._data, head_dim)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         x, cos, sin = ctx.saved_tensors
-        grad_x = grad * cos + _rotate_half_transposed(grad * sin) if ctx.needs_input_grad[0] else None
-        grad_cos = grad * x if ctx.needs_input_grad[1] else None
-        grad_sin = grad * rotate_half(x) if ctx.needs_input_grad[2] else None
-        return grad_x, grad_cos, grad_sin
+        dim = ctx.head_dim
+        grad_x = grad_cos = grad_sin = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad * cos.unsqueeze(dim) + _rotate_half_transposed(grad * sin.unsqueeze(dim))
+        if ctx.needs_input_grad[1]:
+            grad_cos = (grad * x).sum(dim)
+        if ctx.needs_input_grad[2]:
+            grad_sin = (grad * rotate_half(x)).sum(dim)
+        return grad_x, grad_cos, grad_sin, None
 
 
-def apply_rotary(x, cos, sin):
-    """x·cos + rotate_half(x)·sin, with cos/sin broadcastable to x and of x's dtype."""
+def apply_rotary(x, cos, sin, unsqueeze_dim=1):
+    """x·cos + rotate_half(x)·sin, where cos/sin (of x's dtype) lack x's head axis `unsqueeze_dim`."""
     if cos.dtype != x.dtype or sin.dtype != x.dtype:
         raise TypeError(f"rotary cos/sin ({cos.dtype}, {sin.dtype}) must have the dtype of x ({x.dtype})")
-    return _Rotary.apply(x, cos, sin)
+    return _Rotary.apply(x, cos, sin, unsqueeze_dim)
 
 
 def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
     """Rotate query and key by their positions' angles; cos/sin gain a head axis at `unsqueeze_dim`."""
-    cos = cos.unsqueeze(unsqueeze_dim)
-    sin = sin.unsqueeze(unsqueeze_dim)
-    return apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+    return apply_rotary(q, cos, sin, unsqueeze_dim), apply_rotary(k, cos, sin, unsqueeze_dim)

@@ -9,14 +9,14 @@ from mindnlp.transformers.modeling_rotary import apply_rotary, apply_rotary_pos_
 def _inputs(dtype=core.float64, requires_grad=True):
     rng = np.random.default_rng(0)
     x = core.tensor(rng.standard_normal((2, 3, 4, 6)), dtype=dtype, requires_grad=requires_grad)
-    cos = core.tensor(rng.standard_normal((2, 1, 4, 6)), dtype=dtype, requires_grad=requires_grad)
-    sin = core.tensor(rng.standard_normal((2, 1, 4, 6)), dtype=dtype, requires_grad=requires_grad)
+    cos = core.tensor(rng.standard_normal((2, 4, 6)), dtype=dtype, requires_grad=requires_grad)
+    sin = core.tensor(rng.standard_normal((2, 4, 6)), dtype=dtype, requires_grad=requires_grad)
     return x, cos, sin
 
 
 def test_fused_equals_composed():
     x, cos, sin = _inputs(core.float32, requires_grad=False)
-    expected = x * cos + rotate_half(x) * sin
+    expected = x * cos[:, None] + rotate_half(x) * sin[:, None]
     np.testing.assert_allclose(apply_rotary(x, cos, sin).numpy(), expected.numpy(), rtol=1e-6, atol=1e-6)
 
 
@@ -24,6 +24,9 @@ def test_gradients_of_every_input():
     x, cos, sin = _inputs()
     assert gradcheck(apply_rotary, (x, cos, sin))
     assert gradgradcheck(apply_rotary, (x, cos, sin))
+    # cos/sin broadcast over the batch too (one set of positions for every row)
+    x, cos, sin = _inputs()
+    assert gradcheck(apply_rotary, (x, cos[:1].detach().requires_grad_(), sin[:1].detach().requires_grad_()))
 
 
 def test_query_and_key_share_the_angles():

@@ -46,6 +46,10 @@ class Qwen2RMSNorm(nn.Module):
         self.variance_epsilon = eps
 
     def forward(self, hidden_states):
+        if hidden_states.dtype == core.float32 and self.weight.dtype == core.float32:
+            # One fused node; the same arithmetic as the general path below.
+            return nn.functional.rms_norm(hidden_states, (hidden_states.shape[-1],), self.weight,
+                                          eps=self.variance_epsilon)
         input_dtype = hidden_states.dtype
         normed = nn.functional.rms_norm(hidden_states.float(), (hidden_states.shape[-1],), eps=self.variance_epsilon)
         return self.weight * normed.to(input_dtype)
