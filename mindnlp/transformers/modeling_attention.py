@@ -6,6 +6,31 @@ faster and lighter on memory, and returns no probabilities.
 """
 from .. import core
 from ..core import nn
+from ..core.autograd.function import Function
+
+
+class _SplitHeads(Function):
+    """(batch, seq, heads * head_dim) → (batch, heads, seq, head_dim) as one view node."""
+
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, x, head_dim):
+        ctx.shape = tuple(x._data.shape)
+        batch, seq = ctx.shape[0], ctx.shape[1]
+        return x._data.reshape(batch, seq, -1, head_dim).transpose(0, 2, 1, 3)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(1, 2).reshape(ctx.shape), None
+
+
+def split_heads(x, head_dim):
+    """What `x.view(batch, seq, -1, head_dim).transpose(1, 2)` computes, dispatched once:
+    projections are split into heads three times per layer and decoding step."""
+    if x.ndim != 3 or x.shape[-1] % head_dim:
+        raise ValueError(f"cannot split a tensor of shape {tuple(x.shape)} into heads of size {head_dim}")
+    return _SplitHeads.apply(x, head_dim)
 
 
 def repeat_kv(hidden_states, n_rep):
@@ -46,7 +71,7 @@ def sdpa_attention_forward(module, query, key, value, attention_mask, scaling=No
     Grouped-query key/value heads go in as they are (enable_gqa), so the cache is not
     copied once per query group at every decoding step.
     """
-    if attention_mask is not None:
+    if attention_mask is not None and attention_mask.shape[-1] != key.shape[-2]:
         attention_mask = attention_mask[:, :, :, : key.shape[-2]]
     output = nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=attention_mask, dropout_p=dropout if module.training else 0.0, scale=scaling,

@@ -38,3 +38,13 @@ def test_query_and_key_share_the_angles():
     rq, rk = apply_rotary_pos_emb(q, k, cos, sin)
     np.testing.assert_allclose(rq.numpy(), (q * cos[:, None] + rotate_half(q) * sin[:, None]).numpy(), atol=1e-6)
     np.testing.assert_allclose(rk.numpy(), (k * cos[:, None] + rotate_half(k) * sin[:, None]).numpy(), atol=1e-6)
+
+
+def test_split_heads_is_the_view_and_transpose_it_replaces():
+    from mindnlp.transformers.modeling_attention import split_heads
+
+    rng = np.random.default_rng(2)
+    x = core.tensor(rng.standard_normal((2, 3, 8)), requires_grad=True)
+    np.testing.assert_array_equal(split_heads(x, 4).detach().numpy(),
+                                  x.detach().view(2, 3, -1, 4).transpose(1, 2).numpy())
+    assert gradcheck(lambda t: split_heads(t, 4), (x,))

@@ -17,7 +17,7 @@ from ...cache_utils import DynamicCache
 from ...generation import GenerationMixin
 from ...loss_utils import causal_lm_loss, sequence_classification_loss
 from ...masking_utils import create_causal_mask
-from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
+from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_layers import GradientCheckpointingLayer
 from ...modeling_outputs import (
     BaseModelOutputWithPast,
@@ -140,10 +140,9 @@ class GemmaAttention(nn.Module):
     def forward(self, hidden_states, position_embeddings, attention_mask=None, past_key_values=None,
                 output_attentions=False, **kwargs):
         input_shape = tuple(hidden_states.shape[:-1])
-        hidden_shape = input_shape + (-1, self.head_dim)
-        query = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
-        key = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
-        value = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        query = split_heads(self.q_proj(hidden_states), self.head_dim)
+        key = split_heads(self.k_proj(hidden_states), self.head_dim)
+        value = split_heads(self.v_proj(hidden_states), self.head_dim)
         cos, sin = position_embeddings
         query, key = apply_rotary_pos_emb(query, key, cos, sin)
         if past_key_values is not None:
