@@ -42,9 +42,7 @@ def _reduce_to(grad, meta):
         )
         if dims:
             grad = ops.sum(grad, dim=dims, keepdim=True)
-        if lead:
-            grad = ops.reshape(grad, shape)
-        if grad.shape != shape:
+        if grad.shape != shape:  # drop the summed leading dims
             grad = ops.reshape(grad, shape)
     if grad._data.dtype != np_dtype:
         grad = grad.to(dtype=np_dtype)

@@ -140,7 +140,7 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError(f"backward is not implemented for this Function")
+        raise NotImplementedError("backward is not implemented for this Function")
 
     _is_view = False  # outputs share storage (and so the version counter) with input 0
 

@@ -175,7 +175,7 @@ def _check_index(input, dim, index, name):
     if index.dtype is not _dtype.int64 and index.dtype is not _dtype.int32:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor")
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
 
 
 def gather(input, dim, index, *, sparse_grad=False):

@@ -6,7 +6,7 @@ of matrices use the backend's batched kernel where it has one.
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor
 from ..autograd.function import Function
 from ..backends import backend_for_array
 from ._helpers import HALF_NP, check_same_device, xp_of

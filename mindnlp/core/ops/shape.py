@@ -505,7 +505,6 @@ def tile(input, dims):
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element `repeats` times along dim (flattened when dim is None)."""
     from .indexing import index_select
-    from .creation import arange
 
     if repeats is None:  # repeat_interleave(repeats_tensor) form
         counts = input._host()

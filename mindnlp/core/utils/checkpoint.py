@@ -12,14 +12,12 @@ from ..autograd.function import Function
 
 class _Checkpoint(Function):
     @staticmethod
-    def forward(ctx, run, n_tensors, *args):
+    def forward(ctx, run, *args):
         ctx.run = run
         ctx.rng_state = random.get_rng_state()
         ctx.save_for_backward(*(a if isinstance(a, Tensor) else None for a in args))
         ctx.plain_args = [None if isinstance(a, Tensor) else a for a in args]
-        outputs = run(*args)
-        ctx.single = not isinstance(outputs, tuple)
-        return outputs if not ctx.single else outputs
+        return run(*args)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -44,7 +42,7 @@ class _Checkpoint(Function):
         if pairs:
             autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         input_grads = tuple(i.grad if isinstance(i, Tensor) and i.requires_grad else None for i in inputs)
-        return (None, None) + input_grads
+        return (None,) + input_grads
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
@@ -55,5 +53,4 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **k
     def run(*call_args):
         return function(*call_args, **kwargs)
 
-    n_tensors = sum(isinstance(a, Tensor) for a in args)
-    return _Checkpoint.apply(run, n_tensors, *args)
+    return _Checkpoint.apply(run, *args)
