@@ -6,6 +6,12 @@ slower than PyTorch's kernel. The loops here are compiled once per machine (numb
 them beside this file) and called on chunks of the array from cpu_kernels' worker threads
 (`nogil`), so numba's own thread pool is never started.
 
+Softmax rows use a Cephes-style exp (range reduction to [-ln2/2, ln2/2], a degree-7
+polynomial, the power of two built in the float's exponent bits), within 2 float32 ulp of
+exp: numba's exp is a call per element, which does not vectorise. Row maxima are taken over
+the floats' bit patterns mapped to ordered integers, an integer max that vectorises where a
+float max with NaN semantics does not.
+
 The normal CDF uses Abramowitz & Stegun 7.1.28, erf(z) = 1 - (1 + a1 z + ... + a6 z^6)^-16
 for z >= 0 with |error| < 3e-7: no transcendental call, so the loop vectorises (numba maps
 no vector exp/erf without Intel's SVML). error_model="numpy" lets a division by zero give
@@ -20,6 +26,13 @@ import numpy as np
 _F32 = np.float32
 _AS_28 = tuple(_F32(c) for c in (0.0705230784, 0.0422820123, 0.0092705272, 0.0001520143, 0.0002765672, 0.0000430638))
 _INV_SQRT_2 = _F32(1.0 / math.sqrt(2.0))
+
+# Cephes expf: ln 2 split in two for an exact range reduction, and the polynomial of e^r.
+_LN2_HI, _LN2_LO = _F32(0.693359375), _F32(-2.12194440e-4)
+_EXP_POLY = tuple(_F32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                                    1.6666665459e-1, 5.0000001201e-1))
+# Below this exp(x) is under float32's smallest normal number: taken as 0.
+_EXP_UNDERFLOW = _F32(-87.33654)
 
 _compiled = None
 
@@ -117,4 +130,61 @@ def _compile(numba):
             for j in range(width):
                 out[r, j] = (row[j] - m) * scale * weight[j] + bias[j]
 
-    return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm)
+    p0, p1, p2, p3, p4, p5 = _EXP_POLY
+    ln2_hi, ln2_lo, log2e, underflow = _LN2_HI, _LN2_LO, _F32(1.0 / math.log(2.0)), _EXP_UNDERFLOW
+    zero, neg_inf = _F32(0.0), _F32(-np.inf)
+    sign_free = np.int32(0x7FFFFFFF)
+
+    @numba.njit(nogil=True, cache=True, error_model="numpy")
+    def _ordered_max(bits):
+        """The largest of float32 values given as their int32 bit patterns, as a bit pattern
+        (NaN when a positive-signed NaN is present)."""
+        best = np.int32(-2147483648)
+        for j in range(bits.shape[0]):
+            b = bits[j]
+            best = max(best, b ^ ((b >> 31) & sign_free))   # ordered like the floats
+        return best ^ ((best >> 31) & sign_free)
+
+    @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+    def masked_softmax(scores, mask, scale):
+        """softmax(scores * scale + mask) over the last axis, in place; a row with no finite
+        value gives zeros. scores (n, rows, width) and mask (1 or n, 1 or rows, >= width)
+        are C-contiguous float32; mask may be None."""
+        n, rows, width = scores.shape
+        powers = np.empty(width, np.int32)
+        scales = powers.view(np.float32)
+        top_bits = np.empty(1, np.int32)
+        top_value = top_bits.view(np.float32)
+        for h in range(n):
+            for i in range(rows):
+                row = scores[h, i]
+                if mask is None:
+                    for j in range(width):
+                        row[j] = row[j] * scale
+                else:
+                    m = mask[h if mask.shape[0] > 1 else 0, i if mask.shape[1] > 1 else 0]
+                    for j in range(width):
+                        row[j] = row[j] * scale + m[j]
+                top_bits[0] = _ordered_max(row.view(np.int32))
+                top = top_value[0]
+                if top == neg_inf:
+                    row[:] = zero
+                    continue
+                for j in range(width):
+                    x = row[j] - top
+                    t = np.floor(x * log2e + half)
+                    r = x - t * ln2_hi - t * ln2_lo
+                    p = ((((p0 * r + p1) * r + p2) * r + p3) * r + p4) * r + p5
+                    row[j] = zero if x < underflow else p * r * r + r + one
+                    powers[j] = (np.int32(max(t, _F32(-126.0))) + 127) << 23
+                total = zero
+                for j in range(width):
+                    e = row[j] * scales[j]
+                    row[j] = e
+                    total += e
+                inverse = one / total
+                for j in range(width):
+                    row[j] *= inverse
+
+    return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm,
+                                 masked_softmax=masked_softmax)

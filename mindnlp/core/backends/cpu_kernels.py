@@ -22,6 +22,7 @@ arrays of any layout and return fresh C-contiguous arrays; callers route other d
 small arrays to the reference (NumpyBackend.fused).
 """
 import contextlib
+import itertools
 import math
 import os
 import threading
@@ -37,7 +38,10 @@ BLOCK = 1 << 15
 # Below this many elements (of the op's input, or of its work where MIN_WORK names it) a
 # kernel is not worth its extra calls: callers use the composed reference.
 MIN_SIZE = 1 << 14
-MIN_WORK = {"attention": 1 << 19}          # score elements: smaller attention is faster composed
+MIN_WORK = {
+    "attention": 1 << 19,       # score elements: smaller attention is faster composed
+    "matmul": 1 << 18,          # multiply-adds: OpenBLAS's threads serve small products better
+}
 # Blocks each thread must get before a kernel splits its work: a hand-off to a worker costs
 # tens of microseconds, as much as a few blocks of work.
 _BLOCKS_PER_THREAD = 8
@@ -101,6 +105,23 @@ class _Workers:
         finally:
             for future in futures:
                 future.result()
+
+    def run_each(self, task, n_items):
+        """Call task(i) for every i in range(n_items), each thread taking the next undone
+        item as it finishes one (items of unequal cost balance themselves)."""
+        if self.count == 1 or n_items < 2 or getattr(self._local, "inside", False):
+            for i in range(n_items):
+                task(i)
+            return
+        counter = itertools.count()           # next() is atomic under the GIL
+
+        def drain(start, stop):
+            for i in iter(counter.__next__, None):
+                if i >= n_items:
+                    return
+                task(i)
+
+        self.run(drain, min(self.count, n_items))
 
     def _guarded(self, task, start, stop):
         self._local.inside = True
@@ -464,10 +485,10 @@ def _matmul_into(target, a, b):
         target[...] = np.matmul(a, b)
 
 
-def _work_items(lead):
-    """Indices into the leading (batch) dims, just deep enough to give every thread several items."""
+def _work_items(lead, min_items):
+    """Indices into the leading (batch) dims, just deep enough to give at least min_items items."""
     depth, n_items = 0, 1
-    while depth < len(lead) and n_items < 4 * workers.count:
+    while depth < len(lead) and n_items < min_items:
         n_items *= lead[depth]
         depth += 1
     return list(np.ndindex(*lead[:depth]))
@@ -476,21 +497,60 @@ def _work_items(lead):
 # Products of at most this many multiply-adds (m n k) are ones where OpenBLAS's own threads
 # cost more than they give; a batch of them is better split across our threads.
 _SMALL_PRODUCT = 1 << 21
+# A matrix product is split by rows (or, for few rows, by columns) over the workers, each
+# getting at least this many.
+_MIN_ROWS_PER_THREAD = 32
+# Products of at most this many rows (decoding's matrix-vector products) are memory-bound
+# and short: OpenBLAS's threads, which wake faster than ours, serve them.
+_FEW_ROWS = 16
+
+
+def matmul(a, b, bias=None):
+    """a @ b (+ bias) for a 2-D float32 a (M, K) and b (K, N) of any strides (a weight's
+    transpose is a view), each worker multiplying a band of rows (or columns) with BLAS on
+    one thread.
+
+    OpenBLAS's threads spin for a while after each threaded call: a worker kernel that runs
+    next then shares its cores with them and takes up to twice as long. Splitting products
+    ourselves gives the same GEMM speed and keeps one set of threads on the cores. The bias
+    is added to each band while it is still in cache.
+    """
+    m, n = a.shape[0], b.shape[1]
+    by_rows = m >= 2 * _MIN_ROWS_PER_THREAD
+    if workers.count == 1 or m <= _FEW_ROWS or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
+        out = np.matmul(a, b)
+        if bias is not None:
+            out += bias
+        return out
+    out = np.empty((m, n), dtype=np.result_type(a, b))
+
+    def rows(lo, hi):
+        np.matmul(a[lo:hi], b, out=out[lo:hi])
+        if bias is not None:
+            out[lo:hi] += bias
+
+    def columns(lo, hi):
+        np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+        if bias is not None:
+            out[:, lo:hi] += bias[lo:hi]
+
+    with blas_threads.single():
+        workers.run(rows if by_rows else columns, m if by_rows else n, min_items=_MIN_ROWS_PER_THREAD)
+    return out
 
 
 def batched_matmul(a, b):
-    """a @ b for float32 stacks of matrices (batch dims broadcast).
-
-    A batch of small products is split over the worker threads, with BLAS on one thread;
-    anything else is one NumPy matmul with BLAS threading as it is.
-    """
+    """a @ b for float32 stacks of matrices (batch dims broadcast), the products spread over
+    the worker threads with BLAS on one thread; a stack against one matrix is one product."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if b.ndim == 2 and a.flags.c_contiguous:
+        return matmul(a.reshape(-1, k), b).reshape(a.shape[:-1] + (n,))
     lead = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     n_products = math.prod(lead)
-    if workers.count == 1 or n_products < 2 * workers.count or m * n * k > _SMALL_PRODUCT:
+    if workers.count == 1 or n_products < 2 * workers.count and m * n * k <= _SMALL_PRODUCT:
         return np.matmul(a, b)
     out = np.empty(lead + (m, n), dtype=np.result_type(a, b))
-    items = _work_items(lead)
+    items = _work_items(lead, 4 * workers.count)
 
     def task(lo, hi):
         for index in items[lo:hi]:
@@ -501,45 +561,161 @@ def batched_matmul(a, b):
     return out
 
 
-def attention(q, k, v, mask, keep, scale):
-    """(out, probs) of dropout(softmax(q k^T scale + mask)) v, one (batch, head) slice at a time.
+# Attention works on blocks of this many query rows: a block's scores (times the heads in
+# one work item) stay in L2 between the two products and the softmax.
+_QUERY_BLOCK = 128
+# Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
+# entries get exactly zero probability whenever their row has any other key.
+_DEAD_MASK = -1e30
 
-    q (..., L, E), k (..., S, E), v (..., S, Ev) are float32 with the key/value heads already
-    repeated; mask (additive float32) and keep (dropout keep-mask over (1 - p)) are None or
-    broadcastable to the scores (..., L, S). Each slice's scores are computed, masked,
-    normalised and multiplied by v while they sit in cache; slices run on the worker threads.
+
+def _key_limits(mask, L, S, n_blocks):
+    """For each block of query rows, how many leading keys can have nonzero probability.
+
+    Keys after the last one any row of the block may attend (across all of the mask's
+    batch entries) contribute exact zeros, so a causal mask lets block i skip the keys of
+    later blocks. A block with a row that may attend nothing keeps every key, since such a
+    row's result (zeros for -inf, uniform for finfo.min) depends on all of them.
     """
-    L, S, Ev = q.shape[-2], k.shape[-2], v.shape[-1]
+    if mask is None:
+        return [S] * n_blocks
+    live = mask > _DEAD_MASK
+    rows_any = live.any(axis=-1)
+    last = S - np.argmax(live[..., ::-1], axis=-1)              # one past the last live key per row
+    last = np.where(rows_any, last, S)
+    last = last.reshape(-1, last.shape[-1]).max(axis=0)       # over the mask's lead dims
+    if last.shape[0] == 1:
+        return [int(last[0])] * n_blocks
+    bounds = _query_blocks(L, n_blocks)
+    return [int(last[i0:i1].max()) for i0, i1 in bounds]
+
+
+def _query_blocks(L, n_blocks):
+    return [(L * i // n_blocks, L * (i + 1) // n_blocks) for i in range(n_blocks)]
+
+
+def _softmax_block(scores, mask, scale):
+    """softmax(scores * scale + mask) in place over the last axis for one work unit; scores
+    is C-contiguous (..., rows, width), mask None or (..., 1 or rows, >= width)."""
+    compiled = cpu_jit.load()
+    width = scores.shape[-1]
+    if compiled is None:
+        scores *= _F32(scale)
+        if mask is not None:
+            scores += mask[..., :width]
+        _softmax_rows_allowing_dead(scores)
+        return
+    lead = scores.shape[:-2]
+    scores3 = scores.reshape((-1,) + scores.shape[-2:])
+    if mask is not None:
+        mask_lead = mask.shape[:-2]
+        if math.prod(mask_lead) == 1:
+            mask = mask.reshape(mask.shape[-2:])[None]
+        else:
+            mask = np.broadcast_to(mask, lead + mask.shape[-2:]).reshape((-1,) + mask.shape[-2:])
+        mask = np.ascontiguousarray(mask, dtype=_F32)
+    compiled.masked_softmax(scores3, mask, _F32(scale))
+
+
+def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
+    """(out, probs) of dropout(softmax(q k^T scale + mask)) v, in work units of (some batch
+    entries or heads) x (a block of query rows), spread over the worker threads.
+
+    q (..., H, L, E), k (..., H / groups, S, E), v (..., H / groups, S, Ev) are float32: each
+    key/value head serves `groups` consecutive query heads without being copied. mask
+    (additive float32) and keep (dropout keep-mask over (1 - p)) are None or broadcastable to
+    the scores (..., H, L, S). A unit's scores are computed, masked, normalised and
+    multiplied by v while they sit in cache, over only the keys its rows can attend
+    (`_key_limits`: a causal mask halves the work). probs is None unless need_probs.
+    """
+    heads, L, Ev = q.shape[-3] if q.ndim >= 3 else 1, q.shape[-2], v.shape[-1]
+    S = k.shape[-2]
+    mask, keep = _with_key_dim(mask, S), _with_key_dim(keep, S)
+    if groups > 1:
+        q = group_heads(q, groups)
+        k, v = k[..., None, :, :], v[..., None, :, :]
+        mask, keep = group_heads(mask, groups), group_heads(keep, groups)
     others = [m.shape[:-2] for m in (mask, keep) if m is not None]
     lead = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], *others))
-    probs = np.empty(lead + (L, S), dtype=_F32)
-    out = np.empty(lead + (L, Ev), dtype=_F32)
-    items = _work_items(lead)
-    q_scaled = q * _F32(scale)             # (L x E) is cheaper to scale than (L x S)
-    k_t = np.swapaxes(k, -1, -2)
+    n_blocks = max(1, -(-L // _QUERY_BLOCK))
+    limits = _key_limits(mask, L, S, n_blocks)
+    blocks = _query_blocks(L, n_blocks)
+    prefixes = _work_items(lead, -(-4 * workers.count // n_blocks))
+    # Costliest units first, handed out one at a time: causal blocks differ in cost.
+    units = sorted(((p, b) for p in prefixes for b in range(n_blocks)),
+                   key=lambda unit: -(blocks[unit[1]][1] - blocks[unit[1]][0]) * limits[unit[1]])
+    out = _heads_inside_rows(lead, L, Ev, 2 if groups > 1 else 1)
+    probs = np.empty(lead + (L, S), dtype=_F32) if need_probs else None
+    depth = len(prefixes[0])
+    unit_lead = lead[depth:]
+    q_mask_rows = mask is not None and mask.shape[-2] != 1
+    keep_rows = keep is not None and keep.shape[-2] != 1
 
-    def task(lo, hi):
-        for index in items[lo:hi]:
-            scores, result = probs[index], out[index]
-            _matmul_into(scores, _item_view(q_scaled, index, len(lead)), _item_view(k_t, index, len(lead)))
-            if mask is not None:
-                scores += _item_view(mask, index, len(lead))
-            _softmax_rows_allowing_dead(scores)
-            weights = scores
-            if keep is not None:
-                weights = scores * _item_view(keep, index, len(lead))
-            _matmul_into(result, weights, _item_view(v, index, len(lead)))
+    def run_unit(number):
+        index, block = units[number]
+        (i0, i1), width = blocks[block], limits[block]
+        part = lambda a: _item_view(a, index, len(lead))            # noqa: E731
+        k_t = np.ascontiguousarray(np.swapaxes(part(k)[..., :width, :], -1, -2))
+        scores = np.matmul(part(q)[..., i0:i1, :], k_t)
+        if scores.shape[:-2] != unit_lead:
+            scores = np.ascontiguousarray(np.broadcast_to(scores, unit_lead + scores.shape[-2:]))
+        mask_part = None
+        if mask is not None:
+            mask_part = part(mask)
+            mask_part = mask_part[..., i0:i1, :] if q_mask_rows else mask_part
+        _softmax_block(scores, mask_part, scale)
+        if probs is not None:
+            target = probs[index][..., i0:i1, :]
+            target[..., :width] = scores
+            target[..., width:] = 0.0
+        weights = scores
+        if keep is not None:
+            keep_part = part(keep)
+            weights = scores * (keep_part[..., i0:i1, :width] if keep_rows else keep_part[..., :width])
+        _matmul_into(out[index][..., i0:i1, :], weights, part(v)[..., :width, :])
 
-    if workers.count == 1 or len(items) < 2:
-        task(0, len(items))
+    if workers.count == 1 or len(units) < 2:
+        for number in range(len(units)):
+            run_unit(number)
     else:
         with blas_threads.single():
-            workers.run(task, len(items))
+            workers.run_each(run_unit, len(units))
+    if groups > 1:
+        out = out.reshape(out.shape[:-4] + (heads,) + out.shape[-2:])
+        probs = probs.reshape(probs.shape[:-4] + (heads,) + probs.shape[-2:]) if probs is not None else None
     return out, probs
+
+
+def _heads_inside_rows(lead, L, Ev, n_head_dims):
+    """An empty (*lead, L, Ev) float32 array laid out as (*batch, L, *heads, Ev) in memory:
+    models turn attention's output back into (batch, L, heads * Ev) rows, which is then a
+    view, not a copy."""
+    n_head_dims = min(n_head_dims, len(lead))
+    batch = lead[:len(lead) - n_head_dims]
+    buffer = np.empty(batch + (L,) + lead[len(batch):] + (Ev,), dtype=_F32)
+    return np.moveaxis(buffer, len(batch), -2)
+
+
+def _with_key_dim(a, S):
+    """A mask or keep array as a view with at least 2 dims and a last (key) dim of size S."""
+    if a is None:
+        return None
+    if a.ndim < 2:
+        a = a.reshape((1,) * (2 - a.ndim) + a.shape)
+    return a if a.shape[-1] == S else np.broadcast_to(a, a.shape[:-1] + (S,))
+
+
+def group_heads(a, groups):
+    """(..., H, L, X) → (..., H / groups, groups, L, X): a view, broadcasting over size-1 heads."""
+    if a is None:
+        return None
+    if a.ndim < 3 or a.shape[-3] == 1:
+        return a[..., None, :, :] if a.ndim >= 3 else a
+    return a.reshape(a.shape[:-3] + (a.shape[-3] // groups, groups) + a.shape[-2:])
 
 
 KERNELS = {
     "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
-    "batched_matmul": batched_matmul, "silu": silu, "silu_backward": silu_backward,
+    "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
 }

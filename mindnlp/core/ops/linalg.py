@@ -14,14 +14,22 @@ from .conversion import cast
 from ..amp.autocast_mode import autocast_inputs
 
 
-def _matmul_arrays(xp, a, b):
+def _matmul_arrays(xp, a, b, bias=None):
+    """a @ b (+ bias, added to each row) for arrays of at least 2 dims."""
     if a.dtype in HALF_NP:
-        return _matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+        half_bias = None if bias is None else bias.astype(np.float32)
+        return _matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32), half_bias).astype(a.dtype)
     if a.ndim > 2 or b.ndim > 2:
         kernel = backend_for_array(a).fused("batched_matmul", a)
+        out = kernel(a, b) if kernel is not None else xp.matmul(a, b)
+    else:
+        kernel = backend_for_array(a).fused("matmul", a, work=a.shape[0] * a.shape[1] * b.shape[1])
         if kernel is not None:
-            return kernel(a, b)
-    return xp.matmul(a, b)
+            return kernel(a, b, bias)
+        out = xp.matmul(a, b)
+    if bias is not None:
+        out += bias
+    return out
 
 
 class MatMul(Function):

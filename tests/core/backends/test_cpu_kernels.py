@@ -173,6 +173,65 @@ def test_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, dead_
         assert not np.isnan(out).any() and (probs[..., 0, :] == 0).all()
 
 
+def _causal_mask(L, S, fill, dead_row=None):
+    mask = np.where(np.tril(np.ones((L, S), bool)), 0.0, fill).astype(np.float32)
+    if dead_row is not None:
+        mask[dead_row] = fill
+    return mask[None, None]
+
+
+@pytest.mark.parametrize("fill", [-np.inf, np.finfo(np.float32).min])
+@pytest.mark.parametrize("dead_row", [None, 200])
+def test_attention_skips_keys_a_causal_mask_hides_without_changing_results(fill, dead_row):
+    """Query blocks attend only keys up to their last live one: the results are the full
+    computation's, also when a row sees nothing (then its block keeps every key)."""
+    L = 3 * K._QUERY_BLOCK + 17
+    q, k, v, _, _ = _attention_case((1, 4, L, 16), (1, 4, L, 16), None)
+    mask = _causal_mask(L, L, fill, dead_row)
+    limits = K._key_limits(mask, L, L, 4)
+    assert limits[0] < L and (limits[2] == L) == (dead_row is not None)     # row 200 is in block 2
+    out, probs = K.attention(q, k, v, mask, None, 0.25)
+    expected_out, expected_probs = _composed_forward(np, *(a.astype(np.float64) for a in (q, k, v, mask)), None, 0.25)
+    np.testing.assert_allclose(probs, expected_probs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, expected_out, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mask_shape", [None, (2, 1, 1, 70), (2, 6, 50, 70)])
+def test_attention_serves_query_head_groups_from_shared_key_heads(mask_shape):
+    q, _, _, mask, keep = _attention_case((2, 6, 50, 16), (2, 6, 70, 16), mask_shape, dropout=True)
+    k = RNG.standard_normal((2, 2, 70, 16)).astype(np.float32)
+    v = RNG.standard_normal((2, 2, 70, 24)).astype(np.float32)
+    out, probs = K.attention(q, k, v, mask, keep, 0.3, groups=3)
+    repeated = [np.repeat(a, 3, axis=1).astype(np.float64) for a in (k, v)]
+    ref64 = [None if a is None else a.astype(np.float64) for a in (q, mask, keep)]
+    expected_out, expected_probs = _composed_forward(np, ref64[0], *repeated, ref64[1], ref64[2], 0.3)
+    np.testing.assert_allclose(probs, expected_probs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, expected_out, rtol=1e-5, atol=1e-5)
+    out_only, no_probs = K.attention(q, k, v, mask, keep, 0.3, groups=3, need_probs=False)
+    assert no_probs is None
+    np.testing.assert_array_equal(out_only, out)
+
+
+@pytest.mark.parametrize("m,k,n", [(300, 70, 90), (40, 64, 200), (8, 64, 500), (1, 96, 130)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_matmul_split_by_rows_or_columns(m, k, n, with_bias):
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    w = RNG.standard_normal((n, k)).astype(np.float32)
+    bias = RNG.standard_normal(n).astype(np.float32) if with_bias else None
+    expected = a.astype(np.float64) @ w.T.astype(np.float64) + (0.0 if bias is None else bias)
+    np.testing.assert_allclose(K.matmul(a, w.T, bias), expected, rtol=1e-5, atol=1e-4)
+
+
+def test_run_each_calls_every_item_once():
+    seen = np.zeros(37, dtype=int)
+
+    def mark(i):
+        seen[i] += 1
+
+    K.workers.run_each(mark, 37)
+    assert (seen == 1).all()
+
+
 def test_attention_restores_blas_threads():
     before = [c.num_threads for c in K.blas_threads._blas()]
     K.attention(*_attention_case((8, 4, 64, 32), (8, 4, 64, 32), None)[:3], None, None, 0.2)
@@ -363,3 +422,12 @@ def test_set_num_threads_sets_workers_and_blas():
             c.set_num_threads(n)
     with pytest.raises(RuntimeError, match="positive integer"):
         core.set_num_threads(0)
+
+
+def test_attention_output_is_laid_out_for_merging_heads():
+    """Models turn (batch, heads, L, E) back into (batch, L, heads * E): no copy needed."""
+    q, k, v, _, _ = _attention_case((4, 6, 96, 16), (4, 6, 96, 16), None)
+    out, _ = K.attention(q, k, v, None, None, 0.25, need_probs=False)
+    assert np.swapaxes(out, 1, 2).flags.c_contiguous
+    expected, _ = _composed_forward(np, *(a.astype(np.float64) for a in (q, k, v)), None, None, 0.25)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)

@@ -16,6 +16,7 @@ from ... import random as core_random
 from ..._dtype import bool_
 from ...autograd import grad_mode
 from ...autograd.function import Function
+from ...backends.cpu_kernels import group_heads
 from ...ops._helpers import HALF_NP, fused_kernel, wrap, xp_of
 from .softmax import softmax
 from ...amp.autocast_mode import autocast_op
@@ -67,20 +68,11 @@ def _composed_forward(xp, qa, ka, va, mask, keep, scale):
     return xp.matmul(weights, va), scores
 
 
-def _split_heads(a, groups):
-    """(..., H, L, X) → (..., H / groups, groups, L, X): a view, broadcasting over size-1 heads."""
-    if a is None:
-        return None
-    if a.ndim < 3 or a.shape[-3] == 1:
-        return a[..., None, :, :] if a.ndim >= 3 else a
-    return a.reshape(a.shape[:-3] + (a.shape[-3] // groups, groups) + a.shape[-2:])
-
-
 def _grouped_forward(xp, qa, ka, va, mask, keep, scale, groups):
     """Grouped-query attention without copying keys and values `groups` times: the query
     heads of a group are batched against their shared key/value head by broadcasting."""
-    out, probs = _composed_forward(xp, _split_heads(qa, groups), ka[..., None, :, :], va[..., None, :, :],
-                                   _split_heads(mask, groups), _split_heads(keep, groups), scale)
+    out, probs = _composed_forward(xp, group_heads(qa, groups), ka[..., None, :, :], va[..., None, :, :],
+                                   group_heads(mask, groups), group_heads(keep, groups), scale)
     heads = qa.shape[-3]
     return (out.reshape(out.shape[:-4] + (heads,) + out.shape[-2:]),
             probs.reshape(probs.shape[:-4] + (heads,) + probs.shape[-2:]))
@@ -103,15 +95,15 @@ class ScaledDotProductAttention(Function):
         scores = math.prod(np.broadcast_shapes(qa.shape[:-2], kv_lead)) * qa.shape[-2] * ka.shape[-2]
         kernel = fused_kernel("attention", q, work=scores)
         if kernel is not None:
-            ka, va = _repeat_heads(xp, ka, groups), _repeat_heads(xp, va, groups)
-            out, probs = kernel(qa, ka, va, mask_a, keep, scale)
+            out, probs = kernel(qa, ka, va, mask_a, keep, scale, groups, need_probs=any(ctx.needs_input_grad))
         elif groups > 1:
             out, probs = _grouped_forward(xp, qa, ka, va, mask_a, keep, scale, groups)
         else:
             out, probs = _composed_forward(xp, qa, ka, va, mask_a, keep, scale)
         ctx.scale, ctx.groups = scale, groups
         # Saved as tensors so that the engine frees them once backward has run.
-        ctx.save_for_backward(q, k, v, mask, wrap(probs), wrap(out), wrap(keep) if keep is not None else None)
+        ctx.save_for_backward(q, k, v, mask, wrap(probs) if probs is not None else None, wrap(out),
+                              wrap(keep) if keep is not None else None)
         return out.astype(q._data.dtype, copy=False)
 
     @staticmethod

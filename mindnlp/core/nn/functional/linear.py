@@ -19,9 +19,8 @@ class _Linear(Function):
     def forward(ctx, x, weight, bias):
         ctx.save_for_backward(x, weight)
         out_features, in_features = weight.shape
-        out = _matmul_arrays(xp_of(x), x._data.reshape(-1, in_features), weight._data.T)
-        if bias is not None:
-            out += bias._data
+        out = _matmul_arrays(xp_of(x), x._data.reshape(-1, in_features), weight._data.T,
+                             None if bias is None else bias._data)
         return out.reshape(tuple(x.shape[:-1]) + (out_features,))
 
     @staticmethod
