@@ -19,6 +19,7 @@ inf instead of raising, which is also what allows vectorising; only "contract" (
 multiply-add) is relaxed, so inf and NaN inputs behave as in the composed op.
 """
 import math
+import os
 import types
 
 import numpy as np
@@ -35,6 +36,12 @@ _EXP_POLY = tuple(_F32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.33345190
 _EXP_UNDERFLOW = _F32(-87.33654)
 
 _compiled = None
+_parallel = None
+# Set in a forked child: GNU OpenMP, numba's usual thread pool, cannot be used after fork.
+_forked = False
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: globals().update(_forked=True))
 
 
 def load():
@@ -48,6 +55,30 @@ def load():
         else:
             _compiled = _compile(numba)
     return _compiled or None
+
+
+def parallel():
+    """The compiled kernels that run on numba's own thread pool, or None.
+
+    They serve matrix-vector products (decoding), which are too short for a hand-off to
+    Python worker threads. Only a pool that wakes fast and accepts calls from several
+    threads qualifies (OpenMP or TBB); numba's fallback "workqueue" does not, and GNU
+    OpenMP does not survive fork, so forked children (DataLoader workers) use NumPy.
+    """
+    global _parallel
+    if _forked:
+        return None
+    if _parallel is None:
+        _parallel = False
+        if load() is not None:
+            import numba
+
+            from . import cpu_jit_parallel as kernels
+
+            kernels.matvec_rows(np.zeros((1, 1), _F32), np.zeros((1, 1), _F32), None, np.zeros((1, 1), _F32))
+            if numba.threading_layer() in ("omp", "tbb"):
+                _parallel = kernels
+    return _parallel or None
 
 
 def _compile(numba):

@@ -40,7 +40,7 @@ BLOCK = 1 << 15
 MIN_SIZE = 1 << 14
 MIN_WORK = {
     "attention": 1 << 19,       # score elements: smaller attention is faster composed
-    "matmul": 1 << 18,          # multiply-adds: OpenBLAS's threads serve small products better
+    "matmul": 1 << 13,          # multiply-adds: below this OpenBLAS runs products on one thread
 }
 # Blocks each thread must get before a kernel splits its work: a hand-off to a worker costs
 # tens of microseconds, as much as a few blocks of work.
@@ -507,22 +507,27 @@ _FEW_ROWS = 16
 
 def matmul(a, b, bias=None):
     """a @ b (+ bias) for a 2-D float32 a (M, K) and b (K, N) of any strides (a weight's
-    transpose is a view), each worker multiplying a band of rows (or columns) with BLAS on
-    one thread.
+    transpose is a view).
 
-    OpenBLAS's threads spin for a while after each threaded call: a worker kernel that runs
-    next then shares its cores with them and takes up to twice as long. Splitting products
-    ourselves gives the same GEMM speed and keeps one set of threads on the cores. The bias
-    is added to each band while it is still in cache.
+    OpenBLAS's threads spin for a while after each threaded call, and a worker kernel that
+    runs next shares its cores with them and takes up to twice as long, so no call here is
+    threaded by OpenBLAS: a few rows (decoding's matrix-vector products) run compiled on
+    numba's pool, which wakes in microseconds; small products run on one thread; larger
+    ones are split by rows (or, for few rows, by columns) over the workers, each band
+    multiplied with BLAS on one thread and its bias added while it is still in cache.
     """
-    m, n = a.shape[0], b.shape[1]
+    m, k = a.shape
+    n = b.shape[1]
+    out = np.empty((m, n), dtype=np.result_type(a, b))
+    if m <= _FEW_ROWS and _matvec(a, b, bias, out):
+        return out
     by_rows = m >= 2 * _MIN_ROWS_PER_THREAD
-    if workers.count == 1 or m <= _FEW_ROWS or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
-        out = np.matmul(a, b)
+    if workers.count == 1 or m * n * k <= _SMALL_PRODUCT or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
+        with blas_threads.single():
+            np.matmul(a, b, out=out)
         if bias is not None:
             out += bias
         return out
-    out = np.empty((m, n), dtype=np.result_type(a, b))
 
     def rows(lo, hi):
         np.matmul(a[lo:hi], b, out=out[lo:hi])
@@ -537,6 +542,22 @@ def matmul(a, b, bias=None):
     with blas_threads.single():
         workers.run(rows if by_rows else columns, m if by_rows else n, min_items=_MIN_ROWS_PER_THREAD)
     return out
+
+
+def _matvec(a, b, bias, out):
+    """out = a @ b (+ bias) with numba's parallel kernels; False where they cannot serve."""
+    compiled = cpu_jit.parallel()
+    if compiled is None or a.dtype != _F32 or b.dtype != _F32 or (bias is not None and bias.dtype != _F32):
+        return False
+    a = np.ascontiguousarray(a)
+    bias = None if bias is None else np.ascontiguousarray(bias).reshape(-1)
+    if b.T.flags.c_contiguous:
+        compiled.matvec_rows(a, b.T, bias, out)
+    elif b.flags.c_contiguous:
+        compiled.matvec_columns(a, b, bias, out)
+    else:
+        return False
+    return True
 
 
 def batched_matmul(a, b):

@@ -212,14 +212,18 @@ def test_attention_serves_query_head_groups_from_shared_key_heads(mask_shape):
     np.testing.assert_array_equal(out_only, out)
 
 
-@pytest.mark.parametrize("m,k,n", [(300, 70, 90), (40, 64, 200), (8, 64, 500), (1, 96, 130)])
+@pytest.mark.parametrize("m,k,n", [(300, 70, 90), (40, 64, 200), (8, 64, 500), (1, 96, 130), (3, 2000, 7)])
 @pytest.mark.parametrize("with_bias", [False, True])
-def test_matmul_split_by_rows_or_columns(m, k, n, with_bias):
+@pytest.mark.parametrize("weight_layout", ["rows", "columns"])
+def test_matmul_split_by_rows_or_columns(m, k, n, with_bias, weight_layout):
+    """Every path: bands of rows or columns on the workers, and the compiled matrix-vector
+    kernels for few rows, against a weight stored (n, k) as Linear does or (k, n)."""
     a = RNG.standard_normal((m, k)).astype(np.float32)
     w = RNG.standard_normal((n, k)).astype(np.float32)
+    b = w.T if weight_layout == "rows" else np.ascontiguousarray(w.T)
     bias = RNG.standard_normal(n).astype(np.float32) if with_bias else None
     expected = a.astype(np.float64) @ w.T.astype(np.float64) + (0.0 if bias is None else bias)
-    np.testing.assert_allclose(K.matmul(a, w.T, bias), expected, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(K.matmul(a, b, bias), expected, rtol=1e-5, atol=1e-4)
 
 
 def test_run_each_calls_every_item_once():
