@@ -56,3 +56,13 @@ ACT2FN = ClassInstantier(ACT2CLS)
 def get_activation(name):
     return ACT2FN[name]
 
+
+def gated_activation(act_fn, gate, up):
+    """act_fn(gate) * up, the product of gated feed-forward layers (SwiGLU, GeGLU): one
+    fused node when act_fn is SiLU or tanh-GELU, the two ops otherwise."""
+    if type(act_fn) is nn.SiLU:
+        return nn.functional.gated_product(gate, up, "silu")
+    if type(act_fn) is NewGELUActivation:
+        return nn.functional.gated_product(gate, up, "gelu_tanh")
+    return act_fn(gate) * up
+

@@ -217,5 +217,57 @@ def _compile(numba):
                 for j in range(width):
                     row[j] *= inverse
 
+    exp_high, sqrt_2_over_pi, tanh_coef = _F32(88.0), _F32(math.sqrt(2.0 / math.pi)), _F32(0.044715)
+    inf = _F32(np.inf)
+    block = 2048
+
+    def gated_activation(tanh_gelu):
+        """A loop computing out = act(x) * up (just act(x) when up is None) over flat float32
+        arrays; act is fixed when compiled, so that the loop body has no branch.
+
+        act is SiLU, x / (1 + exp(-x)), or tanh-GELU, 0.5 x (1 + tanh(z)) written as
+        x / (1 + exp(-2z)) with z = sqrt(2/pi) (x + 0.044715 x^3). Exponentials are taken
+        a block at a time (arguments clamped to [-87.3, 88], where float32's exp is finite
+        and normal), the powers of two assembled in a scratch block. Where exp overflows,
+        GELU follows its composed op (x = -inf gives NaN) and SiLU its composed op's clip
+        (silu(-inf) = -inf).
+        """
+        two_c = sqrt_2_over_pi + sqrt_2_over_pi
+
+        @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+        def loop(x, up, out):
+            powers = np.empty(block, np.int32)
+            scales = powers.view(np.float32)
+            e = np.empty(block, np.float32)
+            for start in range(0, x.shape[0], block):
+                # Slices, not x[start + j]: a computed index gets a wraparound check that
+                # stops the loop from vectorising.
+                xs, outs = x[start:start + block], out[start:start + block]
+                for j in range(xs.shape[0]):
+                    v = xs[j]
+                    if tanh_gelu:
+                        a = -two_c * (v + tanh_coef * v * v * v)
+                        big = a > exp_high
+                    else:
+                        a = -v
+                        big = False
+                    a = underflow if a < underflow else a
+                    a = exp_high if a > exp_high else a
+                    t = np.floor(a * log2e + half)
+                    r = a - t * ln2_hi - t * ln2_lo
+                    p = ((((p0 * r + p1) * r + p2) * r + p3) * r + p4) * r + p5
+                    e[j] = inf if big else p * r * r + r + one
+                    powers[j] = (np.int32(t) + 127) << 23
+                if up is None:
+                    for j in range(xs.shape[0]):
+                        outs[j] = xs[j] / (one + e[j] * scales[j])
+                else:
+                    ups = up[start:start + block]
+                    for j in range(xs.shape[0]):
+                        outs[j] = xs[j] / (one + e[j] * scales[j]) * ups[j]
+
+        return loop
+
     return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm,
-                                 masked_softmax=masked_softmax)
+                                 masked_softmax=masked_softmax, gated_silu=gated_activation(False),
+                                 gated_gelu_tanh=gated_activation(True))

@@ -324,8 +324,36 @@ def _gelu_tanh_backward_block(out, grad, x):
     out *= grad
 
 
+def _compiled_activation(x, up, tanh_gelu):
+    """act(x) (* up) with cpu_jit's compiled loop, chunked over the workers."""
+    compiled = cpu_jit.load()
+    kernel = compiled.gated_gelu_tanh if tanh_gelu else compiled.gated_silu
+
+    def loop(*parts):
+        *inputs, out = parts
+        kernel(inputs[0], inputs[1] if up is not None else None, out)
+
+    return _map_chunks(loop, x, *(() if up is None else (up,)))
+
+
+def gated_silu(gate, up):
+    """silu(gate) * up, the product of SwiGLU feed-forward layers (same shapes)."""
+    if cpu_jit.load() is not None:
+        return _compiled_activation(gate, up, False)
+    return silu(gate) * up
+
+
+def gated_gelu_tanh(gate, up):
+    """gelu_tanh(gate) * up, the product of GeGLU feed-forward layers (same shapes)."""
+    if cpu_jit.load() is not None:
+        return _compiled_activation(gate, up, True)
+    return gelu_tanh(gate) * up
+
+
 def gelu_tanh(x):
     """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if cpu_jit.load() is not None:
+        return _compiled_activation(x, None, True)
     return _map_blocks(_gelu_tanh_block, x.shape, x)
 
 
@@ -359,6 +387,8 @@ def _silu_backward_block(out, grad, x):
 
 def silu(x):
     """x sigmoid(x)."""
+    if cpu_jit.load() is not None:
+        return _compiled_activation(x, None, False)
     return _map_blocks(_silu_block, x.shape, x)
 
 
@@ -739,4 +769,5 @@ KERNELS = {
     "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
+    "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh,
 }

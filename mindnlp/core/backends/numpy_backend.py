@@ -1,4 +1,7 @@
 """The CPU backend: NumPy arrays, float16/bfloat16 computed in float32."""
+import ctypes
+import platform
+
 import ml_dtypes
 import numpy as np
 import scipy.special
@@ -8,6 +11,33 @@ from . import cpu_kernels
 
 # Arrays whose ops compute in float32, the only dtype the fused kernels are written for.
 _FLOAT32_COMPUTED = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+
+# glibc mallopt parameters
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 32 << 20
+TRIM_THRESHOLD = 256 << 20
+
+
+def keep_freed_memory():
+    """Have glibc's malloc keep freed array memory for reuse instead of returning it.
+
+    Every op allocates its result, and a transformer layer's results are megabytes. With
+    glibc's defaults many are fresh mmaps, or heap memory trimmed back to the system and
+    faulted in again page by page: about 80,000 page faults per forward pass of a 135M
+    model, a tenth of its time. Arrays below 32 MiB now come from the heap, which keeps
+    up to 256 MiB of free memory. Returns whether the settings were applied (glibc only).
+    """
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+
+
+keep_freed_memory()
 
 
 class NumpyBackend:

@@ -18,7 +18,7 @@ from ...ops._helpers import HALF_NP, compute_float, fused_kernel, special_of, wr
 from ...ops.inplace import apply_inplace
 
 __all__ = [
-    "celu", "elu", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid", "mish",
+    "celu", "elu", "gated_product", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid", "mish",
     "relu", "relu6", "relu_", "selu", "sigmoid", "silu", "softplus", "softsign", "tanh", "tanhshrink",
     "threshold",
 ]
@@ -78,16 +78,21 @@ class _GeluTanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        kernel = fused_kernel("gelu_tanh_backward", x)
-        if kernel is not None and not grad_mode.is_grad_enabled():
-            return wrap(kernel(_float32(grad._data), _float32(x._data)))
-        x2 = ops.mul(x, x)
-        inner = ops.mul(ops.mul(x, ops.add(ops.mul(x2, _GELU_TANH_COEF), 1.0)), _SQRT_2_OVER_PI)
-        t = ops.tanh(inner)
-        d_inner = ops.mul(ops.add(ops.mul(x2, 3 * _GELU_TANH_COEF), 1.0), _SQRT_2_OVER_PI)
-        left = ops.mul(ops.add(t, 1.0), 0.5)
-        right = ops.mul(ops.mul(ops.mul(x, 0.5), ops.rsub(ops.mul(t, t), 1.0)), d_inner)
-        return ops.mul(grad, ops.add(left, right))
+        return _gelu_tanh_input_grad(grad, x)
+
+
+def _gelu_tanh_input_grad(grad, x):
+    """grad * d gelu_tanh(x) / dx; recorded with core ops when grad mode is on."""
+    kernel = fused_kernel("gelu_tanh_backward", x)
+    if kernel is not None and not grad_mode.is_grad_enabled():
+        return wrap(kernel(_float32(grad._data), _float32(x._data)))
+    x2 = ops.mul(x, x)
+    inner = ops.mul(ops.mul(x, ops.add(ops.mul(x2, _GELU_TANH_COEF), 1.0)), _SQRT_2_OVER_PI)
+    t = ops.tanh(inner)
+    d_inner = ops.mul(ops.add(ops.mul(x2, 3 * _GELU_TANH_COEF), 1.0), _SQRT_2_OVER_PI)
+    left = ops.mul(ops.add(t, 1.0), 0.5)
+    right = ops.mul(ops.mul(ops.mul(x, 0.5), ops.rsub(ops.mul(t, t), 1.0)), d_inner)
+    return ops.mul(grad, ops.add(left, right))
 
 
 def gelu(input, approximate="none"):
@@ -118,15 +123,59 @@ class _Silu(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        kernel = fused_kernel("silu_backward", x)
-        if kernel is not None and not grad_mode.is_grad_enabled():
-            return wrap(kernel(_float32(grad._data), _float32(x._data)))
-        s = ops.sigmoid(x)
-        return ops.mul(grad, ops.mul(s, ops.add(ops.mul(x, ops.rsub(s, 1.0)), 1.0)))
+        return _silu_input_grad(grad, x)
+
+
+def _silu_input_grad(grad, x):
+    """grad * d silu(x) / dx; recorded with core ops when grad mode is on."""
+    kernel = fused_kernel("silu_backward", x)
+    if kernel is not None and not grad_mode.is_grad_enabled():
+        return wrap(kernel(_float32(grad._data), _float32(x._data)))
+    s = ops.sigmoid(x)
+    return ops.mul(grad, ops.mul(s, ops.add(ops.mul(x, ops.rsub(s, 1.0)), 1.0)))
 
 
 def silu(input, inplace=False):
     return _maybe_inplace(lambda t: _Silu.apply(t), input, inplace)
+
+
+# activation name -> (the activation, grad * its derivative)
+_GATE_ACTIVATIONS = {
+    "silu": (silu, _silu_input_grad),
+    "gelu_tanh": (lambda t: gelu(t, approximate="tanh"), _gelu_tanh_input_grad),
+}
+
+
+class _GatedProduct(Function):
+    """act(gate) * up as one node: the fused kernel reads both inputs once and writes once,
+    where the composed ops make four passes and two temporaries of the feed-forward width."""
+
+    @staticmethod
+    def forward(ctx, gate, up, activation):
+        ctx.save_for_backward(gate, up)
+        ctx.activation = activation
+        kernel = fused_kernel("gated_" + activation, gate)
+        if kernel is not None and gate.dtype == up.dtype and gate.shape == up.shape:
+            return compute_float(lambda g: kernel(g, _float32(up._data)), gate._data)
+        return ops.mul(_GATE_ACTIVATIONS[activation][0](gate), up)._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        gate, up = ctx.saved_tensors
+        act, input_grad = _GATE_ACTIVATIONS[ctx.activation]
+        grad_gate = input_grad(ops.mul(grad, up), gate) if ctx.needs_input_grad[0] else None
+        grad_up = ops.mul(grad, act(gate)) if ctx.needs_input_grad[1] else None
+        return grad_gate, grad_up, None
+
+
+def gated_product(gate, up, activation="silu"):
+    """act(gate) * up, the gated feed-forward product of SwiGLU ("silu") and GeGLU
+    ("gelu_tanh") layers, fused on the CPU backend."""
+    if activation not in _GATE_ACTIVATIONS:
+        raise ValueError(f"gated_product: activation must be one of {sorted(_GATE_ACTIVATIONS)}, got {activation!r}")
+    if gate.shape != up.shape:
+        raise RuntimeError(f"gated_product: gate {tuple(gate.shape)} and up {tuple(up.shape)} must have the same shape")
+    return _GatedProduct.apply(gate, up, activation)
 
 
 class _Relu(Function):

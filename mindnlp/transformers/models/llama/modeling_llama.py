@@ -12,7 +12,7 @@ attention runs as one fused node.
 """
 from .... import core
 from ....core import nn
-from ...activations import ACT2FN
+from ...activations import ACT2FN, gated_activation
 from ...cache_utils import DynamicCache
 from ...generation import GenerationMixin
 from ...loss_utils import (
@@ -112,7 +112,7 @@ class LlamaMLP(nn.Module):
         self.act_fn = ACT2FN[config.hidden_act]
 
     def forward(self, x):
-        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(gated_activation(self.act_fn, self.gate_proj(x), self.up_proj(x)))
 
 
 class LlamaAttention(nn.Module):
