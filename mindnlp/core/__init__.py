@@ -15,7 +15,7 @@ from .random import (Generator, bernoulli, default_generator, get_rng_state, ini
                      multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                      set_rng_state)
 from . import autograd, backends, cuda, func  # noqa: E402
-from .backends.cpu_kernels import get_num_threads, set_num_threads  # noqa: E402
+from .backends.cpu_threads import get_num_threads, set_num_threads  # noqa: E402
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402
 # `from .ops import *` bound the name `linalg` to ops.linalg (matmul & co), which would also stop

@@ -15,6 +15,7 @@ import scipy.special
 from mindnlp import core
 from mindnlp.core.backends import cpu_jit, get_backend
 from mindnlp.core.backends import cpu_kernels as K
+from mindnlp.core.backends import cpu_threads
 from mindnlp.core.nn import functional as F
 from mindnlp.core.nn.functional.attention import _composed_forward
 
@@ -232,14 +233,14 @@ def test_run_each_calls_every_item_once():
     def mark(i):
         seen[i] += 1
 
-    K.workers.run_each(mark, 37)
+    cpu_threads.workers.run_each(mark, 37)
     assert (seen == 1).all()
 
 
 def test_attention_restores_blas_threads():
-    before = [c.num_threads for c in K.blas_threads._blas()]
+    before = [c.num_threads for c in cpu_threads.blas_threads._blas()]
     K.attention(*_attention_case((8, 4, 64, 32), (8, 4, 64, 32), None)[:3], None, None, 0.2)
-    assert [c.num_threads for c in K.blas_threads._blas()] == before
+    assert [c.num_threads for c in cpu_threads.blas_threads._blas()] == before
 
 
 def test_workers_cover_the_range_once_and_raise_errors():
@@ -247,16 +248,16 @@ def test_workers_cover_the_range_once_and_raise_errors():
 
     def mark(lo, hi):
         seen[lo:hi] += 1
-        K.workers.run(lambda a, b: None, 10)      # nested calls run inline
+        cpu_threads.workers.run(lambda a, b: None, 10)      # nested calls run inline
 
-    K.workers.run(mark, 1001)
+    cpu_threads.workers.run(mark, 1001)
     assert (seen == 1).all()
 
     def fail(lo, hi):
         raise ValueError(f"bad part {lo}")
 
     with pytest.raises(ValueError, match="bad part"):
-        K.workers.run(fail, 1001)
+        cpu_threads.workers.run(fail, 1001)
 
 
 def test_backend_routes_small_and_float64_arrays_to_the_reference():
@@ -366,9 +367,9 @@ def test_layer_norm_op_fused_gradient_matches_float64():
 def test_batched_matmul_matches_numpy(a_shape, b_shape):
     a = RNG.standard_normal(a_shape).astype(np.float32)
     b = RNG.standard_normal(b_shape).astype(np.float32)
-    before = [c.num_threads for c in K.blas_threads._blas()]
+    before = [c.num_threads for c in cpu_threads.blas_threads._blas()]
     out = K.batched_matmul(a, b)
-    assert [c.num_threads for c in K.blas_threads._blas()] == before
+    assert [c.num_threads for c in cpu_threads.blas_threads._blas()] == before
     expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
     assert out.shape == expected.shape and out.dtype == np.float32
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
@@ -387,12 +388,12 @@ def test_matmul_op_batched_gradients_match_float64():
 
 
 def test_blas_hold_is_counted_across_nested_holders():
-    before = [c.num_threads for c in K.blas_threads._blas()]
-    with K.blas_threads.single():
-        with K.blas_threads.single():
-            assert all(c.num_threads == 1 for c in K.blas_threads._blas())
-        assert all(c.num_threads == 1 for c in K.blas_threads._blas())
-    assert [c.num_threads for c in K.blas_threads._blas()] == before
+    before = [c.num_threads for c in cpu_threads.blas_threads._blas()]
+    with cpu_threads.blas_threads.single():
+        with cpu_threads.blas_threads.single():
+            assert all(c.num_threads == 1 for c in cpu_threads.blas_threads._blas())
+        assert all(c.num_threads == 1 for c in cpu_threads.blas_threads._blas())
+    assert [c.num_threads for c in cpu_threads.blas_threads._blas()] == before
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
@@ -410,19 +411,19 @@ def test_kernels_work_in_a_forked_child():
 
 def test_set_num_threads_sets_workers_and_blas():
     saved = core.get_num_threads()
-    blas_saved = [c.num_threads for c in K.blas_threads._blas()]
+    blas_saved = [c.num_threads for c in cpu_threads.blas_threads._blas()]
     try:
         core.set_num_threads(1)
-        assert core.get_num_threads() == 1 and all(c.num_threads == 1 for c in K.blas_threads._blas())
+        assert core.get_num_threads() == 1 and all(c.num_threads == 1 for c in cpu_threads.blas_threads._blas())
         _assert_close_f32(K.gelu(np.ones(ODD_SIZE, np.float32)), _gelu64(np.ones(ODD_SIZE)), np.ones(ODD_SIZE))
         core.set_num_threads(3)
         assert core.get_num_threads() == 3
         seen = np.zeros(100, dtype=int)
-        K.workers.run(lambda lo, hi: seen.__setitem__(slice(lo, hi), seen[lo:hi] + 1), 100)
+        cpu_threads.workers.run(lambda lo, hi: seen.__setitem__(slice(lo, hi), seen[lo:hi] + 1), 100)
         assert (seen == 1).all()
     finally:
-        K.workers.resize(saved)
-        for c, n in zip(K.blas_threads._blas(), blas_saved):
+        cpu_threads.workers.resize(saved)
+        for c, n in zip(cpu_threads.blas_threads._blas(), blas_saved):
             c.set_num_threads(n)
     with pytest.raises(RuntimeError, match="positive integer"):
         core.set_num_threads(0)
