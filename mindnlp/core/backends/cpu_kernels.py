@@ -36,6 +36,16 @@ MIN_WORK = {
     "attention": 1 << 19,       # score elements: smaller attention is faster composed
     "matmul": 1 << 13,          # multiply-adds: below this OpenBLAS runs products on one thread
 }
+# Kernels that are compiled loops when numba is present: one call beats the composed ops
+# at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
+COMPILED_AT_ANY_SIZE = ("layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh")
+
+
+def min_work(name):
+    """The least work (see MIN_SIZE) for which the kernel `name` is used."""
+    if name in COMPILED_AT_ANY_SIZE and cpu_jit.load() is not None:
+        return 1
+    return MIN_WORK.get(name, MIN_SIZE)
 # Blocks each thread must get before a kernel splits its work: a hand-off to a worker costs
 # tens of microseconds, as much as a few blocks of work.
 _BLOCKS_PER_THREAD = 8

@@ -63,6 +63,6 @@ class NumpyBackend:
         (`work` is the op's own measure where array.size is not it, e.g. attention's scores).
         """
         size = array.size if work is None else work
-        if size >= cpu_kernels.MIN_WORK.get(name, cpu_kernels.MIN_SIZE) and array.dtype in _FLOAT32_COMPUTED:
+        if size >= cpu_kernels.min_work(name) and array.dtype in _FLOAT32_COMPUTED:
             return cpu_kernels.KERNELS[name]
         return None
