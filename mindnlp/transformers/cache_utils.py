@@ -13,6 +13,7 @@ trainable past keys) a layer falls back to concatenation, so gradients flow to e
 keys without in-place writes clobbering what backward needs.
 """
 from .. import core
+from ..core._tensor import _wrap
 
 __all__ = [
     "Cache", "CacheLayerMixin", "DynamicCache", "DynamicLayer", "DynamicSlidingWindowLayer", "EncoderDecoderCache",
@@ -49,11 +50,20 @@ class CacheLayerMixin:
 
     @property
     def keys(self):
-        return None if self._key_storage is None else self._key_storage[:, :, self._start:self._end]
+        return self._filled(self._key_storage)
 
     @property
     def values(self):
-        return None if self._value_storage is None else self._value_storage[:, :, self._start:self._end]
+        return self._filled(self._value_storage)
+
+    def _filled(self, storage):
+        """The valid part of a storage tensor, as a view; sliced on the arrays (no graph node:
+        a decoding step asks for it twice per layer) unless the storage carries gradients."""
+        if storage is None:
+            return None
+        if storage.requires_grad:
+            return storage[:, :, self._start:self._end]
+        return _wrap(storage._data[:, :, self._start:self._end], version=storage._version)
 
     @property
     def capacity(self):
@@ -108,8 +118,11 @@ class CacheLayerMixin:
             self._owns_storage = self.is_initialized = True
         elif not self._owns_storage or self._end + n > self.capacity:
             self._make_room(n)
-        self._key_storage[:, :, self._end:self._end + n] = key_states
-        self._value_storage[:, :, self._end:self._end + n] = value_states
+        # Owned storage outside autograd: written on the arrays, bumping the version counter
+        # as an in-place op would.
+        for storage, states in ((self._key_storage, key_states), (self._value_storage, value_states)):
+            storage._data[:, :, self._end:self._end + n] = states._data.astype(storage._data.dtype, copy=False)
+            storage._version[0] += 1
         self._end += n
         return self.keys, self.values
 

@@ -32,10 +32,17 @@ def _token_id_tensor(token_ids, device=None):
     return core.tensor(list(token_ids), dtype=core.int64, device=device)
 
 
-def _vocab_mask(token_ids, scores):
-    """(vocab,) bool: which vocabulary entries are among token_ids."""
-    vocab = core.arange(scores.shape[-1], device=scores.device)
-    return core.isin(vocab, token_ids.to(scores.device))
+def _vocab_mask(token_ids, scores, cache):
+    """(vocab,) bool: which vocabulary entries are among token_ids.
+
+    Processors ask at every step with the same ids: the mask is kept in the processor's
+    `cache` dict, keyed by the ids tensor (and its version) and the vocabulary."""
+    key = (id(token_ids), token_ids._version[0], scores.shape[-1], str(scores.device))
+    if key not in cache:
+        cache.clear()
+        vocab = core.arange(scores.shape[-1], device=scores.device)
+        cache[key] = core.isin(vocab, token_ids.to(scores.device))
+    return cache[key]
 
 
 def _check_min_tokens_to_keep(min_tokens_to_keep):
@@ -83,10 +90,11 @@ class MinLengthLogitsProcessor(LogitsProcessor):
             raise ValueError(f"`min_length` has to be a non-negative integer, but is {min_length}")
         self.min_length = min_length
         self.eos_token_id = _token_id_tensor(eos_token_id, device)
+        self._masks = {}
 
     def __call__(self, input_ids, scores):
         if input_ids.shape[-1] < self.min_length:
-            return core.where(_vocab_mask(self.eos_token_id, scores), -math.inf, scores)
+            return core.where(_vocab_mask(self.eos_token_id, scores, self._masks), -math.inf, scores)
         return scores.clone()
 
 
@@ -100,10 +108,11 @@ class MinNewTokensLengthLogitsProcessor(LogitsProcessor):
         self.prompt_length_to_skip = prompt_length_to_skip
         self.min_new_tokens = min_new_tokens
         self.eos_token_id = _token_id_tensor(eos_token_id, device)
+        self._masks = {}
 
     def __call__(self, input_ids, scores):
         if input_ids.shape[-1] - self.prompt_length_to_skip < self.min_new_tokens:
-            return core.where(_vocab_mask(self.eos_token_id, scores), -math.inf, scores)
+            return core.where(_vocab_mask(self.eos_token_id, scores, self._masks), -math.inf, scores)
         return scores.clone()
 
 
@@ -606,6 +615,7 @@ class SuppressTokensAtBeginLogitsProcessor(LogitsProcessor):
 
     def __init__(self, begin_suppress_tokens, begin_index, device="cpu"):
         self.begin_suppress_tokens = core.tensor(list(begin_suppress_tokens), dtype=core.int64, device=device)
+        self._masks = {}
         self.begin_index = begin_index
 
     def set_begin_index(self, begin_index):
@@ -614,7 +624,7 @@ class SuppressTokensAtBeginLogitsProcessor(LogitsProcessor):
     def __call__(self, input_ids, scores):
         if input_ids.shape[-1] != self.begin_index:
             return scores
-        return core.where(_vocab_mask(self.begin_suppress_tokens, scores), -math.inf, scores)
+        return core.where(_vocab_mask(self.begin_suppress_tokens, scores, self._masks), -math.inf, scores)
 
 
 class SuppressTokensLogitsProcessor(LogitsProcessor):
@@ -622,6 +632,7 @@ class SuppressTokensLogitsProcessor(LogitsProcessor):
 
     def __init__(self, suppress_tokens, device="cpu"):
         self.suppress_tokens = core.tensor(list(suppress_tokens), dtype=core.int64, device=device)
+        self._masks = {}
 
     def __call__(self, input_ids, scores):
-        return core.where(_vocab_mask(self.suppress_tokens, scores), -math.inf, scores)
+        return core.where(_vocab_mask(self.suppress_tokens, scores, self._masks), -math.inf, scores)
