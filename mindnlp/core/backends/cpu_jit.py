@@ -268,6 +268,22 @@ def _compile(numba):
 
         return loop
 
-    return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm,
+    @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
+    def rotary(x, cos, sin, out):
+        """out = x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1) over the halves of the
+        last dim. x, out (B, L, H, D) and cos, sin (B or 1, L, D), all C-contiguous."""
+        half = x.shape[3] // 2
+        for b in range(x.shape[0]):
+            for i in range(x.shape[1]):
+                c, s = cos[b if cos.shape[0] > 1 else 0, i], sin[b if sin.shape[0] > 1 else 0, i]
+                c1, c2, s1, s2 = c[:half], c[half:], s[:half], s[half:]
+                for h in range(x.shape[2]):
+                    row, res = x[b, i, h], out[b, i, h]
+                    x1, x2, r1, r2 = row[:half], row[half:], res[:half], res[half:]
+                    for j in range(half):
+                        r1[j] = x1[j] * c1[j] - x2[j] * s1[j]
+                        r2[j] = x2[j] * c2[j] + x1[j] * s2[j]
+
+    return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm, rotary=rotary,
                                  masked_softmax=masked_softmax, gated_silu=gated_activation(False),
                                  gated_gelu_tanh=gated_activation(True))

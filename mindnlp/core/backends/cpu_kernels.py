@@ -38,7 +38,7 @@ MIN_WORK = {
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
-COMPILED_AT_ANY_SIZE = ("layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh")
+COMPILED_AT_ANY_SIZE = ("layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh", "rotary")
 
 
 def min_work(name):
@@ -474,7 +474,7 @@ def batched_matmul(a, b):
 
 # Attention works on blocks of this many query rows: a block's scores (times the heads in
 # one work item) stay in L2 between the two products and the softmax.
-_QUERY_BLOCK = 128
+_QUERY_BLOCK = 64
 # Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
 # entries get exactly zero probability whenever their row has any other key.
 _DEAD_MASK = -1e30
@@ -625,9 +625,26 @@ def group_heads(a, groups):
     return a.reshape(a.shape[:-3] + (a.shape[-3] // groups, groups) + a.shape[-2:])
 
 
+def rotary(x, cos, sin):
+    """x cos + rotate_half(x) sin for x (B, H, L, D) and cos, sin (B or 1, L, D): the rotary
+    position embedding of attention heads; None where the compiled loop does not serve.
+
+    Heads split from a projection's rows are a view of (B, L, H, D) memory: the result keeps
+    that layout (a view again), so rotating costs one pass and no transposing copy.
+    """
+    compiled = cpu_jit.load()
+    rows = np.swapaxes(x, 1, 2)
+    if (compiled is None or x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not rows.flags.c_contiguous
+            or x.dtype != _F32 or cos.dtype != _F32 or sin.dtype != _F32):
+        return None
+    out = np.empty(rows.shape, dtype=_F32)
+    compiled.rotary(rows, np.ascontiguousarray(cos), np.ascontiguousarray(sin), out)
+    return np.swapaxes(out, 1, 2)
+
+
 KERNELS = {
     "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
-    "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh,
+    "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
 }

@@ -190,7 +190,8 @@ def test_attention_skips_keys_a_causal_mask_hides_without_changing_results(fill,
     q, k, v, _, _ = _attention_case((1, 4, L, 16), (1, 4, L, 16), None)
     mask = _causal_mask(L, L, fill, dead_row)
     limits = K._key_limits(mask, L, L, 4)
-    assert limits[0] < L and (limits[2] == L) == (dead_row is not None)     # row 200 is in block 2
+    dead_block = next(i for i, (lo, hi) in enumerate(K._query_blocks(L, 4)) if lo <= 200 < hi)
+    assert limits[0] < L and (limits[dead_block] == L) == (dead_row is not None)
     out, probs = K.attention(q, k, v, mask, None, 0.25)
     expected_out, expected_probs = _composed_forward(np, *(a.astype(np.float64) for a in (q, k, v, mask)), None, 0.25)
     np.testing.assert_allclose(probs, expected_probs, rtol=1e-5, atol=1e-6)
@@ -454,3 +455,19 @@ def test_freed_array_memory_is_reused_without_page_faults():
     for _ in range(10):
         np.ones(1 << 20, np.float32)              # each would fault in 1,024 fresh pages
     assert minor_faults() - before < 200
+
+
+def test_rotary_matches_formula_and_keeps_the_projection_layout(kernel_flavour):
+    rows = RNG.standard_normal((2, 37, 5, 16)).astype(np.float32)      # (B, L, H, D) memory
+    x = np.swapaxes(rows, 1, 2)                                         # heads split from it
+    cos, sin = (RNG.standard_normal((2, 37, 16)).astype(np.float32) for _ in range(2))
+    out = K.rotary(x, cos, sin)
+    if kernel_flavour == "numpy":
+        assert out is None                       # the op computes it with NumPy instead
+        return
+    x64 = x.astype(np.float64)
+    rotated = np.concatenate((-x64[..., 8:], x64[..., :8]), axis=-1)
+    expected = x64 * cos[:, None].astype(np.float64) + rotated * sin[:, None].astype(np.float64)
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+    assert np.swapaxes(out, 1, 2).flags.c_contiguous
+    assert K.rotary(np.ascontiguousarray(x), cos, sin) is None          # other layouts: the op's NumPy path
