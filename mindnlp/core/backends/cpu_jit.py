@@ -37,6 +37,7 @@ _EXP_UNDERFLOW = _F32(-87.33654)
 
 _compiled = None
 _parallel = None
+_GOMP_SPINCOUNT = "10000"
 # Set in a forked child: GNU OpenMP, numba's usual thread pool, cannot be used after fork.
 _forked = False
 
@@ -71,6 +72,11 @@ def parallel():
     if _parallel is None:
         _parallel = False
         if load() is not None:
+            # GNU OpenMP's idle threads spin for milliseconds by default, slowing the worker
+            # kernels that follow a matrix-vector product; a short spin still bridges the
+            # gaps between a decoding step's products. Read when libgomp loads, so it only
+            # applies if nothing loaded it yet, and never over the user's own setting.
+            os.environ.setdefault("GOMP_SPINCOUNT", _GOMP_SPINCOUNT)
             import numba
 
             from . import cpu_jit_parallel as kernels

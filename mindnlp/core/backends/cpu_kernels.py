@@ -411,7 +411,9 @@ def matmul(a, b, bias=None):
     out = np.empty((m, n), dtype=np.result_type(a, b))
     if m <= _FEW_ROWS and _matvec(a, b, bias, out):
         return out
-    by_rows = m >= 2 * _MIN_ROWS_PER_THREAD
+    # Each band packs all of the other operand: split the rows unless b is the much
+    # larger one (few rows against a wide matrix), then split b's columns.
+    by_rows = m >= 2 * _MIN_ROWS_PER_THREAD and 4 * m > n
     if workers.count == 1 or m * n * k <= _SMALL_PRODUCT or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
         with blas_threads.single():
             np.matmul(a, b, out=out)
