@@ -404,10 +404,13 @@ def test_blas_hold_is_counted_across_nested_holders():
 def test_kernels_work_in_a_forked_child():
     import os
 
-    K.gelu(np.ones(ODD_SIZE, np.float32))          # the parent's pool exists before the fork
+    x, w = np.ones((2, 300), np.float32), np.full((400, 300), 0.5, np.float32)
+    K.gelu(np.ones(ODD_SIZE, np.float32))          # the parent's pools exist before the fork
+    K.matmul(x, w.T)                               # (numba's, for a few-row product, too)
     pid = os.fork()
     if pid == 0:
         ok = np.allclose(K.gelu(np.ones(ODD_SIZE, np.float32)), 0.8413447)
+        ok = ok and np.allclose(K.matmul(x, w.T), 150.0)    # GNU OpenMP cannot run after fork
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
