@@ -66,7 +66,8 @@ class GemmaModelTest(CausalLMModelTest, unittest.TestCase):
 
 class TestGemmaParity(DecoderParityMixin):
     @pytest.fixture(params=["gemma"], scope="class")
-    def case(self, request):
+    @classmethod
+    def case(cls, request):
         return Case(request.param, modeling_gemma, "Gemma")
 
 

@@ -104,7 +104,8 @@ LLAMA_CASES = ["llama", "llama_tied_bias_head_dim", "llama_rope_linear", "llama_
 
 class TestLlamaParity(DecoderParityMixin, QuestionAnsweringParityMixin):
     @pytest.fixture(params=LLAMA_CASES, scope="class")
-    def case(self, request):
+    @classmethod
+    def case(cls, request):
         return Case(request.param, modeling_llama, "Llama")
 
 

@@ -63,7 +63,8 @@ class MistralModelTest(CausalLMModelTest, unittest.TestCase):
 
 class TestMistralParity(DecoderParityMixin, QuestionAnsweringParityMixin):
     @pytest.fixture(params=["mistral"], scope="class")
-    def case(self, request):
+    @classmethod
+    def case(cls, request):
         return Case(request.param, modeling_mistral, "Mistral")
 
 

@@ -75,7 +75,8 @@ class Qwen2ModelTest(CausalLMModelTest, unittest.TestCase):
 
 class TestQwen2Parity(DecoderParityMixin, QuestionAnsweringParityMixin):
     @pytest.fixture(params=["qwen2", "qwen2_tied"], scope="class")
-    def case(self, request):
+    @classmethod
+    def case(cls, request):
         return Case(request.param, modeling_qwen2, "Qwen2")
 
 
