@@ -460,9 +460,16 @@ def batched_matmul(a, b):
         return matmul(a.reshape(-1, k), b).reshape(a.shape[:-1] + (n,))
     lead = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     n_products = math.prod(lead)
-    if workers.count == 1 or n_products < 2 * workers.count and m * n * k <= _SMALL_PRODUCT:
-        return np.matmul(a, b)
     out = np.empty(lead + (m, n), dtype=np.result_type(a, b))
+    if workers.count == 1 or n_products < 2 * workers.count:
+        # Too few products to share out: large ones are split inside, small ones run here.
+        for index in np.ndindex(*lead):
+            if m * n * k > _SMALL_PRODUCT:
+                out[index] = matmul(_item_view(a, index, len(lead)), _item_view(b, index, len(lead)))
+            else:
+                with blas_threads.single():
+                    _matmul_into(out[index], _item_view(a, index, len(lead)), _item_view(b, index, len(lead)))
+        return out
     items = _work_items(lead, 4 * workers.count)
 
     def task(lo, hi):

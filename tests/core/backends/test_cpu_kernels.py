@@ -366,7 +366,9 @@ def test_layer_norm_op_fused_gradient_matches_float64():
     ((32, 12, 64, 32), (32, 12, 32, 64)),      # attention scores: split over the batch
     ((1, 12, 64, 32), (5, 1, 32, 48)),         # both operands broadcast
     ((40, 64), (9, 64, 16)),                   # a plain matrix against a stack
-    ((3, 512, 512), (3, 512, 512)),            # large products: one BLAS call
+    ((3, 512, 512), (3, 512, 512)),            # a few large products: each split over the workers
+    ((1, 300, 200), (200, 260)),               # a stack against a matrix: one product
+    ((2, 1, 40, 30), (1, 3, 30, 20)),          # a few small products
 ])
 def test_batched_matmul_matches_numpy(a_shape, b_shape):
     a = RNG.standard_normal(a_shape).astype(np.float32)
