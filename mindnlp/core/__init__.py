@@ -23,6 +23,7 @@ from .serialization import load, save  # noqa: E402
 linalg = _importlib.import_module(".linalg", __name__)
 from . import amp, nn, optim, utils  # noqa: E402
 from .amp import autocast  # noqa: E402
+from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
 
 float = float32  # noqa: A001
 double = float64

@@ -61,6 +61,18 @@ Tensor.where = lambda self, condition, other: ops.where(condition, self, other)
 Tensor.unfold = lambda self, dimension, size, step: ops.shape._unfold(self, dimension, size, step)
 
 
+def _functional():
+    """nn.functional, imported on first use: it is built on this module's Tensor methods."""
+    from .nn import functional
+
+    return functional
+
+
+Tensor.softmax = lambda self, dim, dtype=None: _functional().softmax(self, dim, dtype=dtype)
+Tensor.log_softmax = lambda self, dim, dtype=None: _functional().log_softmax(self, dim, dtype=dtype)
+Tensor.relu = lambda self: _functional().relu(self)
+
+
 @property
 def _T(self):
     return ops.permute(self, tuple(reversed(range(self.ndim))))

@@ -130,3 +130,27 @@ def test_inplace_into_constant_from_tensor_requiring_grad():
     assert buf.requires_grad and buf.grad_fn is not None
     buf.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_domain_and_overflow_errors_give_inf_or_nan_without_warnings():
+    """As in torch: log(0) = -inf, 0/0 = NaN, sqrt(-1) = NaN, exp(1000) = inf, silently."""
+    import warnings
+
+    x = core.tensor([0.0, -1.0, 1000.0, 4.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = {
+            "log": core.log(x), "sqrt": core.sqrt(x), "exp": core.exp(x), "div": x / core.zeros(4),
+            "pow": x ** 0.5, "reciprocal": core.reciprocal(x), "rsqrt": core.rsqrt(x),
+        }
+        sum(v.sum() for v in values.values()).backward()
+    expected = {
+        "log": [-np.inf, np.nan, np.log(1000.0), np.log(4.0)], "sqrt": [0.0, np.nan, np.sqrt(1000.0), 2.0],
+        "exp": [1.0, np.exp(-1.0), np.inf, np.exp(4.0)], "div": [np.nan, -np.inf, np.inf, np.inf],
+        "pow": [0.0, np.nan, np.sqrt(1000.0), 2.0], "reciprocal": [np.inf, -1.0, 1e-3, 0.25],
+        "rsqrt": [np.inf, np.nan, 1000.0 ** -0.5, 0.5],
+    }
+    for name, value in values.items():
+        np.testing.assert_allclose(value.detach().numpy(), np.array(expected[name], np.float32), rtol=1e-6,
+                                   err_msg=name)
+    assert x.grad.shape == (4,)

@@ -11,6 +11,7 @@ Core ops may return backend arrays from forward; `apply` wraps them into tensors
 Backward formulas are written with core ops, so with `create_graph=True` the backward
 pass records its own graph and can be differentiated again.
 """
+from .._fp_errors import quiet, restore
 from . import grad_mode
 
 # Bound by mindnlp.core._tensor once Tensor exists (importing it here would be circular).
@@ -161,10 +162,12 @@ class Function:
         else:
             ctx.needs_input_grad = (False,) * len(args)
         state.enabled = False
+        fp_state = quiet()
         try:
             result = cls.forward(ctx, *args, **kwargs)
         finally:
             state.enabled = enabled
+            restore(fp_state)
         version = args[0]._version if cls._is_view else None
         if type(result) is not tuple:
             out = _as_output(result, args, version)

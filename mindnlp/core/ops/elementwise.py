@@ -102,8 +102,7 @@ class Pow(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None)
         ctx.scalars = (a if not isinstance(a, Tensor) else None, b if not isinstance(b, Tensor) else None)
-        out = _binary_result(xp_of(_first_tensor(a, b)).power, a, b)
-        return out
+        return _binary_result(xp_of(_first_tensor(a, b)).power, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -120,8 +119,7 @@ class Pow(Function):
                 ga = mul(mul(grad, b_val), pow(a_val, b_minus_1))
         if ctx.needs_input_grad[1]:
             # d/db a**b = a**b * log(a); defined as 0 where a == 0 and b >= 0, as torch does.
-            base = a_val if isinstance(a_val, Tensor) else a_val
-            logs = log(base) if isinstance(base, Tensor) else math.log(base) if base > 0 else float("-inf")
+            logs = log(a_val) if isinstance(a_val, Tensor) else math.log(a_val) if a_val > 0 else float("-inf")
             term = mul(pow(a_val, b_val), logs)
             if isinstance(a_val, Tensor):
                 term = where(logical_and(eq(a_val, 0), ge(b_val, 0)), 0.0, term)

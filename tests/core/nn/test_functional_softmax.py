@@ -103,3 +103,14 @@ def test_errors():
         F.softmax(core.randn(2, 3), dim=2)
     with pytest.raises(RuntimeError, match="not implemented"):
         F.softmax(core.tensor([1, 2]), dim=0)
+
+
+def test_softmax_and_log_softmax_as_torch_functions_and_tensor_methods():
+    x = core.tensor([[1.0, -2.0, 0.5], [3.0, 3.0, -1.0]])
+    expected, expected_log = F.softmax(x, dim=1), F.log_softmax(x, dim=1)
+    for value in (core.softmax(x, 1), core.softmax(x, dim=1), x.softmax(1), x.softmax(dim=1)):
+        np.testing.assert_array_equal(value.numpy(), expected.numpy())
+    for value in (core.log_softmax(x, 1), x.log_softmax(dim=1)):
+        np.testing.assert_array_equal(value.numpy(), expected_log.numpy())
+    assert x.softmax(0, dtype=core.float64).dtype == core.float64
+    np.testing.assert_array_equal(x.relu().numpy(), np.maximum(x.numpy(), 0))
