@@ -481,9 +481,11 @@ def batched_matmul(a, b):
     return out
 
 
-# Attention works on blocks of this many query rows: a block's scores (times the heads in
-# one work item) stay in L2 between the two products and the softmax.
+# Attention works on blocks of query rows: this many where the mask differs from row to row
+# (a causal mask: smaller blocks skip more keys), and otherwise as many as keep a block's
+# scores (times the heads in one work item) in L2 between the two products and the softmax.
 _QUERY_BLOCK = 64
+_UNMASKED_QUERY_BLOCK = 256
 # Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
 # entries get exactly zero probability whenever their row has any other key.
 _DEAD_MASK = -1e30
@@ -557,7 +559,8 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
         mask, keep = group_heads(mask, groups), group_heads(keep, groups)
     others = [m.shape[:-2] for m in (mask, keep) if m is not None]
     lead = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], *others))
-    n_blocks = max(1, -(-L // _QUERY_BLOCK))
+    row_masked = mask is not None and mask.shape[-2] != 1
+    n_blocks = max(1, -(-L // (_QUERY_BLOCK if row_masked else _UNMASKED_QUERY_BLOCK)))
     limits = _key_limits(mask, L, S, n_blocks)
     blocks = _query_blocks(L, n_blocks)
     prefixes = _work_items(lead, -(-4 * workers.count // n_blocks))
@@ -568,7 +571,6 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
     probs = np.empty(lead + (L, S), dtype=_F32) if need_probs else None
     depth = len(prefixes[0])
     unit_lead = lead[depth:]
-    q_mask_rows = mask is not None and mask.shape[-2] != 1
     keep_rows = keep is not None and keep.shape[-2] != 1
 
     def run_unit(number):
@@ -582,7 +584,7 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
         mask_part = None
         if mask is not None:
             mask_part = part(mask)
-            mask_part = mask_part[..., i0:i1, :] if q_mask_rows else mask_part
+            mask_part = mask_part[..., i0:i1, :] if row_masked else mask_part
         _softmax_block(scores, mask_part, scale)
         if probs is not None:
             target = probs[index][..., i0:i1, :]
