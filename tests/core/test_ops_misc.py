@@ -87,3 +87,13 @@ def test_cartesian_prod_single_input_is_returned():
 def test_unfold_ngram_windows():
     ids = core.tensor([[1, 2, 3, 4]])
     assert ids.unfold(1, 2, 1).tolist() == [[[1, 2], [2, 3], [3, 4]]]
+
+
+def test_unfold_is_a_view_of_its_input():
+    x = core.arange(10.0)
+    windows = x.unfold(0, 3, 2)
+    assert windows.shape == (4, 3)
+    windows[1, 0] = -1.0                      # element 2 of x, shared by windows 0 and 1
+    assert x[2].item() == -1.0 and windows[0, 2].item() == -1.0
+    x[4] = 7.0
+    assert windows[1, 2].item() == 7.0 and windows[2, 0].item() == 7.0

@@ -680,12 +680,36 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+class _Unfold(Function):
+    """The windows of Tensor.unfold as a strided view of the input (windows may overlap)."""
+
+    _is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        a = x._data
+        count = (a.shape[dim] - size) // step + 1
+        ctx.shape, ctx.dim, ctx.size, ctx.step, ctx.count = tuple(a.shape), dim, size, step, count
+        shape = a.shape[:dim] + (count,) + a.shape[dim + 1:] + (size,)
+        strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
+        return xp_of(x).lib.stride_tricks.as_strided(a, shape, strides)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # Each input element receives the gradients of every window that holds it.
+        from .creation import arange, zeros
+        from .indexing import index_add
+
+        d, size, count = ctx.dim, ctx.size, ctx.count
+        starts = arange(count, device=grad.device) * ctx.step
+        index = reshape(reshape(starts, (count, 1)) + arange(size, device=grad.device), (-1,))
+        windows = flatten(movedim(grad, -1, d + 1), d, d + 1)
+        return index_add(zeros(ctx.shape, dtype=grad.dtype, device=grad.device), d, index, windows), None, None, None
+
+
 def _unfold(input, dimension, size, step):
     """Tensor.unfold: all windows of `size` elements, `step` apart, along `dimension`, as a new
-    last dim. Unlike torch the result is a copy, not a view (writes do not reach input)."""
-    from .creation import arange
-    from .indexing import index_select
-
+    last dim; a view of input, as in torch."""
     if input.ndim == 0:
         return reshape(input, (1,)) if size == 1 else _unfold(reshape(input, (1,)), 0, size, step)
     d = normalize_dim(dimension, input.ndim)
@@ -694,8 +718,4 @@ def _unfold(input, dimension, size, step):
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    count = (length - size) // step + 1
-    starts = arange(count, device=input.device) * step
-    index = reshape(reshape(starts, (count, 1)) + arange(size, device=input.device), (-1,))
-    windows = unflatten(index_select(input, d, index), d, (count, size))
-    return movedim(windows, d + 1, -1)
+    return _Unfold.apply(input, d, size, step)
