@@ -400,3 +400,50 @@ def test_training_loop_does_not_grow_live_tensors():
     for _ in range(20):
         step()
     assert live_tensors() <= before
+
+
+# --- in-place ops through views rewrite the base's history ---------------------------------
+
+def _scale_column_through_view(x):
+    y = x * 1.0
+    y[:, 1].mul_(3.0)                         # through a basic-indexing view
+    y.t()[2].add_(x[:, 0] ** 2)               # through a view of a transposed view
+    return (y * y).sum()
+
+
+def _scale_column_out_of_place(x):
+    y = x * 1.0
+    scale = core.tensor([1.0, 3.0, 1.0, 1.0], dtype=x.dtype)
+    y = y * scale
+    extra = core.zeros_like(y)
+    extra[:, 2] = x[:, 0] ** 2
+    return ((y + extra) ** 2).sum()
+
+
+def test_inplace_op_on_a_view_reaches_the_base_gradient():
+    data = np.random.default_rng(0).standard_normal((3, 4))
+    x1 = core.tensor(data, requires_grad=True)
+    x2 = core.tensor(data, requires_grad=True)
+    _scale_column_through_view(x1).backward()
+    _scale_column_out_of_place(x2).backward()
+    np.testing.assert_allclose(x1.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
+    x3 = core.tensor(data, dtype=core.float64, requires_grad=True)
+    assert core.autograd.gradcheck(_scale_column_through_view, (x3,))
+
+
+def test_inplace_op_on_a_view_of_a_constant_gives_the_base_a_history():
+    w = core.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    buffer = core.zeros(3, 4)
+    buffer[:, 1].add_(w * 2.0)
+    buffer.view(-1)[::4].mul_(w)              # column 0 (zeros) times w: no gradient left
+    (buffer * core.arange(12.0).reshape(3, 4)).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2.0 * np.array([1.0, 5.0, 9.0]))
+
+
+def test_inplace_op_on_a_view_of_a_leaf_is_refused():
+    x = core.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable that requires grad"):
+        x[0].mul_(2.0)
+    with core.no_grad():
+        x[0].mul_(2.0)                        # allowed outside autograd, as in torch
+    assert x.sum().item() == 9.0

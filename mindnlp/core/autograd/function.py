@@ -12,6 +12,7 @@ Backward formulas are written with core ops, so with `create_graph=True` the bac
 pass records its own graph and can be differentiated again.
 """
 from .._fp_errors import quiet, restore
+from ..backends import get_backend
 from . import grad_mode
 
 # Bound by mindnlp.core._tensor once Tensor exists (importing it here would be circular).
@@ -173,11 +174,39 @@ class Function:
             out = _as_output(result, args, version)
             if record:
                 _record(ctx, args, (out,))
+            if enabled and cls._is_view:
+                _note_view(out, cls, args, kwargs)
             return out
         outputs = tuple(_as_output(r, args, version) for r in result)
         if record:
             _record(ctx, args, outputs)
         return outputs
+
+
+def _note_view(out, cls, args, kwargs):
+    """Remember that `out` is a view of a base tensor, and how to make it again from the base.
+
+    An in-place op on the view then rewrites the base's history too (ops.inplace), as torch
+    does: the base's later uses must see the op. Only views made while grad mode is on are
+    noted (under no_grad nothing is recorded, and decoding makes many views).
+    """
+    source = args[0]
+    if not isinstance(out, _Tensor) or not isinstance(source, _Tensor) or out is source:
+        return
+    xp = get_backend(source._device).xp
+    if not xp.may_share_memory(out._data, source._data):
+        return                                     # e.g. a reshape that had to copy
+    rest = args[1:]
+
+    def remake(base):
+        return cls.apply(base, *rest, **kwargs)
+
+    parent = source.__dict__.get("_view")
+    if parent is None:
+        out._view = (source, remake)
+    else:
+        base, remake_source = parent
+        out._view = (base, lambda b: remake(remake_source(b)))
 
 
 def _as_output(result, args, version):
