@@ -1,11 +1,12 @@
 """Shared tests of decoder-only LMs, in the shape of HF transformers v5's tests/causal_lm_tester.py.
 
 A family's test file subclasses `CausalLMModelTester` (naming its config and model classes)
-and `CausalLMModelTest(ModelTesterMixin, unittest.TestCase)` (naming the tester); the common
-mixin's checks then run on every head, plus the decoder checks below: shapes of each head,
-incremental decoding with the KV cache equal to a full forward (padded or not), padding that
-leaves the other rows unchanged, last-non-pad-token pooling, and generation with and without
-the cache.
+and `CausalLMModelTest` with `unittest.TestCase` (naming the tester). `CausalLMModelTest` is
+`ModelTesterMixin` + `GenerationTesterMixin`, as in HF: the common checks run on every head,
+the generation checks on every head that can generate (`all_generative_model_classes`, the
+causal LM), plus the decoder checks below: shapes of each head, incremental decoding with the
+KV cache equal to a full forward (padded or not), padding that leaves the other rows
+unchanged, last-non-pad-token pooling, and left-padded generation with and without the cache.
 """
 import copy
 
@@ -15,6 +16,7 @@ from mindnlp import core
 from mindnlp.transformers import AutoModelForQuestionAnswering
 from mindnlp.transformers.testing_utils import torch_device
 
+from .generation.test_utils import GenerationTesterMixin
 from .test_modeling_common import ModelTesterMixin, ids_tensor, random_attention_mask
 
 
@@ -139,7 +141,7 @@ class CausalLMModelTester:
         self.parent.assertEqual(result.loss.ndim, 0)
 
 
-class CausalLMModelTest(ModelTesterMixin):
+class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin):
     model_tester_class = None
     # Tokens decoded one at a time in the cache checks; families with a sliding window make it
     # longer than the window.
@@ -148,7 +150,6 @@ class CausalLMModelTest(ModelTesterMixin):
     def setUp(self):
         self.model_tester = self.model_tester_class(self)
         self.all_model_classes = self.model_tester.all_model_classes
-        self.all_generative_model_classes = (self.model_tester.causal_lm_class,)
 
     def _lm(self, **config_changes):
         config = self.model_tester.get_config()
@@ -224,7 +225,7 @@ class CausalLMModelTest(ModelTesterMixin):
     def test_right_padding_matches_unpadded_rows(self):
         model = self._lm()
         lengths = [6, 2, 4]
-        ids, mask = self._left_padded_batch(lengths)
+        ids, _ = self._left_padded_batch(lengths)
         width = ids.shape[1]
         rows = [ids[r, width - n:] for r, n in enumerate(lengths)]
         pad = self.model_tester.pad_token_id

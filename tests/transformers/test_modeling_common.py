@@ -93,7 +93,6 @@ def _flat_tensors(obj):
 class ModelTesterMixin:
     model_tester = None
     all_model_classes = ()
-    all_generative_model_classes = ()
     fx_compatible = False
     test_torchscript = False
     test_pruning = False
@@ -107,6 +106,12 @@ class ModelTesterMixin:
     test_model_parallel = False
     # Models whose parameter count a test config must keep below this (HF's limit).
     max_test_model_parameters = 1_000_000
+
+    @property
+    def all_generative_model_classes(self):
+        """The classes of `all_model_classes` that can generate (HF's rule: GenerationMixin is
+        among their bases). A test class may still list them itself."""
+        return tuple(model_class for model_class in self.all_model_classes if model_class.can_generate())
 
     # ------------------------------------------------------------------ helpers
 
@@ -595,7 +600,7 @@ class ModelTesterMixin:
             model = self._model(model_class, config, train=True)
             inputs = self._prepare_for_class(inputs_dict, model_class, return_labels=True)
 
-            def gradients():
+            def gradients(model=model, inputs=inputs):
                 model.zero_grad()
                 core.manual_seed(0)
                 model(**inputs).loss.backward()

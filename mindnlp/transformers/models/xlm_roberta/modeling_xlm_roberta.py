@@ -5,6 +5,7 @@ RoBERTa's; only the vocabulary (a sentencepiece model) and the config's model_ty
 ("xlm-roberta") differ. So each class here is the RoBERTa class under the XLM-RoBERTa name,
 bound to `XLMRobertaConfig` through `XLMRobertaPreTrainedModel`.
 """
+from ...generation import GenerationMixin
 from ..roberta.modeling_roberta import (RobertaForCausalLM, RobertaForMaskedLM, RobertaForMultipleChoice,
                                         RobertaForQuestionAnswering, RobertaForSequenceClassification,
                                         RobertaForTokenClassification, RobertaModel, RobertaPreTrainedModel)
@@ -20,8 +21,9 @@ class XLMRobertaModel(RobertaModel, XLMRobertaPreTrainedModel):
     _no_split_modules = ["RobertaEmbeddings", "RobertaLayer"]
 
 
-class XLMRobertaForCausalLM(RobertaForCausalLM, XLMRobertaPreTrainedModel):
-    pass
+class XLMRobertaForCausalLM(RobertaForCausalLM, XLMRobertaPreTrainedModel, GenerationMixin):
+    """GenerationMixin is listed here as well as through RobertaForCausalLM: HF v5 declares it
+    on every class that generates, and its generation tests check that it is a direct base."""
 
 
 class XLMRobertaForMaskedLM(RobertaForMaskedLM, XLMRobertaPreTrainedModel):
