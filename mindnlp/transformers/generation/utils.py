@@ -1,5 +1,6 @@
-"""`GenerationMixin.generate()`: greedy decoding, multinomial sampling and beam search for
-decoder-only models, with Hugging Face transformers v5's arguments, defaults and results.
+"""`GenerationMixin.generate()`: greedy decoding, multinomial sampling, beam search and
+assisted decoding (`assistant_model=`, `prompt_lookup_num_tokens=`; see candidate_generator)
+for decoder-only models, with Hugging Face transformers v5's arguments, defaults and results.
 
 The decoding loops follow HF v5 step for step (same processors in the same order, same beam
 bookkeeping), so a model that computes the same logits generates the same tokens and
@@ -19,6 +20,7 @@ from ... import core
 from ...core.nn import functional as F
 from ..cache_utils import DynamicCache, StaticCache
 from ..utils.generic import ModelOutput
+from .candidate_generator import AssistedCandidateGenerator, PromptLookupCandidateGenerator
 from .configuration_utils import DEFAULT_GENERATION_PARAMS, GenerationConfig
 from .logits_process import (
     EncoderNoRepeatNGramLogitsProcessor, EncoderRepetitionPenaltyLogitsProcessor, EpsilonLogitsWarper,
@@ -79,9 +81,43 @@ class GenerateBeamDecoderOnlyOutput(ModelOutput):
     past_key_values: Optional[object] = None
 
 
-def _generation_mode(config):
-    """'greedy', 'sample' or 'beam' (beam sampling included), or an error for HF strategies
-    that moved out of transformers' core in v5."""
+def _speculative_sampling(candidate_tokens, candidate_scores, processed, last_candidate_ends):
+    """(accepted tokens, how many draft tokens were accepted) by speculative sampling: draft
+    token i is kept with probability min(1, p_i / q_i) (p the model's distribution, q the
+    assistant's); at the first rejection a token is drawn from max(0, p - q) normalised, and
+    after a fully accepted draft one more from the model. The kept tokens are distributed as
+    sampling the model alone would give."""
+    n = candidate_tokens.shape[1]
+    q = F.softmax(candidate_scores[0], dim=-1)                  # (n, vocab)
+    p = F.softmax(processed[0], dim=-1)                         # (n + 1, vocab)
+    tokens = candidate_tokens[0]
+    positions = core.arange(n, device=tokens.device)
+    ratio = p[positions, tokens] / q[positions, tokens]
+    accepted = core.rand(n, device=tokens.device) <= ratio
+    n_matches = int(core.cumprod(accepted.long(), dim=0).sum())
+    if last_candidate_ends and n_matches == n:
+        n_matches -= 1
+    if n_matches < n:
+        residual = (p[n_matches] - q[n_matches]).clamp(min=0)
+        total = residual.sum()
+        residual = residual / total if total.item() > 0 else p[n_matches]
+        extra = core.multinomial(residual, num_samples=1)
+    else:
+        extra = core.multinomial(p[n], num_samples=1)
+    valid = core.cat([tokens[:n_matches], extra.to(tokens.dtype)])
+    return valid[None], n_matches
+
+
+def _generation_mode(config, assistant_model=None):
+    """'greedy', 'sample', 'beam' (beam sampling included) or 'assisted', or an error for HF
+    strategies that moved out of transformers' core in v5."""
+    if assistant_model is not None or config.prompt_lookup_num_tokens is not None:
+        if config.num_beams is not None and config.num_beams > 1:
+            raise ValueError("assisted generate (assistant_model / prompt_lookup_num_tokens) does not support "
+                             "beam search: set num_beams=1")
+        if config.num_return_sequences is not None and config.num_return_sequences > 1:
+            raise ValueError("assisted generate returns one sequence: set num_return_sequences=1")
+        return "assisted"
     if config.constraints is not None or config.force_words_ids is not None:
         raise ValueError("constrained beam search (constraints / force_words_ids) is not supported")
     if config.num_beam_groups is not None and config.num_beam_groups > 1:
@@ -596,8 +632,7 @@ class GenerationMixin:
         `GenerateDecoderOnlyOutput`/`GenerateBeamDecoderOnlyOutput` with
         `return_dict_in_generate=True`.
         """
-        for name, value in (("assistant_model", assistant_model), ("custom_generate", custom_generate),
-                            ("negative_prompt_ids", negative_prompt_ids),
+        for name, value in (("custom_generate", custom_generate), ("negative_prompt_ids", negative_prompt_ids),
                             ("negative_prompt_attention_mask", negative_prompt_attention_mask)):
             if value is not None:
                 raise NotImplementedError(f"generate(): `{name}` is not supported")
@@ -607,10 +642,10 @@ class GenerationMixin:
             raise NotImplementedError("generate() supports decoder-only models")
         with core.no_grad():
             return self._generate(inputs, generation_config, logits_processor, stopping_criteria,
-                                  prefix_allowed_tokens_fn, streamer, kwargs)
+                                  prefix_allowed_tokens_fn, streamer, kwargs, assistant_model)
 
     def _generate(self, inputs, generation_config, logits_processor, stopping_criteria, prefix_allowed_tokens_fn,
-                  streamer, kwargs):
+                  streamer, kwargs, assistant_model=None):
         tokenizer = kwargs.pop("tokenizer", None)
         kwargs.pop("assistant_tokenizer", None)
         model_defaults = self.generation_config
@@ -621,7 +656,7 @@ class GenerationMixin:
                                   and (generation_config is None or generation_config.min_length is None)
                                   and (model_defaults is None or model_defaults.min_length is None))
         generation_config, model_kwargs = self._prepare_generation_config(generation_config, **kwargs)
-        mode = _generation_mode(generation_config)
+        mode = _generation_mode(generation_config, assistant_model)
         if generation_config.prefill_chunk_size is not None:
             raise NotImplementedError("prefill_chunk_size is not supported")
         self._validate_model_kwargs(model_kwargs.copy())
@@ -695,7 +730,98 @@ class GenerationMixin:
 
         if mode == "beam":
             return self._beam_search(input_ids, processors, criteria, generation_config, **model_kwargs)
+        if mode == "assisted":
+            if input_ids.shape[0] != 1:
+                raise ValueError("assisted generate is only supported for batch_size = 1")
+            if not generation_config.use_cache:
+                raise ValueError("assisted generate requires `use_cache=True`")
+            candidates = self._candidate_generator(input_ids, assistant_model, generation_config, processors)
+            return self._assisted_decoding(input_ids, candidates, processors, criteria, generation_config,
+                                           streamer=streamer, **model_kwargs)
         return self._sample(input_ids, processors, criteria, generation_config, streamer=streamer, **model_kwargs)
+
+    def _candidate_generator(self, input_ids, assistant_model, generation_config, processors):
+        if assistant_model is not None:
+            if assistant_model.config.vocab_size != self.config.vocab_size:
+                raise ValueError(
+                    f"the assistant model's vocabulary ({assistant_model.config.vocab_size} tokens) differs from the "
+                    f"model's ({self.config.vocab_size}): assisted decoding needs the same tokenizer")
+            return AssistedCandidateGenerator(input_ids, assistant_model, generation_config)
+        return PromptLookupCandidateGenerator(
+            eos_token_id=generation_config._eos_token_tensor,
+            num_output_tokens=generation_config.prompt_lookup_num_tokens,
+            max_matching_ngram_size=generation_config.max_matching_ngram_size, max_length=generation_config.max_length,
+            logits_processor=processors, vocab_size=self.config.vocab_size)
+
+    def _assisted_decoding(self, input_ids, candidate_generator, logits_processor, stopping_criteria,
+                           generation_config, streamer=None, **model_kwargs):
+        """Assisted decoding (batch of one): the candidate generator drafts tokens, one forward
+        pass scores them all, and the longest prefix the model agrees with is kept, plus one
+        token of the model's own. Greedy results equal plain greedy decoding; sampling with an
+        assistant model keeps the model's distribution through speculative sampling."""
+        do_sample = generation_config.do_sample
+        return_dict = generation_config.return_dict_in_generate
+        scores = () if return_dict and generation_config.output_scores else None
+        raw_logits = () if return_dict and generation_config.output_logits else None
+        if return_dict and (generation_config.output_attentions or generation_config.output_hidden_states):
+            raise NotImplementedError("assisted generate does not return attentions or hidden states")
+        model_kwargs.pop("logits_to_keep", None)
+        unfinished = core.ones((1,), dtype=core.bool, device=input_ids.device)
+        while True:
+            length = input_ids.shape[1]
+            candidate_ids, candidate_scores = candidate_generator.get_candidates(input_ids)
+            n_candidates = candidate_ids.shape[1] - length
+            last_candidate_ends = n_candidates > 0 and bool(stopping_criteria(candidate_ids, None).all())
+
+            # One forward over everything the cache has not seen: the last accepted token and the draft.
+            step_kwargs = self._update_model_kwargs_for_generation({}, dict(model_kwargs), num_new_tokens=n_candidates)
+            cache = model_kwargs.get("past_key_values")
+            seen = cache.get_seq_length() if cache is not None else 0
+            model_inputs = self.prepare_inputs_for_generation(
+                candidate_ids, next_sequence_length=candidate_ids.shape[1] - seen, is_first_iteration=seen == 0,
+                **step_kwargs)
+            if "logits_to_keep" in _parameters(self.forward):
+                model_inputs["logits_to_keep"] = n_candidates + 1
+            outputs = self(**model_inputs, return_dict=True)
+            raw = outputs.logits[:, -n_candidates - 1:, :].float()
+            processed = core.stack([logits_processor(candidate_ids[:, :length + i], raw[:, i, :].clone())
+                                    for i in range(n_candidates + 1)], dim=1)
+
+            if do_sample and candidate_scores is not None:
+                valid_tokens, n_matches = _speculative_sampling(
+                    candidate_ids[:, length:], candidate_scores, processed, last_candidate_ends)
+            else:
+                if do_sample:
+                    chosen = core.multinomial(F.softmax(processed[0], dim=-1), num_samples=1).reshape(1, -1)
+                else:
+                    chosen = processed.argmax(dim=-1)
+                agree = candidate_ids[:, length:] == chosen[:, :n_candidates]
+                n_matches = int(core.cumprod(agree.long(), dim=-1).sum()) if n_candidates else 0
+                if last_candidate_ends and n_matches == n_candidates:
+                    n_matches -= 1          # the model's own token replaces the draft's final one
+                valid_tokens = chosen[:, :n_matches + 1]
+
+            input_ids = core.cat([input_ids, valid_tokens.to(input_ids.dtype)], dim=1)
+            if streamer is not None:
+                streamer.put(valid_tokens.cpu())
+            outputs.past_key_values.crop(input_ids.shape[1] - 1)
+            candidate_generator.update_candidate_strategy(input_ids, processed, n_matches)
+            if scores is not None:
+                scores += tuple(processed[:, i, :] for i in range(n_matches + 1))
+            if raw_logits is not None:
+                raw_logits += tuple(raw[:, i, :] for i in range(n_matches + 1))
+            model_kwargs = self._update_model_kwargs_for_generation(outputs, model_kwargs,
+                                                                    num_new_tokens=n_matches + 1)
+            unfinished = unfinished & ~stopping_criteria(input_ids, scores)
+            if not bool(unfinished.any()):
+                break
+
+        if streamer is not None:
+            streamer.end()
+        if return_dict:
+            return GenerateDecoderOnlyOutput(sequences=input_ids, scores=scores, logits=raw_logits,
+                                             past_key_values=model_kwargs.get("past_key_values"))
+        return input_ids
 
     def _prefill(self, input_ids, generation_config, model_kwargs):
         """The first forward: the prompt, or only its part a user-given cache has not seen."""

@@ -238,8 +238,8 @@ def test_errors(model):
         model.generate(prompt, max_length=3)
     with pytest.raises(ValueError, match="num_return_sequences"):
         model.generate(prompt, max_new_tokens=2, num_return_sequences=2)
-    with pytest.raises(NotImplementedError):
-        model.generate(prompt, max_new_tokens=2, assistant_model=model)
+    with pytest.raises(NotImplementedError, match="custom_generate"):
+        model.generate(prompt, max_new_tokens=2, custom_generate="some/repo")
 
 
 def test_right_padding_warns(model, caplog):

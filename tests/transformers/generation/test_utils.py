@@ -10,9 +10,9 @@ each with and without `return_dict_in_generate` and its per-step outputs (scores
 attentions, hidden states, the cache), the cache on and off, generation from `inputs_embeds`
 and without a prompt, continuing from a returned cache, left padding, the static cache,
 `logits_to_keep`, and `min_new_tokens` / `max_new_tokens`. HF's strategies that left
-transformers' core in v5 (contrastive search, constrained and group beam search, DoLa), the
-ones mindnlp does not implement (assisted decoding, prompt lookup) and HF's compilation
-tests have no counterpart here.
+transformers' core in v5 (contrastive search, constrained and group beam search, DoLa) and
+HF's compilation tests have no counterpart here; assisted decoding and prompt lookup are
+tested in test_assisted_decoding.py.
 """
 import inspect
 import tempfile
