@@ -87,7 +87,7 @@ _LAZY_MODEL_NAMES = {
         "DataCollatorWithPadding", "DefaultDataCollator", "default_data_collator",
     ],
     "optimization": [
-        "get_constant_schedule", "get_constant_schedule_with_warmup", "get_cosine_schedule_with_warmup",
+        "Adafactor", "AdafactorSchedule", "get_adafactor_schedule", "get_constant_schedule", "get_constant_schedule_with_warmup", "get_cosine_schedule_with_warmup",
         "get_cosine_with_hard_restarts_schedule_with_warmup", "get_inverse_sqrt_schedule",
         "get_linear_schedule_with_warmup", "get_polynomial_decay_schedule_with_warmup", "get_scheduler",
     ],

@@ -21,6 +21,7 @@ import re
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -29,9 +30,11 @@ from .. import core
 from ..core import nn
 from ..core.utils.data import BatchSampler, DataLoader, IterableDataset, Sampler, SequentialSampler
 from .data.data_collator import DataCollatorWithPadding, default_data_collator
-from .optimization import get_scheduler
+from .models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+from .optimization import Adafactor, get_scheduler
 from .trainer_callback import (CallbackHandler, DefaultFlowCallback, ExportableState, PrinterCallback,
                                ProgressCallback, TrainerControl, TrainerState)
+from .trainer_pt_utils import LabelSmoother
 from .trainer_utils import (PREFIX_CHECKPOINT_DIR, EpochSeededRandomSampler, EvalLoopOutput, EvalPrediction,
                             PredictionOutput, SaveStrategy, SkipBatchSampler, TrainOutput,
                             denumpify_detensorize, get_last_checkpoint, has_length, rotate_checkpoints,
@@ -237,6 +240,13 @@ class Trainer:
         config = getattr(inspected, "config", None)
         self._loss_shifts_labels = (type(inspected).__name__.endswith("ForCausalLM")
                                     and not getattr(config, "is_encoder_decoder", False))
+        self.label_smoother = None
+        if args.label_smoothing_factor != 0:
+            if getattr(config, "problem_type", None) == "multi_label_classification":
+                warnings.warn("Label smoothing is not compatible with multi-label classification. Disabling label "
+                              "smoothing for this training run.", UserWarning)
+            else:
+                self.label_smoother = LabelSmoother(epsilon=args.label_smoothing_factor)
 
         if data_collator is None:
             data_collator = DataCollatorWithPadding(processing_class) if hasattr(processing_class, "pad") else \
@@ -406,6 +416,10 @@ class Trainer:
         if args.optim in ADAMW_NAMES:
             kwargs.update(betas=(args.adam_beta1, args.adam_beta2), eps=args.adam_epsilon)
             return core.optim.AdamW, kwargs
+        if args.optim == OptimizerNames.ADAFACTOR:
+            # The lr schedule drives the step size, so Adafactor's own relative steps are off (HF's choice).
+            kwargs.update(scale_parameter=False, relative_step=False)
+            return Adafactor, kwargs
         options = {OptimizerNames.SGD: (core.optim.SGD, ("momentum", "dampening", "weight_decay"), ("nesterov",)),
                    OptimizerNames.ADAGRAD: (core.optim.Adagrad, ("lr_decay", "weight_decay", "eps"), ()),
                    OptimizerNames.RMSPROP: (core.optim.RMSprop, ("momentum", "alpha", "eps", "weight_decay"),
@@ -731,17 +745,24 @@ class Trainer:
         return loss.detach()
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        """The model's loss (first output, or "loss"), or compute_loss_func(outputs, labels, num_items_in_batch).
+        """The model's loss (first output, or "loss"), compute_loss_func(outputs, labels, num_items_in_batch),
+        or with label_smoothing_factor the LabelSmoother's loss on the logits (labels shifted for causal LMs).
 
         With a model whose forward takes **kwargs, num_items_in_batch is passed on so that the loss
         is normalized over the whole accumulated batch, as in HF v5.
         """
-        labels = inputs.pop("labels") if self.compute_loss_func is not None and "labels" in inputs else None
+        if (self.label_smoother is not None or self.compute_loss_func is not None) and "labels" in inputs:
+            labels = inputs.pop("labels")
+        else:
+            labels = None
         if self.model_accepts_loss_kwargs and num_items_in_batch is not None:
             inputs = {**inputs, "num_items_in_batch": num_items_in_batch}
         outputs = model(**inputs)
         if self.compute_loss_func is not None:
             loss = self.compute_loss_func(outputs, labels, num_items_in_batch=num_items_in_batch)
+        elif labels is not None:
+            shift_labels = type(_unwrap_peft(model)).__name__ in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()
+            loss = self.label_smoother(outputs, labels, shift_labels=shift_labels, num_items_in_batch=num_items_in_batch)
         else:
             if isinstance(outputs, Mapping) and "loss" not in outputs:
                 raise ValueError("The model did not return a loss from the inputs, only the following keys: "

@@ -21,11 +21,13 @@ logger = logging.getLogger(__name__)
 
 
 class OptimizerNames(ExplicitEnum):
-    """Optimizers the Trainer can build (`optim=`); the AdamW spellings all select core AdamW."""
+    """Optimizers the Trainer can build (`optim=`); the AdamW spellings all select core AdamW,
+    "adafactor" selects `optimization.Adafactor` driven by the lr schedule."""
 
     ADAMW_TORCH = "adamw_torch"
     ADAMW_TORCH_FUSED = "adamw_torch_fused"
     ADAMW_HF = "adamw_hf"
+    ADAFACTOR = "adafactor"
     SGD = "sgd"
     ADAGRAD = "adagrad"
     RMSPROP = "rmsprop"
@@ -56,6 +58,7 @@ class TrainingArguments:
     adam_beta2: float = 0.999
     adam_epsilon: float = 1e-8
     max_grad_norm: float = 1.0
+    label_smoothing_factor: float = 0.0
     num_train_epochs: float = 3.0
     max_steps: int = -1
     lr_scheduler_type: str = "linear"
@@ -127,7 +130,7 @@ class TrainingArguments:
             raise ValueError(f"train_sampling_strategy must be 'random', 'sequential' or 'group_by_length', got "
                              f"{self.train_sampling_strategy!r}")
         if self.disable_tqdm is None:
-            self.disable_tqdm = logging.getLogger("mindnlp").getEffectiveLevel() > logging.WARN
+            self.disable_tqdm = logging.getLogger("mindnlp").getEffectiveLevel() > logging.WARNING
         if isinstance(self.include_num_input_tokens_seen, bool):
             self.include_num_input_tokens_seen = "all" if self.include_num_input_tokens_seen else "no"
 

@@ -1,0 +1,52 @@
+"""Loss helpers of the Trainer (HF's `trainer_pt_utils`): label smoothing."""
+from dataclasses import dataclass
+
+from .. import core
+from ..core import nn
+
+
+@dataclass
+class LabelSmoother:
+    """Label-smoothed cross-entropy on a model's output, as the Trainer computes it when
+    `label_smoothing_factor` is set.
+
+    The loss is (1 - epsilon) * NLL + epsilon * the mean over classes of -log p, both averaged
+    over the labels that are not `ignore_index` (or divided by `num_items_in_batch` when the
+    Trainer counts the labels of a whole accumulated batch). With `shift_labels`, position t's
+    logits are scored against label t + 1, as in a causal LM.
+
+    Args:
+        epsilon (`float`, defaults to 0.1): the label smoothing factor.
+        ignore_index (`int`, defaults to -100): the label value that marks positions to ignore.
+    """
+
+    epsilon: float = 0.1
+    ignore_index: int = -100
+
+    def __call__(self, model_output, labels, shift_labels=False, num_items_in_batch=None):
+        logits = model_output["logits"] if isinstance(model_output, dict) else model_output[0]
+        if shift_labels:
+            logits = logits[..., :-1, :].contiguous()
+            labels = labels[..., 1:].contiguous()
+
+        log_probs = -nn.functional.log_softmax(logits, dim=-1)
+        if labels.dim() == log_probs.dim() - 1:
+            labels = labels.unsqueeze(-1)
+
+        padding_mask = labels.eq(self.ignore_index)
+        # -100 is not a class index: gather at 0 instead, the mask zeroes those positions anyway.
+        labels = core.clamp(labels, min=0)
+        nll_loss = log_probs.gather(dim=-1, index=labels)
+        smoothed_loss = log_probs.sum(dim=-1, keepdim=True, dtype=core.float32)
+        nll_loss = nll_loss.masked_fill(padding_mask, 0.0)
+        smoothed_loss = smoothed_loss.masked_fill(padding_mask, 0.0)
+
+        if num_items_in_batch is None:
+            denominator = padding_mask.numel() - padding_mask.long().sum()
+        elif isinstance(num_items_in_batch, core.Tensor):
+            denominator = num_items_in_batch.to(nll_loss.device)
+        else:
+            denominator = num_items_in_batch
+        nll_loss = nll_loss.sum() / denominator
+        smoothed_loss = smoothed_loss.sum() / (denominator * log_probs.shape[-1])
+        return (1 - self.epsilon) * nll_loss + self.epsilon * smoothed_loss
