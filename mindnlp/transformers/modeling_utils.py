@@ -673,7 +673,7 @@ class _Checkpoint:
             if path is None:
                 continue
             if not is_index:
-                checkpoint = cls(None, [lambda: _load_file(path)])
+                checkpoint = cls(None, [lambda path=path: _load_file(path)])
                 checkpoint.keys = list(checkpoint.first_shard())
                 return checkpoint
             with open(path, encoding="utf-8") as fh:

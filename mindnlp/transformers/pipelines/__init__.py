@@ -12,6 +12,7 @@ from .question_answering import QuestionAnsweringPipeline, SquadExample
 from .text_classification import ClassificationFunction, TextClassificationPipeline
 from .text_generation import Chat, ReturnType, TextGenerationPipeline
 from .token_classification import AggregationStrategy, NerPipeline, TokenClassificationPipeline
+from .zero_shot_classification import ZeroShotClassificationPipeline
 
 
 class PipelineRegistry:
@@ -44,6 +45,7 @@ SUPPORTED_TASKS = {
     "token-classification": {"impl": TokenClassificationPipeline, "auto": "AutoModelForTokenClassification"},
     "question-answering": {"impl": QuestionAnsweringPipeline, "auto": "AutoModelForQuestionAnswering"},
     "text-generation": {"impl": TextGenerationPipeline, "auto": "AutoModelForCausalLM"},
+    "zero-shot-classification": {"impl": ZeroShotClassificationPipeline, "auto": "AutoModelForSequenceClassification"},
 }
 TASK_ALIASES = {"sentiment-analysis": "text-classification", "ner": "token-classification"}
 PIPELINE_REGISTRY = PipelineRegistry(SUPPORTED_TASKS, TASK_ALIASES)
@@ -96,5 +98,6 @@ __all__ = [
     "AggregationStrategy", "Chat", "ChunkPipeline", "ClassificationFunction", "FeatureExtractionPipeline",
     "FillMaskPipeline", "NerPipeline", "Pipeline", "PipelineException", "PipelineRegistry", "PIPELINE_REGISTRY",
     "QuestionAnsweringPipeline", "ReturnType", "SquadExample", "SUPPORTED_TASKS", "TASK_ALIASES",
-    "TextClassificationPipeline", "TextGenerationPipeline", "TokenClassificationPipeline", "pipeline",
+    "TextClassificationPipeline", "TextGenerationPipeline", "TokenClassificationPipeline",
+    "ZeroShotClassificationPipeline", "pipeline",
 ]

@@ -22,6 +22,10 @@ class FeatureExtractionPipeline(Pipeline):
         return self.tokenizer(inputs, return_tensors="pt", **tokenize_kwargs)
 
     def _forward(self, model_inputs):
+        # Only hidden states are read: a decoder's key/value cache would cost memory, and a batch's
+        # cache is not a per-item tensor that could be split back into its items.
+        if self._model_accepts("use_cache"):
+            model_inputs["use_cache"] = False
         return self.model(**model_inputs)
 
     def postprocess(self, model_outputs, return_tensors=False):

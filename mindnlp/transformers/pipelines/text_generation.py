@@ -8,6 +8,7 @@ messages with the assistant's reply appended. Keywords other than the pipeline's
 the pipeline's defaults (256 new tokens, sampling at temperature 0.7).
 """
 import enum
+from typing import ClassVar
 
 from .base import Pipeline
 
@@ -47,7 +48,7 @@ def _as_chats(inputs):
 class TextGenerationPipeline(Pipeline):
     """Prompts are left-padded when batched (decoder-only models continue from the right)."""
 
-    default_generation_settings = {"max_new_tokens": 256, "do_sample": True, "temperature": 0.7}
+    default_generation_settings: ClassVar[dict] = {"max_new_tokens": 256, "do_sample": True, "temperature": 0.7}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -128,7 +129,7 @@ class TextGenerationPipeline(Pipeline):
         elif isinstance(prompt_text, str):
             inputs = dict(self.tokenizer(prompt_text, return_tensors="pt", **tokenizer_kwargs))
         else:
-            raise ValueError(f"text-generation takes a string, a chat (a list of {{'role', 'content'}} dicts) or a "
+            raise TypeError(f"text-generation takes a string, a chat (a list of {{'role', 'content'}} dicts) or a "
                              f"list of those, got {type(prompt_text).__name__}")
         inputs["prompt_text"] = prompt_text
         return inputs
@@ -165,18 +166,23 @@ class TextGenerationPipeline(Pipeline):
 
     def postprocess(self, model_outputs, return_type=ReturnType.FULL_TEXT, clean_up_tokenization_spaces=None,
                     continue_final_message=None, skip_special_tokens=None):
+        """The new text is the decoded whole sequence minus the decoded prompt (HF's rule), not
+        the new tokens decoded alone: how a token decodes can depend on the one before it (a
+        WordPiece "##" piece joins the previous word, a sentencepiece "▁word" keeps its space
+        only after other text), so only decoding in context gives the text the model wrote."""
         sequences = model_outputs["generated_sequence"][0].tolist()
         input_ids = model_outputs["input_ids"]
         prompt_text = model_outputs["prompt_text"]
-        prompt_length = 0 if input_ids is None else input_ids.shape[-1]
         skip_special_tokens = True if skip_special_tokens is None else skip_special_tokens
+        decode_options = {"skip_special_tokens": skip_special_tokens,
+                          "clean_up_tokenization_spaces": clean_up_tokenization_spaces}
+        prompt_chars = 0 if input_ids is None else len(self.tokenizer.decode(input_ids[0].tolist(), **decode_options))
         records = []
         for sequence in sequences:
             if return_type == ReturnType.TENSORS:
                 records.append({"generated_token_ids": sequence})
                 continue
-            text = self.tokenizer.decode(sequence[prompt_length:], skip_special_tokens=skip_special_tokens,
-                                         clean_up_tokenization_spaces=clean_up_tokenization_spaces)
+            text = self.tokenizer.decode(sequence, **decode_options)[prompt_chars:]
             if return_type == ReturnType.FULL_TEXT:
                 text = self._full_text(prompt_text, text, continue_final_message)
             records.append({"generated_text": text})

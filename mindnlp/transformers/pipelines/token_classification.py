@@ -1,4 +1,5 @@
 """token-classification / ner: a label per token, optionally grouped into entities."""
+import types
 from enum import Enum
 
 import numpy as np
@@ -19,7 +20,13 @@ class AggregationStrategy(Enum):
 
 
 def _split_inputs(inputs, offset_mapping):
-    """HF's argument handling: a string becomes a batch of one; offsets must match the batch."""
+    """HF's argument handling: a string becomes a batch of one; offsets must match the batch. A
+    generator streams its texts through the pipeline as they come, so it cannot be paired with
+    offsets (HF drops them silently; here that is an error)."""
+    if isinstance(inputs, types.GeneratorType):
+        if offset_mapping:
+            raise ValueError("offset_mapping cannot be given with a generator of inputs: pass a list instead")
+        return inputs, None
     if isinstance(inputs, (list, tuple)) and len(inputs) > 0:
         inputs = list(inputs)
         batch_size = len(inputs)
@@ -76,12 +83,14 @@ class TokenClassificationPipeline(ChunkPipeline):
         return preprocess_params, {}, postprocess_params
 
     def __call__(self, inputs, **kwargs):
-        """A text gives a list of entities, a list of texts a list of such lists. As in HF, one text
-        pre-split into words (`is_split_into_words=True`) is answered as a batch of one."""
+        """A text gives a list of entities, a list of texts a list of such lists, a generator of
+        texts a generator of such lists. As in HF, one text pre-split into words
+        (`is_split_into_words=True`) is answered as a batch of one."""
         _, offset_mapping = _split_inputs(inputs, kwargs.get("offset_mapping"))
         if offset_mapping:
             kwargs["offset_mapping"] = offset_mapping
-        if kwargs.get("is_split_into_words") and not all(isinstance(words, list) for words in inputs):
+        if (kwargs.get("is_split_into_words") and not isinstance(inputs, types.GeneratorType)
+                and not all(isinstance(words, list) for words in inputs)):
             return super().__call__([inputs], **kwargs)
         return super().__call__(inputs, **kwargs)
 

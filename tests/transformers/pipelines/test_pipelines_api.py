@@ -1,5 +1,5 @@
-"""pipeline() itself: model given as a folder, aliases, the registry, errors, and the real
-all-MiniLM-L6-v2 through feature-extraction against HF's pipeline."""
+"""pipeline() itself: model given as a folder, aliases, the registry, errors, batching a decoder,
+and the real all-MiniLM-L6-v2 through feature-extraction against HF's pipeline."""
 import json
 import os
 
@@ -9,8 +9,13 @@ import pytest
 from mindnlp import core
 from mindnlp.transformers import AutoTokenizer, pipeline
 from mindnlp.transformers.models.distilbert import modeling_distilbert
-from mindnlp.transformers.pipelines import (PIPELINE_REGISTRY, FeatureExtractionPipeline, PipelineException,
-                                            TextClassificationPipeline, TokenClassificationPipeline)
+from mindnlp.transformers.pipelines import (
+    PIPELINE_REGISTRY,
+    FeatureExtractionPipeline,
+    PipelineException,
+    TextClassificationPipeline,
+    TokenClassificationPipeline,
+)
 
 from ..encoder_fixtures import ATOL, ROOT, EncoderFixtures
 from .test_pipelines_parity import assert_same, plain
@@ -123,3 +128,16 @@ def test_all_minilm_l6_v2_feature_extraction_matches_hf():
         got = np.array(features, dtype=np.float32)
         assert got.shape == expected[f"batched_{i}"].shape
         np.testing.assert_allclose(got, expected[f"batched_{i}"], atol=ATOL, rtol=0)
+
+
+def test_feature_extraction_batches_a_decoder_without_its_cache():
+    """A decoder base model (GPT-2, 2 layers) in batches of 3: each item gets its own features,
+    equal to running it alone; the batch's key/value cache is not returned to be split."""
+    folder = os.path.join(ROOT, "..", "gpt2", "gpt2", "model")
+    pipe = pipeline("feature-extraction", model=folder)
+    pipe.tokenizer.pad_token = pipe.tokenizer.eos_token
+    texts = ["Hello world", "Hello", "Hello world, hello again"]
+    batched = pipe(texts, batch_size=3)
+    for text, features in zip(texts, batched):
+        alone = np.array(pipe(text))
+        np.testing.assert_allclose(np.array(features)[:, : alone.shape[1]], alone, atol=1e-5)

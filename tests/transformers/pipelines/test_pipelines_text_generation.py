@@ -67,7 +67,7 @@ def test_invalid_inputs_are_rejected():
         pipe([{"role": "user", "content": "hi"}, {"text": "no role"}])
     with pytest.raises(ValueError, match="mutually exclusive"):
         pipe("Hello", return_full_text=True, return_tensors=True)
-    with pytest.raises(ValueError, match="text-generation takes a string"):
+    with pytest.raises(TypeError, match="text-generation takes a string"):
         pipe(core.tensor([1, 2]))
     with pytest.raises(ValueError, match="cannot generate text"):
         pipeline("text-generation", model=GPT2Model.from_pretrained(GPT2_DIR), tokenizer=GPT2_DIR)

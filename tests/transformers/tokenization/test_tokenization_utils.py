@@ -15,7 +15,10 @@ from mindnlp.transformers import (
     GPT2TokenizerFast,
     PreTrainedTokenizerFast,
 )
-from mindnlp.transformers.convert_slow_tokenizer import SentencePieceModel, load_merges_txt
+from mindnlp.transformers.convert_slow_tokenizer import (
+    SentencePieceModel,
+    load_merges_txt,
+)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "tokenizers")
 
@@ -185,7 +188,7 @@ def test_batch_encoding_access_and_alignment(bert):
     copy = pickle.loads(pickle.dumps(out))
     assert copy["input_ids"] == out["input_ids"]
     with pytest.raises(AttributeError):
-        out.not_a_field
+        _ = out.not_a_field
     plain = BatchEncoding({"input_ids": [[1, 2]]})
     with pytest.raises(ValueError, match="alignment"):
         plain.word_ids()
@@ -209,6 +212,17 @@ def test_gpt2_add_prefix_space(gpt2):
     spaced = GPT2TokenizerFast.from_pretrained(fixture("gpt2_bpe"), add_prefix_space=True)
     assert spaced.tokenize("Hello")[0].startswith("Ġ")
     assert not gpt2.tokenize("Hello")[0].startswith("Ġ")
+
+
+def test_roberta_mask_takes_the_space_before_it(tmp_path):
+    """Built from vocab.json + merges.txt, RoBERTa's mask absorbs the preceding space as HF's does
+    (no stray "Ġ" token before it), and keeps doing so once saved and reloaded."""
+    roberta = AutoTokenizer.from_pretrained(fixture("roberta_vocab_merges_only"))
+    ids = roberta("This is a <mask>.")["input_ids"]
+    assert ids[-3:] == [roberta.mask_token_id, roberta.convert_tokens_to_ids("."), roberta.sep_token_id]
+    assert ids[-4] == roberta.convert_tokens_to_ids("Ġa")
+    roberta.save_pretrained(tmp_path)
+    assert AutoTokenizer.from_pretrained(tmp_path)("This is a <mask>.")["input_ids"] == ids
 
 
 # ---- chat templates ------------------------------------------------------------------------

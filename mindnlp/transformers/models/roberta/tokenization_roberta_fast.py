@@ -1,4 +1,8 @@
 """RoBERTa's tokenizer: GPT-2's byte-level BPE, sequences wrapped as `<s> A </s></s> B </s>`."""
+from typing import ClassVar
+
+from tokenizers import AddedToken
+
 from ...convert_slow_tokenizer import byte_level_bpe_tokenizer, roberta_post_processor
 from ...tokenization_utils_fast import PreTrainedTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import set_add_prefix_space
@@ -10,8 +14,8 @@ class RobertaTokenizerFast(PreTrainedTokenizerFast):
     `<mask>` strips the space before it, so "a <mask>" predicts the word with its leading space.
     """
 
-    vocab_files_names = {"vocab_file": "vocab.json", "merges_file": "merges.txt"}
-    model_input_names = ["input_ids", "attention_mask"]
+    vocab_files_names: ClassVar[dict] = {"vocab_file": "vocab.json", "merges_file": "merges.txt"}
+    model_input_names: ClassVar[list] = ["input_ids", "attention_mask"]
 
     def __init__(
         self,
@@ -31,6 +35,10 @@ class RobertaTokenizerFast(PreTrainedTokenizerFast):
     ):
         tokenizer_object = kwargs.pop("tokenizer_object", None)
         built = tokenizer_object is None and tokenizer_file is None
+        if isinstance(mask_token, str):
+            # A mask stands for a word, and RoBERTa's words carry the space before them ("Ġword"):
+            # the mask takes that space, so "a <mask>" is "Ġa <mask>", not "Ġa Ġ <mask>" (HF's rule).
+            mask_token = AddedToken(mask_token, lstrip=True, rstrip=False, normalized=False, special=True)
         if built:
             if vocab_file is None or merges_file is None:
                 raise ValueError(

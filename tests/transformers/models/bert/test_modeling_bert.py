@@ -1,16 +1,33 @@
 """BERT model tests in HF's structure: BertModelTester builds tiny configs, BertModelTest runs the
-common checks (ModelTesterMixin) plus each head's own checks, decoder mode included."""
+common checks (ModelTesterMixin), the pipelines of the tasks BERT serves (PipelineTesterMixin) and
+each head's own checks, decoder mode included."""
 import unittest
+from typing import ClassVar
 
 from mindnlp import core
-from mindnlp.transformers import (BertConfig, BertForMaskedLM, BertForMultipleChoice, BertForNextSentencePrediction,
-                                  BertForPreTraining, BertForQuestionAnswering, BertForSequenceClassification,
-                                  BertForTokenClassification, BertLMHeadModel, BertModel)
+from mindnlp.transformers import (
+    BertConfig,
+    BertForMaskedLM,
+    BertForMultipleChoice,
+    BertForNextSentencePrediction,
+    BertForPreTraining,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+    BertForTokenClassification,
+    BertLMHeadModel,
+    BertModel,
+)
 from mindnlp.transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from mindnlp.transformers.testing_utils import require_torch, torch_device
 
 from ...test_configuration_common import ConfigTester
-from ...test_modeling_common import ModelTesterMixin, floats_tensor, ids_tensor, random_attention_mask
+from ...test_modeling_common import (
+    ModelTesterMixin,
+    floats_tensor,
+    ids_tensor,
+    random_attention_mask,
+)
+from ...test_pipeline_mixin import PipelineTesterMixin
 
 
 class BertModelTester:
@@ -225,11 +242,20 @@ class BertModelTester:
 
 
 @require_torch
-class BertModelTest(ModelTesterMixin, unittest.TestCase):
+class BertModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCase):
     all_model_classes = (BertModel, BertLMHeadModel, BertForMaskedLM, BertForMultipleChoice,
                          BertForNextSentencePrediction, BertForPreTraining, BertForQuestionAnswering,
                          BertForSequenceClassification, BertForTokenClassification)
     all_generative_model_classes = (BertLMHeadModel,)
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": BertModel,
+        "fill-mask": BertForMaskedLM,
+        "question-answering": BertForQuestionAnswering,
+        "text-classification": BertForSequenceClassification,
+        "text-generation": BertLMHeadModel,
+        "token-classification": BertForTokenClassification,
+        "zero-shot": BertForSequenceClassification,
+    }
 
     def _prepare_for_class(self, inputs_dict, model_class, return_labels=False):
         """BertForPreTraining's loss needs both MLM labels and next-sentence labels."""
@@ -308,7 +334,7 @@ class BertModelTest(ModelTesterMixin, unittest.TestCase):
 
     def test_padding_does_not_change_unpadded_positions(self):
         """Appending masked padding leaves the other positions' hidden states unchanged."""
-        config, input_ids, token_type_ids, *_ = self.model_tester.prepare_config_and_inputs()
+        config, input_ids, *_ = self.model_tester.prepare_config_and_inputs()
         model = BertModel(config).eval()
         padded = core.cat([input_ids, core.zeros((self.model_tester.batch_size, 3), dtype=core.long)], dim=1)
         mask = core.cat([core.ones_like(input_ids), core.zeros((self.model_tester.batch_size, 3), dtype=core.long)],

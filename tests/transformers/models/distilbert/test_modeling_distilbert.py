@@ -1,21 +1,34 @@
-"""DistilBERT tests in HF's structure (DistilBertModelTester + the common checks), then parity with
+"""DistilBERT tests in HF's structure (DistilBertModelTester + the common checks and pipelines), then parity with
 HF transformers on the tiny checkpoint of tests/fixtures/encoders/distilbert."""
 import unittest
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from mindnlp import core
-from mindnlp.transformers import (AutoModel, AutoModelForMaskedLM, DistilBertConfig, DistilBertForMaskedLM,
-                                  DistilBertForMultipleChoice, DistilBertForQuestionAnswering,
-                                  DistilBertForSequenceClassification, DistilBertForTokenClassification,
-                                  DistilBertModel)
+from mindnlp.transformers import (
+    AutoModel,
+    AutoModelForMaskedLM,
+    DistilBertConfig,
+    DistilBertForMaskedLM,
+    DistilBertForMultipleChoice,
+    DistilBertForQuestionAnswering,
+    DistilBertForSequenceClassification,
+    DistilBertForTokenClassification,
+    DistilBertModel,
+)
 from mindnlp.transformers.models.distilbert import modeling_distilbert
 from mindnlp.transformers.testing_utils import require_torch, torch_device
 
-from ...encoder_fixtures import ATOL, EncoderFixtures, check_loss_reaches_every_parameter
+from ...encoder_fixtures import (
+    ATOL,
+    EncoderFixtures,
+    check_loss_reaches_every_parameter,
+)
 from ...test_configuration_common import ConfigTester
 from ...test_modeling_common import ModelTesterMixin, ids_tensor, random_attention_mask
+from ...test_pipeline_mixin import PipelineTesterMixin
 
 
 class DistilBertModelTester:
@@ -119,10 +132,18 @@ class DistilBertModelTester:
 
 
 @require_torch
-class DistilBertModelTest(ModelTesterMixin, unittest.TestCase):
+class DistilBertModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCase):
     all_model_classes = (DistilBertModel, DistilBertForMaskedLM, DistilBertForMultipleChoice,
                          DistilBertForQuestionAnswering, DistilBertForSequenceClassification,
                          DistilBertForTokenClassification)
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": DistilBertModel,
+        "fill-mask": DistilBertForMaskedLM,
+        "question-answering": DistilBertForQuestionAnswering,
+        "text-classification": DistilBertForSequenceClassification,
+        "token-classification": DistilBertForTokenClassification,
+        "zero-shot": DistilBertForSequenceClassification,
+    }
     test_resize_position_embeddings = True
 
     def setUp(self):

@@ -1,24 +1,46 @@
-"""RoBERTa tests in HF's structure (RobertaModelTester + the common checks, decoder mode included),
+"""RoBERTa tests in HF's structure (RobertaModelTester + the common checks and pipelines, decoder mode included),
 then parity with HF transformers on the tiny checkpoint of tests/fixtures/encoders/roberta."""
 import unittest
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from mindnlp import core
-from mindnlp.transformers import (AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, RobertaConfig,
-                                  RobertaForCausalLM, RobertaForMaskedLM, RobertaForMultipleChoice,
-                                  RobertaForQuestionAnswering, RobertaForSequenceClassification,
-                                  RobertaForTokenClassification, RobertaModel)
+from mindnlp.transformers import (
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoModelForMaskedLM,
+    RobertaConfig,
+    RobertaForCausalLM,
+    RobertaForMaskedLM,
+    RobertaForMultipleChoice,
+    RobertaForQuestionAnswering,
+    RobertaForSequenceClassification,
+    RobertaForTokenClassification,
+    RobertaModel,
+)
 from mindnlp.transformers.cache_utils import DynamicCache
 from mindnlp.transformers.models.roberta import modeling_roberta
-from mindnlp.transformers.models.roberta.modeling_roberta import (create_position_ids_from_input_ids,
-                                                                  create_position_ids_from_inputs_embeds)
+from mindnlp.transformers.models.roberta.modeling_roberta import (
+    create_position_ids_from_input_ids,
+    create_position_ids_from_inputs_embeds,
+)
 from mindnlp.transformers.testing_utils import require_torch, torch_device
 
-from ...encoder_fixtures import ATOL, EncoderFixtures, check_loss_reaches_every_parameter
+from ...encoder_fixtures import (
+    ATOL,
+    EncoderFixtures,
+    check_loss_reaches_every_parameter,
+)
 from ...test_configuration_common import ConfigTester
-from ...test_modeling_common import ModelTesterMixin, floats_tensor, ids_tensor, random_attention_mask
+from ...test_modeling_common import (
+    ModelTesterMixin,
+    floats_tensor,
+    ids_tensor,
+    random_attention_mask,
+)
+from ...test_pipeline_mixin import PipelineTesterMixin
 
 
 class RobertaModelTester:
@@ -173,10 +195,19 @@ class RobertaModelTester:
 
 
 @require_torch
-class RobertaModelTest(ModelTesterMixin, unittest.TestCase):
+class RobertaModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCase):
     all_model_classes = (RobertaForCausalLM, RobertaForMaskedLM, RobertaModel, RobertaForSequenceClassification,
                          RobertaForTokenClassification, RobertaForMultipleChoice, RobertaForQuestionAnswering)
     all_generative_model_classes = (RobertaForCausalLM,)
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": RobertaModel,
+        "fill-mask": RobertaForMaskedLM,
+        "question-answering": RobertaForQuestionAnswering,
+        "text-classification": RobertaForSequenceClassification,
+        "text-generation": RobertaForCausalLM,
+        "token-classification": RobertaForTokenClassification,
+        "zero-shot": RobertaForSequenceClassification,
+    }
 
     def setUp(self):
         self.model_tester = RobertaModelTester(self)

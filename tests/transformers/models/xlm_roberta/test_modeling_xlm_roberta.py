@@ -2,18 +2,32 @@
 pipelines run on the XLMRoberta* classes with RoBERTa's tester, then parity with HF on
 tests/fixtures/encoders/xlm_roberta."""
 import unittest
+from typing import ClassVar
 
 import pytest
 
-from mindnlp.transformers import (AutoConfig, AutoModel, AutoModelForMaskedLM, XLMRobertaConfig,
-                                  XLMRobertaForCausalLM, XLMRobertaForMaskedLM, XLMRobertaForMultipleChoice,
-                                  XLMRobertaForQuestionAnswering, XLMRobertaForSequenceClassification,
-                                  XLMRobertaForTokenClassification, XLMRobertaModel)
+from mindnlp.transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForMaskedLM,
+    XLMRobertaConfig,
+    XLMRobertaForCausalLM,
+    XLMRobertaForMaskedLM,
+    XLMRobertaForMultipleChoice,
+    XLMRobertaForQuestionAnswering,
+    XLMRobertaForSequenceClassification,
+    XLMRobertaForTokenClassification,
+    XLMRobertaModel,
+)
 from mindnlp.transformers.generation import GenerationMixin
 from mindnlp.transformers.models.xlm_roberta import modeling_xlm_roberta
 from mindnlp.transformers.testing_utils import require_torch
 
-from ...encoder_fixtures import ATOL, EncoderFixtures, check_loss_reaches_every_parameter
+from ...encoder_fixtures import (
+    ATOL,
+    EncoderFixtures,
+    check_loss_reaches_every_parameter,
+)
 from ...test_modeling_common import ModelTesterMixin
 from ...test_pipeline_mixin import PipelineTesterMixin, tiny_sentencepiece_tokenizer
 from ..roberta.test_modeling_roberta import RobertaModelTester
@@ -30,7 +44,7 @@ class XLMRobertaModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCa
                          XLMRobertaForSequenceClassification, XLMRobertaForTokenClassification,
                          XLMRobertaForMultipleChoice, XLMRobertaForQuestionAnswering)
     all_generative_model_classes = (XLMRobertaForCausalLM,)
-    pipeline_model_mapping = {
+    pipeline_model_mapping: ClassVar[dict] = {
         "feature-extraction": XLMRobertaModel,
         "fill-mask": XLMRobertaForMaskedLM,
         "question-answering": XLMRobertaForQuestionAnswering,
