@@ -183,10 +183,11 @@ def _compile(numba):
         return best ^ ((best >> 31) & sign_free)
 
     @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-    def masked_softmax(scores, mask, scale):
+    def masked_softmax(scores, mask, scale, dead_value=zero):
         """softmax(scores * scale + mask) over the last axis, in place; a row with no finite
-        value gives zeros. scores (n, rows, width) and mask (1 or n, 1 or rows, >= width)
-        are C-contiguous float32; mask may be None."""
+        value gives `dead_value` everywhere (attention: 0; softmax: NaN, as torch). scores
+        (n, rows, width) and mask (1 or n, 1 or rows, >= width) are C-contiguous float32;
+        mask may be None."""
         n, rows, width = scores.shape
         powers = np.empty(width, np.int32)
         scales = powers.view(np.float32)
@@ -205,7 +206,7 @@ def _compile(numba):
                 top_bits[0] = _ordered_max(row.view(np.int32))
                 top = top_value[0]
                 if top == neg_inf:
-                    row[:] = zero
+                    row[:] = dead_value
                     continue
                 for j in range(width):
                     x = row[j] - top
@@ -290,6 +291,19 @@ def _compile(numba):
                         r1[j] = x1[j] * c1[j] - x2[j] * s1[j]
                         r2[j] = x2[j] * c2[j] + x1[j] * s2[j]
 
+    @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+    def softmax_backward(grad, probs, out):
+        """out = probs (grad - sum(grad probs)) row by row: softmax's vector-Jacobian product.
+        grad, probs and out are C-contiguous float32 (rows, width)."""
+        for r in range(grad.shape[0]):
+            g, p, o = grad[r], probs[r], out[r]
+            total = zero
+            for j in range(g.shape[0]):
+                total += g[j] * p[j]
+            for j in range(g.shape[0]):
+                o[j] = p[j] * (g[j] - total)
+
     return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm, rotary=rotary,
+                                 softmax_backward=softmax_backward,
                                  masked_softmax=masked_softmax, gated_silu=gated_activation(False),
                                  gated_gelu_tanh=gated_activation(True))
