@@ -1,10 +1,11 @@
 """Shared tests of decoder-only LMs, in the shape of HF transformers v5's tests/causal_lm_tester.py.
 
 A family's test file subclasses `CausalLMModelTester` (naming its config and model classes)
-and `CausalLMModelTest` with `unittest.TestCase` (naming the tester). `CausalLMModelTest` is
-`ModelTesterMixin` + `GenerationTesterMixin`, as in HF: the common checks run on every head,
-the generation checks on every head that can generate (`all_generative_model_classes`, the
-causal LM), plus the decoder checks below: shapes of each head, incremental decoding with the
+and `CausalLMModelTest` with `unittest.TestCase` (naming the tester and its `pipeline_model_mapping`).
+`CausalLMModelTest` is `ModelTesterMixin` + `GenerationTesterMixin` + `PipelineTesterMixin`, as in
+HF: the common checks run on every head, the generation checks on every head that can generate
+(`all_generative_model_classes`, the causal LM), the pipelines of the mapped tasks on their
+heads, plus the decoder checks below: shapes of each head, incremental decoding with the
 KV cache equal to a full forward (padded or not), padding that leaves the other rows
 unchanged, last-non-pad-token pooling, and left-padded generation with and without the cache.
 """
@@ -18,6 +19,7 @@ from mindnlp.transformers.testing_utils import torch_device
 
 from .generation.test_utils import GenerationTesterMixin
 from .test_modeling_common import ModelTesterMixin, ids_tensor, random_attention_mask
+from .test_pipeline_mixin import PipelineTesterMixin, tiny_sentencepiece_tokenizer
 
 
 def positions_from_mask(mask):
@@ -141,7 +143,7 @@ class CausalLMModelTester:
         self.parent.assertEqual(result.loss.ndim, 0)
 
 
-class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin):
+class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterMixin):
     model_tester_class = None
     # Tokens decoded one at a time in the cache checks; families with a sliding window make it
     # longer than the window.
@@ -150,6 +152,14 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin):
     def setUp(self):
         self.model_tester = self.model_tester_class(self)
         self.all_model_classes = self.model_tester.all_model_classes
+
+    def get_pipeline_tokenizer(self, config):
+        """A sentencepiece-style tokenizer with the tester's special ids (pad 0, bos 1, eos 2) that
+        prepends bos, as Llama's and Gemma's do. The families' own tokenizers cannot be trained to
+        fit: GPT-2's and Qwen2's use one `<|endoftext|>` for every role, Llama's and Gemma's read a
+        sentencepiece model file."""
+        special_tokens = {"pad_token": "<pad>", "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
+        return tiny_sentencepiece_tokenizer(config, special_tokens, single="<s> $A", pair="<s> $A $B")
 
     def _lm(self, **config_changes):
         config = self.model_tester.get_config()

@@ -13,7 +13,8 @@ a mapped task mindnlp's `pipeline()` does not serve fails `test_pipeline_model_m
 The tokenizer is the model type's own tokenizer class (BertTokenizerFast, RobertaTokenizerFast,
 ...), trained with the `tokenizers` library on the sentences the checks use (`CORPUS`), with
 `config.vocab_size` ids and the special tokens at the ids the config names (pad, bos, eos). A
-model type without a tokenizer class overrides `get_pipeline_tokenizer` (see
+model type whose tokenizer class cannot be built that way (none, a sentencepiece model file, one
+token for every special role) overrides `get_pipeline_tokenizer` (see
 `tiny_sentencepiece_tokenizer`).
 """
 import copy
@@ -204,7 +205,8 @@ def tiny_tokenizer(tokenizer_class, config):
 
 def tiny_sentencepiece_tokenizer(config, special_tokens, single, pair):
     """A `PreTrainedTokenizerFast` in sentencepiece's style ("▁" marks a word start; BPE pieces)
-    trained on CORPUS, for model types whose checkpoints ship only a tokenizer.json (XLM-R).
+    trained on CORPUS, for model types whose checkpoints ship only a tokenizer.json (XLM-R) or
+    whose own tokenizer cannot be trained to the config's special ids (the decoder families).
     `single`/`pair` are the post-processor's templates, e.g. "<s> $A </s>"."""
     order = _special_tokens_in_id_order(special_tokens, config)
     backend = Tokenizer(models.BPE(unk_token=special_tokens.get("unk_token")))

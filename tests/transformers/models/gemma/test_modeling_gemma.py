@@ -2,6 +2,7 @@
 normalisation, scaled embeddings and GeGLU, and parity with HF transformers on fixtures."""
 import math
 import unittest
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -36,6 +37,13 @@ class GemmaModelTester(CausalLMModelTester):
 
 class GemmaModelTest(CausalLMModelTest, unittest.TestCase):
     model_tester_class = GemmaModelTester
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": GemmaModel,
+        "text-classification": GemmaForSequenceClassification,
+        "text-generation": GemmaForCausalLM,
+        "token-classification": GemmaForTokenClassification,
+        "zero-shot": GemmaForSequenceClassification,
+    }
 
     def test_embeddings_are_scaled_by_sqrt_hidden_size(self):
         model = self._lm().model

@@ -5,6 +5,7 @@ import math
 import os
 import tempfile
 import unittest
+from typing import ClassVar
 
 import numpy as np
 
@@ -44,6 +45,14 @@ class GPT2ModelTester(CausalLMModelTester):
 
 class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
     model_tester_class = GPT2ModelTester
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": GPT2Model,
+        "question-answering": GPT2ForQuestionAnswering,
+        "text-classification": GPT2ForSequenceClassification,
+        "text-generation": GPT2LMHeadModel,
+        "token-classification": GPT2ForTokenClassification,
+        "zero-shot": GPT2ForSequenceClassification,
+    }
 
     def test_config_head_dim_and_grouped_query_attention(self):
         """GPT-2 has neither head_dim nor key/value heads in its config: its fused projections are

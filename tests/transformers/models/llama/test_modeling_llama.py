@@ -1,6 +1,7 @@
 """Llama tests: HF's structure (LlamaModelTester + the common and causal-LM checks), the RoPE
 variants, and parity with HF transformers on fixtures (every RoPE type, biases, tied head)."""
 import unittest
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -33,6 +34,14 @@ class LlamaModelTester(CausalLMModelTester):
 
 class LlamaModelTest(CausalLMModelTest, unittest.TestCase):
     model_tester_class = LlamaModelTester
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": LlamaModel,
+        "question-answering": LlamaForQuestionAnswering,
+        "text-classification": LlamaForSequenceClassification,
+        "text-generation": LlamaForCausalLM,
+        "token-classification": LlamaForTokenClassification,
+        "zero-shot": LlamaForSequenceClassification,
+    }
 
     def test_save_load_fast_init_to_base(self):
         """Except for question answering: that head names its base model `transformer`, which

@@ -1,6 +1,7 @@
 """Mistral tests: HF's structure (MistralModelTester + the common and causal-LM checks), the
 sliding window, and parity with HF transformers on fixtures."""
 import unittest
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -36,6 +37,14 @@ class MistralModelTester(CausalLMModelTester):
 
 class MistralModelTest(CausalLMModelTest, unittest.TestCase):
     model_tester_class = MistralModelTester
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": MistralModel,
+        "question-answering": MistralForQuestionAnswering,
+        "text-classification": MistralForSequenceClassification,
+        "text-generation": MistralForCausalLM,
+        "token-classification": MistralForTokenClassification,
+        "zero-shot": MistralForSequenceClassification,
+    }
     decode_steps = 6  # past the window of 3
 
     def test_sliding_window_limits_what_a_token_sees(self):

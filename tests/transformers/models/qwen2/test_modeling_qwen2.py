@@ -1,6 +1,7 @@
 """Qwen2 tests: HF's structure (Qwen2ModelTester + the common and causal-LM checks), biases and
 per-layer attention kinds, and parity with HF transformers on fixtures."""
 import unittest
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -37,6 +38,14 @@ class Qwen2ModelTester(CausalLMModelTester):
 
 class Qwen2ModelTest(CausalLMModelTest, unittest.TestCase):
     model_tester_class = Qwen2ModelTester
+    pipeline_model_mapping: ClassVar[dict] = {
+        "feature-extraction": Qwen2Model,
+        "question-answering": Qwen2ForQuestionAnswering,
+        "text-classification": Qwen2ForSequenceClassification,
+        "text-generation": Qwen2ForCausalLM,
+        "token-classification": Qwen2ForTokenClassification,
+        "zero-shot": Qwen2ForSequenceClassification,
+    }
     decode_steps = 6  # past the window of 3
 
     def test_save_load_fast_init_to_base(self):
