@@ -91,7 +91,7 @@ _LAZY_MODEL_NAMES = {
         "get_cosine_with_hard_restarts_schedule_with_warmup", "get_inverse_sqrt_schedule",
         "get_linear_schedule_with_warmup", "get_polynomial_decay_schedule_with_warmup", "get_scheduler",
     ],
-    "cache_utils": ["Cache", "DynamicCache", "SlidingWindowCache", "StaticCache"],
+    "cache_utils": ["Cache", "DynamicCache", "EncoderDecoderCache", "SlidingWindowCache", "StaticCache"],
     "generation": [
         "GenerationMixin", "LogitsProcessor", "LogitsProcessorList", "MaxLengthCriteria", "StoppingCriteria",
         "StoppingCriteriaList", "StopStringCriteria", "TextIteratorStreamer", "TextStreamer",

@@ -19,7 +19,7 @@ from typing import Optional
 from .... import core
 from ....core import nn
 from ...activations import ACT2FN, get_activation
-from ...cache_utils import DynamicCache
+from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
 from ...loss_utils import causal_lm_loss, question_answering_loss, sequence_classification_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
@@ -96,13 +96,28 @@ class GPT2Attention(nn.Module):
                     "If class is used as cross attention, the weights `q_attn` have to be defined. Please make sure "
                     "to instantiate class with `GPT2Attention(..., is_cross_attention=True)`."
                 )
-            query = self.q_attn(hidden_states)
-            key, value = self.c_attn(encoder_hidden_states).split(self.split_size, dim=2)
+            query = self._heads(self.q_attn(hidden_states))
+            # The encoder's keys/values are the same at every decoding step: computed once,
+            # then read from the cross-attention half of an EncoderDecoderCache.
+            cross_cache = past_key_values.cross_attention_cache if isinstance(past_key_values,
+                                                                              EncoderDecoderCache) else None
+            if cross_cache is not None and past_key_values.is_updated.get(self.layer_idx):
+                layer = cross_cache.layers[self.layer_idx]
+                key, value = layer.keys, layer.values
+            else:
+                key, value = self.c_attn(encoder_hidden_states).split(self.split_size, dim=2)
+                key, value = self._heads(key), self._heads(value)
+                if cross_cache is not None:
+                    key, value = cross_cache.update(key, value, self.layer_idx)
+                    past_key_values.is_updated[self.layer_idx] = True
         else:
             query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
-        query, key, value = self._heads(query), self._heads(key), self._heads(value)
-        if past_key_values is not None and encoder_hidden_states is None:
-            key, value = past_key_values.update(key, value, self.layer_idx)
+            query, key, value = self._heads(query), self._heads(key), self._heads(value)
+            if past_key_values is not None:
+                cache = past_key_values
+                if isinstance(cache, EncoderDecoderCache):
+                    cache = cache.self_attention_cache
+                key, value = cache.update(key, value, self.layer_idx)
         implementation = "eager" if output_attentions else self.config._attn_implementation
         dropout = self.attn_dropout.p if self.training else 0.0
         if self.reorder_and_upcast_attn and implementation in (None, "eager"):
@@ -156,7 +171,7 @@ class GPT2Block(GradientCheckpointingLayer):
                     "layers by setting `config.add_cross_attention=True`"
                 )
             cross_output, cross_weights = self.crossattention(
-                self.ln_cross_attn(hidden_states), attention_mask=encoder_attention_mask,
+                self.ln_cross_attn(hidden_states), past_key_values=past_key_values, attention_mask=encoder_attention_mask,
                 encoder_hidden_states=encoder_hidden_states, output_attentions=output_attentions)
             hidden_states = hidden_states + cross_output
         hidden_states = hidden_states + self.mlp(self.ln_2(hidden_states))
@@ -310,6 +325,8 @@ class GPT2Model(GPT2PreTrainedModel):
             use_cache, past_key_values = False, None
         if use_cache and past_key_values is None:
             past_key_values = DynamicCache(config=self.config)
+        if use_cache and self.config.add_cross_attention and not isinstance(past_key_values, EncoderDecoderCache):
+            past_key_values = EncoderDecoderCache(past_key_values, DynamicCache(config=self.config))
         if inputs_embeds is None:
             inputs_embeds = self.wte(input_ids)
         batch_size, query_length = inputs_embeds.shape[0], inputs_embeds.shape[1]

@@ -14,6 +14,7 @@ from mindnlp.core.serialization import save_safetensors
 from mindnlp.transformers import (GPT2Config, GPT2DoubleHeadsModel, GPT2ForQuestionAnswering,
                                   GPT2ForSequenceClassification, GPT2ForTokenClassification, GPT2LMHeadModel,
                                   GPT2Model)
+from mindnlp.transformers.cache_utils import EncoderDecoderCache
 from mindnlp.transformers.pytorch_utils import Conv1D
 
 from ...causal_lm_tester import CausalLMModelTest, CausalLMModelTester
@@ -193,6 +194,35 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
             c = model(ids, encoder_hidden_states=changed).last_hidden_state
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
         self.assertGreater(float(np.abs(c.numpy() - a.numpy()).max()), 1e-4)
+
+    def test_cross_attention_keys_are_computed_once_and_cached(self):
+        """With a cache, the encoder's keys/values go to an EncoderDecoderCache at the first step
+        and are read back after: decoding step by step equals one full forward."""
+        config = self.model_tester.get_config()
+        config.add_cross_attention = True
+        model = GPT2LMHeadModel(config).eval()
+        ids = ids_tensor([2, 7], config.vocab_size)
+        encoder = core.randn(2, 4, config.n_embd)
+        projections = []
+        handles = [block.crossattention.c_attn.register_forward_hook(lambda *args: projections.append(1))
+                   for block in model.transformer.h]
+        try:
+            with core.no_grad():
+                full = model(ids, encoder_hidden_states=encoder, use_cache=False).logits
+                projections.clear()
+                out = model(ids[:, :4], encoder_hidden_states=encoder, use_cache=True)
+                cache = out.past_key_values
+                steps = [model(ids[:, i:i + 1], encoder_hidden_states=encoder, past_key_values=cache).logits
+                         for i in range(4, 7)]
+        finally:
+            for handle in handles:
+                handle.remove()
+        self.assertIsInstance(cache, EncoderDecoderCache)
+        self.assertEqual(len(projections), config.n_layer)          # once per layer, not once per step
+        self.assertEqual(cache.cross_attention_cache.get_seq_length(), 4)
+        self.assertEqual(cache.self_attention_cache.get_seq_length(), 7)
+        for i, step in zip(range(4, 7), steps):
+            np.testing.assert_allclose(step[:, 0].numpy(), full[:, i].numpy(), atol=1e-5)
 
 
 if __name__ == "__main__":
