@@ -218,6 +218,12 @@ def _add_generate(commands):
     p.add_argument("--seed", type=int, help="seed of the sampler, for reproducible samples")
     p.add_argument("--stream", action="store_true", help="print tokens as they are generated")
     p.add_argument("--chat", action="store_true", help="treat the prompt as a chat message (chat template)")
+    drafts = p.add_mutually_exclusive_group()
+    drafts.add_argument("--assistant", metavar="MODEL",
+                        help="assisted decoding: a smaller model with the same tokenizer drafts tokens that the "
+                             "model checks in one pass (same output, often faster); loaded like MODEL")
+    drafts.add_argument("--prompt-lookup", type=int, metavar="N",
+                        help="assisted decoding with drafts of up to N tokens copied from the prompt")
     p.set_defaults(run=cmd_generate)
 
 
@@ -234,9 +240,18 @@ def cmd_generate(args):
     if args.max_new_tokens < 1:
         print(f"error: --max-new-tokens must be at least 1, got {args.max_new_tokens}", file=sys.stderr)
         return EXIT_USAGE
+    if args.prompt_lookup is not None and args.prompt_lookup < 1:
+        print(f"error: --prompt-lookup must be at least 1, got {args.prompt_lookup}", file=sys.stderr)
+        return EXIT_USAGE
     source = _load_source(args)
     tokenizer = AutoTokenizer.from_pretrained(args.model, **source)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=_model_dtype(args.dtype), **source)
+    settings = {"max_new_tokens": args.max_new_tokens}
+    if args.assistant is not None:
+        settings["assistant_model"] = AutoModelForCausalLM.from_pretrained(
+            args.assistant, dtype=_model_dtype(args.dtype), **source)
+    if args.prompt_lookup is not None:
+        settings["prompt_lookup_num_tokens"] = args.prompt_lookup
     if args.chat:
         if tokenizer.chat_template is None:
             print(f"error: the tokenizer of {args.model} has no chat template; drop --chat", file=sys.stderr)
@@ -245,7 +260,6 @@ def cmd_generate(args):
                                                add_generation_prompt=True, return_dict=True, return_tensors="pt")
     else:
         inputs = tokenizer(args.prompt, return_tensors="pt")
-    settings = {"max_new_tokens": args.max_new_tokens}
     for name in ("do_sample", "temperature", "top_p", "top_k"):
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)

@@ -60,9 +60,18 @@ def test_generate_sampling_is_reproducible_with_a_seed(capsys):
     assert first.startswith("I like")
 
 
+@pytest.mark.parametrize("drafts", [["--assistant", str(GPT2_DIR)], ["--prompt-lookup", "3"]])
+def test_generate_with_assisted_decoding_prints_the_greedy_text(drafts, capsys):
+    """Drafts checked by the model change the speed, never the greedy text."""
+    assert main(["generate", str(GPT2_DIR), "--prompt", "Hello world", "--max-new-tokens", "8", *drafts]) == 0
+    assert capsys.readouterr().out == HELLO_WORLD + "\n"
+
+
 def test_generate_rejects_bad_requests(capsys):
     assert main(["generate", str(GPT2_DIR), "--prompt", "x", "--max-new-tokens", "0"]) == 2
     assert "--max-new-tokens must be at least 1" in capsys.readouterr().err
+    assert main(["generate", str(GPT2_DIR), "--prompt", "x", "--prompt-lookup", "0"]) == 2
+    assert "--prompt-lookup must be at least 1" in capsys.readouterr().err
     assert main(["generate", str(GPT2_DIR), "--prompt", "x", "--chat"]) == 1
     assert "has no chat template" in capsys.readouterr().err
 

@@ -116,7 +116,8 @@ class PromptLookupCandidateGenerator(CandidateGenerator):
             matches = (windows == row[-ngram_size:]).all(dim=1).nonzero().reshape(-1).tolist()
             for start in matches:
                 begin = start + ngram_size
-                end = min(begin + self.num_output_tokens, length, self.max_length - 1)
+                # The model adds a token of its own after the draft: stay within max_length.
+                end = min(begin + self.num_output_tokens, length, begin + self.max_length - length - 1)
                 if begin < end:
                     draft = self._allowed_prefix(input_ids, row[begin:end])
                     if draft.shape[0] == 0:

@@ -83,6 +83,9 @@ def test_prompt_lookup_drafts_what_followed_the_last_ngram():
     assert scores is None and candidates.tolist() == [[7, 1, 2, 8, 9, 4, 1, 2, 8, 9, 4]]
     unmatched, _ = generator.get_candidates(core.tensor([[7, 1, 2, 3]]))
     assert unmatched.tolist() == [[7, 1, 2, 3]]
+    near_the_end = PromptLookupCandidateGenerator(num_output_tokens=3, max_matching_ngram_size=2, max_length=10)
+    candidates, _ = near_the_end.get_candidates(ids)       # room for 1 draft token + the model's own
+    assert candidates.tolist() == [[7, 1, 2, 8, 9, 4, 1, 2, 8]]
 
 
 def test_prompt_lookup_stops_the_draft_at_a_forbidden_token(models):
