@@ -111,3 +111,26 @@ def test_index_with_list_of_tensor_ints_and_index_dunder():
     assert x[core.tensor(2)].item() == 2
     assert x[[core.tensor(1), core.tensor(3)]].tolist() == [1, 3]
     assert [10, 20, 30][core.tensor(1)] == 20
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_scatter_add_accumulates_duplicates_and_negative_rows(dtype):
+    """index_add along dim 0 and the gradient of x[rows] (compiled row loop) against np.add.at."""
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((7, 3, 2)).astype(dtype)
+    rows = np.array([1, 6, 1, -1, 0, 1])
+    values = rng.standard_normal((6, 3, 2)).astype(dtype)
+    expected = base.copy()
+    np.add.at(expected, (rows,), values)
+    out = core.index_add(core.tensor(base), 0, core.tensor(rows % 7), core.tensor(values))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+    x = core.tensor(base, requires_grad=True)
+    (x[core.tensor(rows)] * core.tensor(values)).sum().backward()
+    grad = np.zeros_like(base)
+    np.add.at(grad, (rows,), values)
+    np.testing.assert_allclose(x.grad.numpy(), grad, rtol=1e-6)
+
+
+def test_row_scatter_add_rejects_rows_out_of_range():
+    with pytest.raises(IndexError):
+        core.index_add(core.zeros(3, 2), 0, core.tensor([0, 3]), core.ones(2, 2))

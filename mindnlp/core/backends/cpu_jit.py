@@ -303,7 +303,17 @@ def _compile(numba):
             for j in range(g.shape[0]):
                 o[j] = p[j] * (g[j] - total)
 
+    @numba.njit(nogil=True, cache=True, error_model="numpy")
+    def add_rows(out, index, values):
+        """out[index[i]] += values[i] for every i, duplicates accumulating in order (np.add.at
+        on the first axis, an embedding's gradient); indices must be in range."""
+        for i in range(index.shape[0]):
+            row, source = out[index[i]], values[i]
+            for j in range(source.shape[0]):
+                row[j] += source[j]
+
     return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm, rotary=rotary,
+                                 add_rows=add_rows,
                                  softmax_backward=softmax_backward,
                                  masked_softmax=masked_softmax, gated_silu=gated_activation(False),
                                  gated_gelu_tanh=gated_activation(True))

@@ -4,6 +4,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
+from ..backends import cpu_jit
 from ._helpers import normalize_dim, xp_of
 from .conversion import cast
 
@@ -93,6 +94,9 @@ class IndexPut(Function):
         if accumulate:
             if _is_basic(key):
                 out[key] += vals
+            elif xp is np and isinstance(key, np.ndarray) and key.dtype.kind in "iu" and key.ndim == 1 \
+                    and getattr(vals, "shape", None) == key.shape + out.shape[1:]:
+                _add_rows_at(out, key, vals)            # x[rows] += v: an embedding-like gradient
             else:
                 xp.add.at(out, key, vals) if xp is np else xp.add.at(out, key, xp.asarray(vals))
         else:
@@ -332,13 +336,30 @@ def index_select(input, dim, index):
     return IndexSelect.apply(input, d, index.reshape(-1))
 
 
+def _add_rows_at(out, index, values):
+    """out[index[i]] += values[i] along the first axis, as np.add.at, which is an order of
+    magnitude slower for rows (an embedding's gradient takes this path every training step)."""
+    compiled = cpu_jit.load()
+    n = out.shape[0]
+    if (compiled is None or index.ndim != 1 or out.ndim == 0 or not out.flags.c_contiguous
+            or out.dtype.kind != "f" or values.dtype != out.dtype or values.shape != (len(index),) + out.shape[1:]
+            or (index.size and (index.min() < -n or index.max() >= n))):
+        np.add.at(out, (index,), values)           # also raises torch-like errors for bad indices
+        return
+    rows = np.where(index < 0, index + n, index).astype(np.int64, copy=False)
+    compiled.add_rows(out.reshape(n, -1), rows, np.ascontiguousarray(values).reshape(len(index), -1))
+
+
 class IndexAdd(Function):
     @staticmethod
     def forward(ctx, x, dim, index, src, alpha=1):
         xp = xp_of(x)
         out = x._data.copy()
-        key = (slice(None),) * dim + (index._data,)
-        xp.add.at(out, key, src._data * alpha if alpha != 1 else src._data)
+        values = src._data * alpha if alpha != 1 else src._data
+        if dim == 0 and xp is np:
+            _add_rows_at(out, index._data, values)
+        else:
+            xp.add.at(out, (slice(None),) * dim + (index._data,), values)
         ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
         return out
 
