@@ -172,16 +172,6 @@ def _compile(numba):
     zero, neg_inf = _F32(0.0), _F32(-np.inf)
     sign_free = np.int32(0x7FFFFFFF)
 
-    @numba.njit(nogil=True, cache=True, error_model="numpy")
-    def _ordered_max(bits):
-        """The largest of float32 values given as their int32 bit patterns, as a bit pattern
-        (NaN when a positive-signed NaN is present)."""
-        best = np.int32(-2147483648)
-        for j in range(bits.shape[0]):
-            b = bits[j]
-            best = max(best, b ^ ((b >> 31) & sign_free))   # ordered like the floats
-        return best ^ ((best >> 31) & sign_free)
-
     @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
     def masked_softmax(scores, mask, scale, dead_value=zero):
         """softmax(scores * scale + mask) over the last axis, in place; a row with no finite
@@ -203,7 +193,15 @@ def _compile(numba):
                     m = mask[h if mask.shape[0] > 1 else 0, i if mask.shape[1] > 1 else 0]
                     for j in range(width):
                         row[j] = row[j] * scale + m[j]
-                top_bits[0] = _ordered_max(row.view(np.int32))
+                # The row max over the floats' bit patterns mapped to ordered integers (an
+                # integer max vectorises; NaN when a positive-signed NaN is present). Written
+                # out here: calling another compiled function would stop this one from caching.
+                bits = row.view(np.int32)
+                best = np.int32(-2147483648)
+                for j in range(width):
+                    b = bits[j]
+                    best = max(best, b ^ ((b >> 31) & sign_free))
+                top_bits[0] = best ^ ((best >> 31) & sign_free)
                 top = top_value[0]
                 if top == neg_inf:
                     row[:] = dead_value
