@@ -25,6 +25,7 @@ from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
+from .utils import is_torch_available, logging
 
 # Model classes import the modeling stack (core.nn, caches, generation) on first use, so that
 # configs and tokenizers stay cheap to import.
@@ -33,7 +34,10 @@ _LAZY_MODEL_NAMES = {
     "models.auto.modeling_auto": [
         "AutoModel", "AutoModelForCausalLM", "AutoModelForMaskedLM", "AutoModelForMultipleChoice",
         "AutoModelForNextSentencePrediction", "AutoModelForPreTraining", "AutoModelForQuestionAnswering",
-        "AutoModelForSequenceClassification", "AutoModelForTokenClassification",
+        "AutoModelForSequenceClassification", "AutoModelForTokenClassification", "MODEL_FOR_CAUSAL_LM_MAPPING",
+        "MODEL_FOR_MASKED_LM_MAPPING", "MODEL_FOR_MULTIPLE_CHOICE_MAPPING", "MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING",
+        "MODEL_FOR_PRETRAINING_MAPPING", "MODEL_FOR_QUESTION_ANSWERING_MAPPING",
+        "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING", "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING", "MODEL_MAPPING",
     ],
     "models.bert.modeling_bert": [
         "BertForMaskedLM", "BertForMultipleChoice", "BertForNextSentencePrediction", "BertForPreTraining",

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import core
+from .utils.import_utils import is_torch_available
 
 __all__ = [
     "CaptureLogger", "TestCasePlus", "get_tests_dir", "is_flaky", "is_torch_available", "require_safetensors",
@@ -41,11 +42,6 @@ def _env_flag(name, default=False):
 
 _run_slow_tests = _env_flag("RUN_SLOW")
 _run_flaky_tests = _env_flag("RUN_FLAKY", default=True)
-
-
-def is_torch_available():
-    """mindnlp's core plays torch's part, so it is always available."""
-    return True
 
 
 def _cuda_available():

@@ -3,6 +3,7 @@
 All mindnlp.transformers modules log under the "mindnlp" logger hierarchy; the helpers set
 its level, so a user silences or opens up everything at once, as with transformers.
 """
+import functools
 import logging
 import os
 
@@ -31,6 +32,28 @@ def get_logger(name=None):
     """A logger under the library's hierarchy (module names already start with 'mindnlp')."""
     _library_logger()
     return logging.getLogger(name or _ROOT)
+
+
+@functools.lru_cache(None)
+def warning_once(self, *args, **kwargs):
+    """`logger.warning(...)`, emitted once per distinct message (HF's `Logger.warning_once`).
+
+    The cache is keyed on the arguments, so HF code and tests that call
+    `logger.warning_once.cache_clear()` to see a warning again work unchanged.
+    """
+    self.warning(*args, **kwargs)
+
+
+@functools.lru_cache(None)
+def info_once(self, *args, **kwargs):
+    """`logger.info(...)`, emitted once per distinct message (HF's `Logger.info_once`)."""
+    self.info(*args, **kwargs)
+
+
+# As in transformers, every stdlib logger gains the `*_once` methods, so code written against
+# `transformers.utils.logging.get_logger(...)` finds them on the loggers returned here.
+logging.Logger.warning_once = warning_once
+logging.Logger.info_once = info_once
 
 
 def get_verbosity():

@@ -20,3 +20,27 @@ def test_progress_bar_switch():
     assert not logging.is_progress_bar_enabled()
     logging.enable_progress_bar()
     assert logging.is_progress_bar_enabled()
+
+
+def test_warning_once_emits_each_message_once_until_cache_clear():
+    logger = logging.get_logger("mindnlp.transformers.test_warning_once")
+    logger.warning_once.cache_clear()
+    records = []
+    handler = py_logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    try:
+        logger.warning_once("padding without an attention mask")
+        logger.warning_once("padding without an attention mask")
+        assert [r.getMessage() for r in records] == ["padding without an attention mask"]
+        logger.warning_once.cache_clear()
+        logger.warning_once("padding without an attention mask")
+        assert len(records) == 2
+    finally:
+        logger.removeHandler(handler)
+
+
+def test_info_once_is_on_every_logger():
+    logger = logging.get_logger("mindnlp.transformers.test_info_once")
+    assert callable(logger.info_once)
+    assert callable(py_logging.getLogger("elsewhere").warning_once)
