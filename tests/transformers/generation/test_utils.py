@@ -197,28 +197,36 @@ class GenerationTesterMixin:
 
     # ------------------------------------------------------------------ beam search
 
-    @pytest.mark.generate
-    def test_beam_search_generate(self):
+    def _check_beam_generate(self, generate):
+        """`generate` (beam search or beam sampling) gives prompt + max_new_tokens ids."""
         for model_class in self.all_generative_model_classes:
             config, inputs_dict = self.prepare_config_and_inputs_for_generate()
             model = model_class(config).to(torch_device).eval()
-            output = self._beam_search_generate(model, inputs_dict, self._get_beam_kwargs())
+            output = generate(model, inputs_dict, self._get_beam_kwargs())
             self.assertEqual(output.shape[-1], self.max_new_tokens + inputs_dict["input_ids"].shape[-1])
 
-    @pytest.mark.generate
-    def test_beam_search_generate_dict_output(self):
+    def _check_beam_generate_dict_output(self, generate):
+        """`generate` (beam search or beam sampling) without the cache returns a beam output
+        whose per-step scores, logits, attentions and hidden states have HF's shapes."""
         for model_class in self.all_generative_model_classes:
             config, inputs_dict = self.prepare_config_and_inputs_for_generate()
             if self.has_attentions:
                 config._attn_implementation = "eager"
             model = model_class(config).to(torch_device).eval()
             beam_kwargs = self._get_beam_kwargs()
-            output = self._beam_search_generate(model, inputs_dict, beam_kwargs, use_cache=False,
-                                                **self._all_outputs())
+            output = generate(model, inputs_dict, beam_kwargs, use_cache=False, **self._all_outputs())
             self.assertEqual(output.sequences.shape[-1], self.max_new_tokens + inputs_dict["input_ids"].shape[-1])
             self.assertIsInstance(output, GenerateBeamDecoderOnlyOutput)
             self._check_generate_outputs(output, model.config, num_return_sequences=beam_kwargs["num_return_sequences"],
                                          num_beams=beam_kwargs["num_beams"])
+
+    @pytest.mark.generate
+    def test_beam_search_generate(self):
+        self._check_beam_generate(self._beam_search_generate)
+
+    @pytest.mark.generate
+    def test_beam_search_generate_dict_output(self):
+        self._check_beam_generate_dict_output(self._beam_search_generate)
 
     @pytest.mark.generate
     def test_beam_search_generate_dict_outputs_use_cache(self):
@@ -252,26 +260,11 @@ class GenerationTesterMixin:
 
     @pytest.mark.generate
     def test_beam_sample_generate(self):
-        for model_class in self.all_generative_model_classes:
-            config, inputs_dict = self.prepare_config_and_inputs_for_generate()
-            model = model_class(config).to(torch_device).eval()
-            output = self._beam_sample_generate(model, inputs_dict, self._get_beam_kwargs())
-            self.assertEqual(output.shape[-1], self.max_new_tokens + inputs_dict["input_ids"].shape[-1])
+        self._check_beam_generate(self._beam_sample_generate)
 
     @pytest.mark.generate
     def test_beam_sample_generate_dict_output(self):
-        for model_class in self.all_generative_model_classes:
-            config, inputs_dict = self.prepare_config_and_inputs_for_generate()
-            if self.has_attentions:
-                config._attn_implementation = "eager"
-            model = model_class(config).to(torch_device).eval()
-            beam_kwargs = self._get_beam_kwargs()
-            output = self._beam_sample_generate(model, inputs_dict, beam_kwargs, use_cache=False,
-                                                **self._all_outputs())
-            self.assertEqual(output.sequences.shape[-1], self.max_new_tokens + inputs_dict["input_ids"].shape[-1])
-            self.assertIsInstance(output, GenerateBeamDecoderOnlyOutput)
-            self._check_generate_outputs(output, model.config, num_return_sequences=beam_kwargs["num_return_sequences"],
-                                         num_beams=beam_kwargs["num_beams"])
+        self._check_beam_generate_dict_output(self._beam_sample_generate)
 
     # ------------------------------------------------------------------ lengths and prompts
 
