@@ -285,40 +285,25 @@ def _softmax_backward_rows(out, grad, probs):
     out *= probs
 
 
+def _compiled_softmax_rows(out, x):
+    out[...] = x
+    cpu_jit.load().masked_softmax(out[None], None, _F32(1.0), _F32(np.nan))
+
+
+def _compiled_softmax_backward_rows(out, grad, probs):
+    cpu_jit.load().softmax_backward(grad, probs, out)
+
+
 def softmax(x):
     """softmax over the last axis (a row of -inf gives NaN, as in torch)."""
-    compiled = cpu_jit.load()
-    if compiled is None:
-        return _map_rows(_softmax_rows, x)
-    width = x.shape[-1]
-    out = np.array(x, dtype=_F32, order="C", copy=True).reshape(-1, width)
-    per_block = max(1, BLOCK // max(width, 1))
-
-    def task(lo, hi):
-        start, stop = lo * per_block, min(hi * per_block, out.shape[0])
-        compiled.masked_softmax(out[start:stop][None], None, _F32(1.0), _F32(np.nan))
-
-    workers.run(task, -(-out.shape[0] // per_block), min_items=_BLOCKS_PER_THREAD)
-    return out.reshape(x.shape)
+    compiled = cpu_jit.load() is not None
+    return _map_rows(_compiled_softmax_rows if compiled else _softmax_rows, x)
 
 
 def softmax_backward(grad, probs):
     """probs (grad - sum(grad probs)) over the last axis: softmax's vector-Jacobian product."""
-    compiled = cpu_jit.load()
-    if compiled is None:
-        return _map_rows(_softmax_backward_rows, grad, probs)
-    width = probs.shape[-1]
-    g = np.ascontiguousarray(grad, dtype=_F32).reshape(-1, width)
-    p = np.ascontiguousarray(probs, dtype=_F32).reshape(-1, width)
-    out = np.empty(p.shape, dtype=_F32)
-    per_block = max(1, BLOCK // max(width, 1))
-
-    def task(lo, hi):
-        start, stop = lo * per_block, min(hi * per_block, out.shape[0])
-        compiled.softmax_backward(g[start:stop], p[start:stop], out[start:stop])
-
-    workers.run(task, -(-out.shape[0] // per_block), min_items=_BLOCKS_PER_THREAD)
-    return out.reshape(probs.shape)
+    compiled = cpu_jit.load() is not None
+    return _map_rows(_compiled_softmax_backward_rows if compiled else _softmax_backward_rows, grad, probs)
 
 
 def layer_norm(x, weight, bias, eps, centered, n_dims):
