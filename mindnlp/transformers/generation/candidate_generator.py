@@ -39,7 +39,7 @@ class AssistedCandidateGenerator(CandidateGenerator):
     and returns its processed scores, which speculative sampling compares with the model's.
     """
 
-    def __init__(self, input_ids, assistant_model, generation_config, model_kwargs=None, logits_processor=None):
+    def __init__(self, assistant_model, generation_config):
         self.assistant_model = assistant_model
         assistant_config = assistant_model.generation_config
         tokens = getattr(assistant_config, "num_assistant_tokens", None)
@@ -93,7 +93,7 @@ class PromptLookupCandidateGenerator(CandidateGenerator):
     `max_matching_ngram_size` down to 1. Draft tokens the logits processors forbid (e.g. EOS
     before `min_new_tokens`) end the draft there."""
 
-    def __init__(self, eos_token_id=None, num_output_tokens=10, max_matching_ngram_size=None, max_length=20,
+    def __init__(self, num_output_tokens=10, max_matching_ngram_size=None, max_length=20,
                  logits_processor=None, vocab_size=None):
         if num_output_tokens <= 0:
             raise ValueError(f"prompt_lookup_num_tokens must be positive, got {num_output_tokens}")
@@ -102,7 +102,6 @@ class PromptLookupCandidateGenerator(CandidateGenerator):
         if self.max_matching_ngram_size <= 0:
             raise ValueError(f"max_matching_ngram_size must be positive, got {self.max_matching_ngram_size}")
         self.max_length = max_length
-        self.eos_token_id = eos_token_id
         self.logits_processor = logits_processor
         self.vocab_size = vocab_size
 

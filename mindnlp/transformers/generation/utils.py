@@ -735,20 +735,19 @@ class GenerationMixin:
                 raise ValueError("assisted generate is only supported for batch_size = 1")
             if not generation_config.use_cache:
                 raise ValueError("assisted generate requires `use_cache=True`")
-            candidates = self._candidate_generator(input_ids, assistant_model, generation_config, processors)
+            candidates = self._candidate_generator(assistant_model, generation_config, processors)
             return self._assisted_decoding(input_ids, candidates, processors, criteria, generation_config,
                                            streamer=streamer, **model_kwargs)
         return self._sample(input_ids, processors, criteria, generation_config, streamer=streamer, **model_kwargs)
 
-    def _candidate_generator(self, input_ids, assistant_model, generation_config, processors):
+    def _candidate_generator(self, assistant_model, generation_config, processors):
         if assistant_model is not None:
             if assistant_model.config.vocab_size != self.config.vocab_size:
                 raise ValueError(
                     f"the assistant model's vocabulary ({assistant_model.config.vocab_size} tokens) differs from the "
                     f"model's ({self.config.vocab_size}): assisted decoding needs the same tokenizer")
-            return AssistedCandidateGenerator(input_ids, assistant_model, generation_config)
+            return AssistedCandidateGenerator(assistant_model, generation_config)
         return PromptLookupCandidateGenerator(
-            eos_token_id=generation_config._eos_token_tensor,
             num_output_tokens=generation_config.prompt_lookup_num_tokens,
             max_matching_ngram_size=generation_config.max_matching_ngram_size, max_length=generation_config.max_length,
             logits_processor=processors, vocab_size=self.config.vocab_size)

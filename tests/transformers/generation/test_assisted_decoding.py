@@ -66,7 +66,7 @@ def test_heuristic_schedule_adapts_the_draft_length(models):
     small.generation_config.num_assistant_tokens_schedule = "heuristic"
     small.generation_config.num_assistant_tokens = 4
     try:
-        generator = AssistedCandidateGenerator(core.tensor(PROMPT), small, main.generation_config)
+        generator = AssistedCandidateGenerator(small, main.generation_config)
         generator.update_candidate_strategy(None, None, 4)
         assert generator.num_assistant_tokens == 6
         generator.update_candidate_strategy(None, None, 1)
