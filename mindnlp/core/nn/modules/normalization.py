@@ -14,6 +14,29 @@ def _as_shape(normalized_shape):
     return tuple(normalized_shape)
 
 
+def _register_affine(module, shape, affine, bias, device, dtype):
+    """The norm's `weight` (and `bias`, unless bias is None: RMSNorm has none) of `shape` when
+    `affine`, else parameters registered as None, in torch's order."""
+    if affine:
+        module.weight = Parameter(ops.empty(shape, device=device, dtype=dtype))
+    else:
+        module.register_parameter("weight", None)
+    if bias is None:
+        return
+    if affine and bias:
+        module.bias = Parameter(ops.empty(shape, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module):
+    """torch's initialisation of a norm's affine map: weight ones, bias zeros."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if getattr(module, "bias", None) is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalize over the trailing `normalized_shape` dims, with optional elementwise scale and shift."""
 
@@ -22,22 +45,11 @@ class LayerNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -55,15 +67,11 @@ class RMSNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.empty(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        _register_affine(self, self.normalized_shape, elementwise_affine, None, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
+        _reset_affine(self)
 
     def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
@@ -83,22 +91,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(ops.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ops.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, (num_channels,), affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
