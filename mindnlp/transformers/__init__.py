@@ -18,6 +18,7 @@ from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
 from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
+from .models.auto.processing_auto import AutoProcessor
 from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
 from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
 from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
@@ -26,6 +27,14 @@ from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizer
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
 from .utils import is_torch_available, logging
+from .utils.unsupported import unsupported
+
+BartForConditionalGeneration = unsupported("BartForConditionalGeneration", "the BART encoder-decoder family")
+BartTokenizer = unsupported("BartTokenizer", "the BART tokenizer")
+SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
+ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
+Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")
+BitsAndBytesConfig = unsupported("BitsAndBytesConfig", "bitsandbytes quantization")
 
 # Model classes import the modeling stack (core.nn, caches, generation) on first use, so that
 # configs and tokenizers stay cheap to import.
@@ -34,7 +43,8 @@ _LAZY_MODEL_NAMES = {
     "models.auto.modeling_auto": [
         "AutoModel", "AutoModelForCausalLM", "AutoModelForMaskedLM", "AutoModelForMultipleChoice",
         "AutoModelForNextSentencePrediction", "AutoModelForPreTraining", "AutoModelForQuestionAnswering",
-        "AutoModelForSequenceClassification", "AutoModelForTokenClassification", "MODEL_FOR_CAUSAL_LM_MAPPING",
+        "AutoModelForSequenceClassification", "AutoModelForTokenClassification", "AutoModelForSeq2SeqLM",
+        "AutoModelForSpeechSeq2Seq", "AutoModelForImageTextToText", "MODEL_FOR_CAUSAL_LM_MAPPING",
         "MODEL_FOR_MASKED_LM_MAPPING", "MODEL_FOR_MULTIPLE_CHOICE_MAPPING", "MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING",
         "MODEL_FOR_PRETRAINING_MAPPING", "MODEL_FOR_QUESTION_ANSWERING_MAPPING",
         "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING", "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING", "MODEL_MAPPING",
@@ -88,7 +98,7 @@ _LAZY_MODEL_NAMES = {
     "trainer_utils": ["EvalPrediction", "IntervalStrategy", "SchedulerType", "get_last_checkpoint", "set_seed"],
     "data.data_collator": [
         "DataCollatorForLanguageModeling", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification",
-        "DataCollatorWithPadding", "DefaultDataCollator", "default_data_collator",
+        "DataCollatorWithFlattening", "DataCollatorWithPadding", "DefaultDataCollator", "default_data_collator",
     ],
     "optimization": [
         "Adafactor", "AdafactorSchedule", "get_adafactor_schedule", "get_constant_schedule", "get_constant_schedule_with_warmup", "get_cosine_schedule_with_warmup",

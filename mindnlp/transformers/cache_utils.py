@@ -14,6 +14,7 @@ keys without in-place writes clobbering what backward needs.
 """
 from .. import core
 from ..core._tensor import _wrap
+from .utils.unsupported import unsupported
 
 __all__ = [
     "Cache", "CacheLayerMixin", "DynamicCache", "DynamicLayer", "DynamicSlidingWindowLayer", "EncoderDecoderCache",
@@ -614,3 +615,7 @@ class EncoderDecoderCache(Cache):
 
 # HF v5 keeps this name for the static cache of sliding-window models.
 SlidingWindowCache = StaticCache
+
+
+QuantoQuantizedLayer = unsupported("QuantoQuantizedLayer", "the optimum-quanto quantized KV cache")
+HQQQuantizedLayer = unsupported("HQQQuantizedLayer", "the HQQ quantized KV cache")

@@ -22,11 +22,10 @@ import typing
 
 
 from . import modeling_rope_utils
+from .utils import CONFIG_NAME
 from .utils.hub import cached_file
 
 logger = logging.getLogger(__name__)
-
-CONFIG_NAME = "config.json"
 
 # The Hugging Face transformers release whose file formats this package reads and writes; it is
 # what `transformers_version` records in saved files, so that transformers reads them as its own.

@@ -18,16 +18,19 @@ import numpy as np
 from .. import core
 from ..core import nn
 from .configuration_utils import PretrainedConfig
+from .conversion_mapping import get_model_conversion_mapping
+from .core_model_loading import rename_key
 from .generation.configuration_utils import GenerationConfig
+from .utils import CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
 from .utils.hub import cached_file
 
 logger = logging.getLogger(__name__)
 
-SAFE_WEIGHTS_NAME = "model.safetensors"
-SAFE_WEIGHTS_INDEX_NAME = "model.safetensors.index.json"
-WEIGHTS_NAME = "pytorch_model.bin"
-WEIGHTS_INDEX_NAME = "pytorch_model.bin.index.json"
-CONFIG_NAME = "config.json"
+FLASH_ATTN_KERNEL_FALLBACK = {
+    "flash_attention_2": "kernels-community/flash-attn2",
+    "flash_attention_3": "kernels-community/vllm-flash-attn3",
+}
+"""HF's hub kernels for flash attention; mindnlp loads no hub kernels (attention runs as eager or sdpa)."""
 
 _INIT_FUNCTION_NAMES = (
     "uniform_", "normal_", "trunc_normal_", "constant_", "xavier_uniform_", "xavier_normal_",
@@ -78,13 +81,21 @@ def _size_in_bytes(text):
     return int(number * scale)
 
 
-def _legacy_key(key):
-    """Old TF-ported checkpoints name LayerNorm parameters gamma/beta."""
-    if key.endswith("LayerNorm.gamma"):
-        return key[: -len("gamma")] + "weight"
-    if key.endswith("LayerNorm.beta"):
-        return key[: -len("beta")] + "bias"
-    return key
+def load_state_dict(checkpoint_file, map_location="cpu", weights_only=True):
+    """The tensors of one checkpoint file (safetensors or a PyTorch `.bin`), by name."""
+    tensors = _load_file(str(checkpoint_file))
+    if map_location not in (None, "cpu"):
+        tensors = {k: v.to(map_location) for k, v in tensors.items()}
+    return tensors
+
+
+def _get_tied_weight_keys(module):
+    """Every tied target name of the module tree, as HF lists them (from `_tied_weights_keys`)."""
+    keys = []
+    for name, submodule in module.named_modules():
+        tied = getattr(submodule, "_tied_weights_keys", None) or {}
+        keys.extend(f"{name}.{k}" if name else k for k in tied)
+    return keys
 
 
 class ModuleUtilsMixin:
@@ -379,8 +390,13 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
     # --- saving ---
     def save_pretrained(self, save_directory, *, state_dict=None, max_shard_size="5GB", safe_serialization=True,
-                        is_main_process=True, **kwargs):
-        """Write config.json (+ generation_config.json) and the weights, sharded above max_shard_size."""
+                        is_main_process=True, save_original_format=True, **kwargs):
+        """Write config.json (+ generation_config.json) and the weights, sharded above max_shard_size.
+
+        With save_original_format (the default), keys are written under the names the family's
+        published checkpoints use (its registered renamings reversed); otherwise as the model
+        names them. Both load back.
+        """
         if os.path.isfile(save_directory):
             raise OSError(f"Provided path ({save_directory}) should be a directory, not a file")
         if not is_main_process:
@@ -395,6 +411,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         state_dict = self._drop_shared_tensors(state_dict)
         if self._keys_to_ignore_on_save:
             state_dict = {k: v for k, v in state_dict.items() if k not in set(self._keys_to_ignore_on_save)}
+        if save_original_format:
+            reverse = [c.reverse_transform() for c in get_model_conversion_mapping(self, add_legacy=False)][::-1]
+            state_dict = {rename_key(k, reverse): v for k, v in state_dict.items()}
         weights_name = SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME
         shards = self._split_shards(state_dict, _size_in_bytes(max_shard_size))
         stale = [f for f in os.listdir(save_directory)
@@ -464,8 +483,12 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                         force_download=False, local_files_only=False, token=None, revision=None, subfolder="",
                         mirror=None, endpoint=None, dtype=None, torch_dtype=None, ignore_mismatched_sizes=False,
                         output_loading_info=False, state_dict=None, use_safetensors=None,
-                        attn_implementation=None, device_map=None, **kwargs):
-        """Build the model from its config and load a checkpoint's weights into it."""
+                        attn_implementation=None, device_map=None, key_mapping=None, **kwargs):
+        """Build the model from its config and load a checkpoint's weights into it.
+
+        key_mapping ({regex: replacement}) renames checkpoint keys before they are matched to
+        the model's parameters, for checkpoints saved under other names.
+        """
         for legacy in ("low_cpu_mem_usage", "_fast_init", "trust_remote_code", "from_tf", "from_flax",
                        "offload_state_dict", "use_auth_token"):
             kwargs.pop(legacy, None)
@@ -495,7 +518,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             model = cls(config, *model_args, **model_kwargs)
         if target_dtype is not None and target_dtype != core.float32:
             model.to(target_dtype)
-        info = model._load_checkpoint(checkpoint, ignore_mismatched_sizes)
+        info = model._load_checkpoint(checkpoint, ignore_mismatched_sizes, key_mapping)
         model._report_loading(info, pretrained_model_name_or_path)
         model.eval()
         if model.can_generate():
@@ -509,18 +532,23 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             return model, info
         return model
 
-    def _load_checkpoint(self, checkpoint, ignore_mismatched_sizes):
-        """Copy checkpoint tensors into the parameters; initialise whatever the checkpoint lacks."""
+    def _load_checkpoint(self, checkpoint, ignore_mismatched_sizes, key_mapping=None):
+        """Copy checkpoint tensors into the parameters; initialise whatever the checkpoint lacks.
+
+        Checkpoint keys first go through the model's registered renamings (and a caller's
+        key_mapping), then gain or lose `base_model_prefix` as the model needs.
+        """
         own = self.state_dict(keep_vars=True)
         prefix = self.base_model_prefix
-        loaded_keys = [_legacy_key(k) for k in checkpoint.keys]
+        conversions = get_model_conversion_mapping(self, key_mapping=key_mapping)
+        loaded_keys = [rename_key(k, conversions) for k in checkpoint.keys]
         has_prefix = bool(prefix) and any(k.startswith(prefix + ".") for k in loaded_keys)
         expects_prefix = bool(prefix) and any(k.startswith(prefix + ".") for k in own)
         add_prefix = bool(prefix) and not has_prefix and expects_prefix
         strip_prefix = bool(prefix) and has_prefix and not expects_prefix
 
         def to_model_key(key):
-            key = _legacy_key(key)
+            key = rename_key(key, conversions)
             if add_prefix:
                 return f"{prefix}.{key}"
             if strip_prefix:

@@ -25,3 +25,18 @@ class Conv1D(nn.Module):
 
     def __repr__(self):
         return f"Conv1D(nf={self.nf}, nx={self.nx})"
+
+
+def id_tensor_storage(tensor):
+    """(device, start address, size in bytes) of the memory a tensor views.
+
+    Two tensors that share memory (a view and its base, tied weights) give the same id; the
+    id is stable for the tensor's lifetime.
+    """
+    array = tensor._data
+    root = array
+    while getattr(root, "base", None) is not None and hasattr(root.base, "__array_interface__"):
+        root = root.base
+    if hasattr(root, "__array_interface__"):
+        return tensor.device, root.__array_interface__["data"][0], root.nbytes
+    return tensor.device, tensor.data_ptr(), tensor.numel() * tensor.element_size()

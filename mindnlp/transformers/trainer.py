@@ -40,6 +40,8 @@ from .trainer_utils import (PREFIX_CHECKPOINT_DIR, EpochSeededRandomSampler, Eva
                             denumpify_detensorize, get_last_checkpoint, has_length, rotate_checkpoints,
                             set_seed, sorted_checkpoints, speed_metrics)
 from .training_args import ADAMW_NAMES, OptimizerNames, TrainingArguments
+from .utils import (ADAPTER_SAFE_WEIGHTS_NAME, ADAPTER_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME,
+                    WEIGHTS_NAME)
 
 logger = logging.getLogger(__name__)
 
@@ -50,11 +52,6 @@ SCHEDULER_NAME = "scheduler.pt"
 SCALER_NAME = "scaler.pt"
 RNG_STATE_NAME = "rng_state.pth"
 LOSS_CURVE_NAME = "loss_curve.png"
-SAFE_WEIGHTS_NAME = "model.safetensors"
-SAFE_WEIGHTS_INDEX_NAME = "model.safetensors.index.json"
-WEIGHTS_NAME = "pytorch_model.bin"
-ADAPTER_SAFE_WEIGHTS_NAME = "adapter_model.safetensors"
-ADAPTER_WEIGHTS_NAME = "adapter_model.bin"
 
 DEFAULT_CALLBACKS = [DefaultFlowCallback]
 

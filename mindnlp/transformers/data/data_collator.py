@@ -80,6 +80,69 @@ class DefaultDataCollator:
         return default_data_collator(features, return_tensors or self.return_tensors)
 
 
+class DataCollatorWithFlattening(DefaultDataCollator):
+    """Padding-free batches: the examples joined into one row of shape (1, total_tokens).
+
+    position_ids restart at 0 for each example (attention reads the boundaries from them),
+    and each example's first label is `separator_id` so that no token is predicted across
+    a boundary. With return_flash_attn_kwargs, the cumulative lengths (cu_seq_lens_q/k) and
+    the longest length (max_length_q/k) are added; with return_seq_idx, each token's example index.
+    """
+
+    def __init__(self, *args, return_position_ids=True, separator_id=-100, return_flash_attn_kwargs=False,
+                 return_seq_idx=False, **kwargs):
+        if args:
+            kwargs.setdefault("return_tensors", args[0])
+        self.return_tensors = kwargs.pop("return_tensors", "pt")
+        if kwargs:
+            raise TypeError(f"DataCollatorWithFlattening got unexpected arguments {sorted(kwargs)}")
+        self.return_position_ids = return_position_ids
+        self.separator_id = separator_id
+        self.return_flash_attn_kwargs = return_flash_attn_kwargs
+        self.return_seq_idx = return_seq_idx
+
+    _INT64_KEYS = ("input_ids", "labels", "position_ids")
+    _ROW_KEYS = ("input_ids", "labels", "position_ids", "seq_idx")
+    _PYTHON_INT_KEYS = ("max_length_q", "max_length_k")
+
+    def __call__(self, features, return_tensors=None, separator_id=None):
+        return_tensors = return_tensors or self.return_tensors
+        separator_id = self.separator_id if separator_id is None else separator_id
+        if return_tensors not in ("pt", "np"):
+            raise ValueError(f'return_tensors must be one of ("pt", "np"), {return_tensors=} not supported')
+        batch = {"input_ids": [], "labels": []}
+        if self.return_position_ids:
+            batch["position_ids"] = []
+        if self.return_seq_idx:
+            batch["seq_idx"] = []
+        lengths = []
+        for index, sample in enumerate(features):
+            ids = _as_list(sample["input_ids"])
+            labels = _as_list(sample["labels"]) if "labels" in sample else ids
+            batch["input_ids"] += ids
+            batch["labels"] += [separator_id] + labels[1:]
+            if self.return_position_ids:
+                batch["position_ids"] += list(range(len(ids)))
+            if self.return_seq_idx:
+                batch["seq_idx"] += [index] * len(ids)
+            lengths.append(len(ids))
+        if self.return_flash_attn_kwargs:
+            batch["cu_seq_lens_q"] = batch["cu_seq_lens_k"] = [0] + np.cumsum(lengths).tolist()
+            batch["max_length_q"] = batch["max_length_k"] = max(lengths, default=0)
+        make = core.tensor if return_tensors == "pt" else np.array
+        int64, int32 = (core.int64, core.int32) if return_tensors == "pt" else (np.int64, np.int32)
+        for key, value in batch.items():
+            if key in self._PYTHON_INT_KEYS:
+                continue
+            batch[key] = make([value] if key in self._ROW_KEYS else value,
+                              dtype=int64 if key in self._INT64_KEYS else int32)
+        return batch
+
+
+def _as_list(values):
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
 def _rename_labels(batch):
     for name in ("label", "label_ids"):
         if name in batch:

@@ -11,11 +11,10 @@ import logging
 import os
 
 from ..configuration_utils import TRANSFORMERS_VERSION, read_json_file, write_text_atomic
+from ..utils import GENERATION_CONFIG_NAME
 from ..utils.hub import cached_file
 
 logger = logging.getLogger(__name__)
-
-GENERATION_CONFIG_NAME = "generation_config.json"
 
 # Values `generate()` uses for settings that neither the model nor the caller gave.
 DEFAULT_GENERATION_PARAMS = {

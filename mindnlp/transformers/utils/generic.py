@@ -52,3 +52,14 @@ class ModelOutput(OrderedDict):
 
     def to_tuple(self):
         return tuple(self[k] for k in self.keys())
+
+
+def is_flash_attention_requested(config=None, requested_attention_implementation=None):
+    """Whether a flash-attention flavour is asked for, by a config or by name (not both)."""
+    if config is not None and requested_attention_implementation is not None:
+        raise ValueError(
+            "Requested attention implementation is ambiguous: pass either the config or the name of the attention "
+            "implementation, not both."
+        )
+    name = config._attn_implementation if config is not None else requested_attention_implementation
+    return name is not None and "flash" in name

@@ -3,8 +3,38 @@
 HF code guards torch-only imports with `if is_torch_available():`; here `mindnlp.core` plays
 torch's part and is always importable, so such guarded code always runs.
 """
+import importlib.util
 
 
 def is_torch_available():
     """mindnlp's core plays torch's part, so it is always available."""
     return True
+
+
+def is_sklearn_available():
+    return importlib.util.find_spec("sklearn") is not None
+
+
+def is_torch_fp16_available_on_device(device):
+    """float16 tensors (stored as such, computed in float32 on CPU) exist on every backend."""
+    return True
+
+
+def is_torch_bf16_available_on_device(device):
+    """bfloat16 tensors (ml_dtypes' type on CPU) exist on every backend."""
+    return True
+
+
+def is_torchdynamo_compiling():
+    """mindnlp runs eagerly: code is never being traced by a graph compiler."""
+    return False
+
+
+def is_torchdynamo_exporting():
+    """mindnlp has no graph export, so code is never being exported."""
+    return False
+
+
+def direct_transformers_import(path, file="__init__.py"):
+    """HF loads its source tree as a module; mindnlp's equivalent of that tree is mindnlp.transformers."""
+    return importlib.import_module("mindnlp.transformers")

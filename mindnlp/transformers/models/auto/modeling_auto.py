@@ -3,11 +3,9 @@
 Each mapping names, per model_type, the module and class that implement a task; the
 module is imported the first time it is needed.
 """
-import importlib
 from collections import OrderedDict
 
-from ...configuration_utils import PretrainedConfig
-from .configuration_auto import CONFIG_MAPPING_NAMES, AutoConfig
+from .auto_factory import _BaseAutoModelClass, _LazyModelMapping, get_values  # noqa: F401
 
 MODEL_MAPPING_NAMES = OrderedDict([
     ("bert", "BertModel"),
@@ -86,71 +84,22 @@ MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES = OrderedDict([
 ])
 
 
-class _LazyModelMapping:
-    """config class / model_type → model class, importing modeling modules on demand.
-
-    Entries whose class does not exist in the module (a head an architecture does not
-    have yet) are treated as absent rather than failing the import of the others.
-    """
-
-    def __init__(self, names):
-        self._names = names
-        self._registered = {}
-
-    def _load(self, model_type):
-        module_name = CONFIG_MAPPING_NAMES[model_type][0]
-        module = importlib.import_module(f"mindnlp.transformers.models.{module_name}.modeling_{module_name}")
-        return getattr(module, self._names[model_type], None)
-
-    def get(self, config_class, default=None):
-        if config_class in self._registered:
-            return self._registered[config_class]
-        model_type = getattr(config_class, "model_type", None)
-        if model_type in self._names:
-            found = self._load(model_type)
-            if found is not None:
-                return found
-        return default
-
-    def __getitem__(self, config_class):
-        found = self.get(config_class)
-        if found is None:
-            raise KeyError(config_class)
-        return found
-
-    def __contains__(self, config_class):
-        return self.get(config_class) is not None
-
-    def keys(self):
-        return list(self._names)
-
-    def values(self):
-        """The model classes available now (architectures whose modeling module exists)."""
-        found = []
-        for model_type in self._names:
-            try:
-                model_class = self._load(model_type)
-            except ModuleNotFoundError as err:
-                if not (err.name or "").startswith("mindnlp.transformers.models."):
-                    raise
-                continue
-            if model_class is not None:
-                found.append(model_class)
-        return found + list(self._registered.values())
-
-    def register(self, config_class, model_class, exist_ok=False):
-        if config_class in self._registered and not exist_ok:
-            raise ValueError(f"{config_class.__name__} is already registered with {self._registered[config_class]}")
-        self._registered[config_class] = model_class
-
-
-def get_values(model_mapping):
-    """Every value of a mapping, flattening tuples (HF's helper for tests)."""
-    values = []
-    for value in model_mapping.values():
-        values.extend(value if isinstance(value, (list, tuple)) else [value])
-    return values
-
+# Tasks of Hugging Face's mappings that no architecture of mindnlp serves yet: the names exist so
+# that code asking "is this class an image classifier?" gets HF's answer for mindnlp's models (no),
+# and the Auto classes over them say that the task has no model.
+MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_AUDIO_XVECTOR_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_BACKBONE_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_CAUSAL_IMAGE_MODELING_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_CTC_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_DOCUMENT_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_MASKED_IMAGE_MODELING_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_SEMANTIC_SEGMENTATION_MAPPING_NAMES = OrderedDict()
+MODEL_FOR_VIDEO_CLASSIFICATION_MAPPING_NAMES = OrderedDict()
 
 MODEL_MAPPING = _LazyModelMapping(MODEL_MAPPING_NAMES)
 MODEL_FOR_PRETRAINING_MAPPING = _LazyModelMapping(MODEL_FOR_PRETRAINING_MAPPING_NAMES)
@@ -161,56 +110,9 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING = _LazyModelMapping(MODEL_FOR_TOKEN_CLASS
 MODEL_FOR_QUESTION_ANSWERING_MAPPING = _LazyModelMapping(MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES)
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING = _LazyModelMapping(MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES)
 MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING = _LazyModelMapping(MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES)
-
-_HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder", "mirror",
-               "endpoint")
-_LOADING_KWARGS = ("dtype", "torch_dtype", "ignore_mismatched_sizes", "output_loading_info", "state_dict",
-                   "use_safetensors", "attn_implementation", "device_map", "low_cpu_mem_usage")
-
-
-class _BaseAutoModelClass:
-    _model_mapping = None
-
-    def __init__(self, *args, **kwargs):
-        raise OSError(
-            f"{self.__class__.__name__} is designed to be instantiated using the "
-            f"`{self.__class__.__name__}.from_pretrained(pretrained_model_name_or_path)` or "
-            f"`{self.__class__.__name__}.from_config(config)` methods."
-        )
-
-    @classmethod
-    def _model_class(cls, config):
-        model_class = cls._model_mapping.get(type(config))
-        if model_class is None:
-            supported = ", ".join(cls._model_mapping.keys())
-            raise ValueError(
-                f"Unrecognized configuration class {type(config).__name__} for this kind of AutoModel: {cls.__name__}."
-                f"\nModel type should be one of {supported}."
-            )
-        return model_class
-
-    @classmethod
-    def from_config(cls, config, **kwargs):
-        return cls._model_class(config)._from_config(config, **kwargs)
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs):
-        config = kwargs.pop("config", None)
-        kwargs.pop("trust_remote_code", None)
-        if not isinstance(config, PretrainedConfig):
-            hub = {k: kwargs[k] for k in _HUB_KWARGS if k in kwargs}
-            loading = {k: kwargs.pop(k) for k in list(kwargs) if k in _LOADING_KWARGS}
-            config, kwargs = AutoConfig.from_pretrained(
-                pretrained_model_name_or_path, return_unused_kwargs=True, **kwargs)
-            kwargs.update(hub)
-            kwargs.update(loading)
-        return cls._model_class(config).from_pretrained(pretrained_model_name_or_path, *model_args, config=config,
-                                                        **kwargs)
-
-    @classmethod
-    def register(cls, config_class, model_class, exist_ok=False):
-        cls._model_mapping.register(config_class, model_class, exist_ok=exist_ok)
-
+MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING = _LazyModelMapping(MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
+MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING = _LazyModelMapping(MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES)
+MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING = _LazyModelMapping(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
 
 class AutoModel(_BaseAutoModelClass):
     _model_mapping = MODEL_MAPPING
@@ -246,3 +148,15 @@ class AutoModelForMultipleChoice(_BaseAutoModelClass):
 
 class AutoModelForNextSentencePrediction(_BaseAutoModelClass):
     _model_mapping = MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING
+
+
+class AutoModelForSeq2SeqLM(_BaseAutoModelClass):
+    _model_mapping = MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING
+
+
+class AutoModelForSpeechSeq2Seq(_BaseAutoModelClass):
+    _model_mapping = MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING
+
+
+class AutoModelForImageTextToText(_BaseAutoModelClass):
+    _model_mapping = MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING

@@ -19,14 +19,16 @@ from ...modeling_utils import PreTrainedModel
 from .configuration_distilbert import DistilBertConfig
 
 
-def create_sinusoidal_embeddings(n_pos, dim):
-    """The (n_pos, dim) table of "Attention is all you need": sin on even columns, cos on odd ones,
-    at angle pos / 10000^(2*(j//2)/dim); computed in float64, returned as float32."""
+def _create_sinusoidal_embeddings(n_pos, dim, out):
+    """Fill `out` (n_pos, dim) with the table of "Attention is all you need": sin on even columns,
+    cos on odd ones, at angle pos / 10000^(2*(j//2)/dim); computed in float64. Returns `out`."""
     positions = core.arange(n_pos, dtype=core.float64).unsqueeze(1)
     pair_index = core.div(core.arange(dim, dtype=core.int64), 2, rounding_mode="floor").to(core.float64)
     angles = positions / core.pow(10000.0, 2 * pair_index / dim)
     table = core.where(core.arange(dim) % 2 == 0, core.sin(angles), core.cos(angles))
-    return table.to(core.float32)
+    with core.no_grad():
+        out.copy_(table)
+    return out
 
 
 class Embeddings(nn.Module):
@@ -158,8 +160,8 @@ class DistilBertPreTrainedModel(PreTrainedModel):
         if isinstance(module, Embeddings):
             with core.no_grad():
                 if self.config.sinusoidal_pos_embds:
-                    module.position_embeddings.weight.copy_(
-                        create_sinusoidal_embeddings(self.config.max_position_embeddings, self.config.dim))
+                    _create_sinusoidal_embeddings(self.config.max_position_embeddings, self.config.dim,
+                                                  module.position_embeddings.weight)
                 module.position_ids.copy_(core.arange(module.position_ids.shape[-1]).expand((1, -1)))
 
 
@@ -200,7 +202,7 @@ class DistilBertModel(DistilBertPreTrainedModel):
                                       device=old_weight.device)
         with core.no_grad():
             if self.config.sinusoidal_pos_embds:
-                new_embeddings.weight.copy_(create_sinusoidal_embeddings(new_num_position_embeddings, self.config.dim))
+                _create_sinusoidal_embeddings(new_num_position_embeddings, self.config.dim, new_embeddings.weight)
             else:
                 kept = min(old_num, new_num_position_embeddings)
                 new_embeddings.weight[:kept] = old_weight[:kept]

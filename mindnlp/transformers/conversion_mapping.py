@@ -1,0 +1,50 @@
+"""Which key renamings apply to a model's checkpoints (HF v5's conversion registry).
+
+"legacy" holds renamings of old checkpoint formats that any model may meet (TF-era
+LayerNorm.gamma/beta); families register their own under their model_type.
+"""
+import copy
+
+from .core_model_loading import WeightRenaming
+
+
+def _build_registry():
+    return {
+        "legacy": [
+            WeightRenaming(source_patterns="LayerNorm.gamma", target_patterns="LayerNorm.weight"),
+            WeightRenaming(source_patterns="LayerNorm.beta", target_patterns="LayerNorm.bias"),
+        ],
+    }
+
+
+_registry = None
+
+
+def _conversions():
+    global _registry
+    if _registry is None:
+        _registry = _build_registry()
+    return _registry
+
+
+def get_checkpoint_conversion_mapping(model_type):
+    return copy.deepcopy(_conversions().get(model_type))
+
+
+def register_checkpoint_conversion_mapping(model_type, mapping, overwrite=False):
+    if model_type in _conversions() and not overwrite:
+        raise ValueError(f"Model type {model_type} already exists in the checkpoint conversion mapping.")
+    _conversions()[model_type] = mapping
+
+
+def get_model_conversion_mapping(model, key_mapping=None, hf_quantizer=None, add_legacy=True):
+    """The renamings to apply when loading into `model`: a caller's key_mapping, the model
+    type's registered ones, then (add_legacy) the legacy ones."""
+    if hf_quantizer is not None:
+        raise NotImplementedError("mindnlp has no quantizers: checkpoint conversion for one is not available")
+    conversions = [WeightRenaming(k, v) for k, v in (key_mapping or {}).items()]
+    model_type = getattr(model.config, "model_type", None)
+    conversions += get_checkpoint_conversion_mapping(model_type) or []
+    if add_legacy:
+        conversions += get_checkpoint_conversion_mapping("legacy")
+    return conversions
