@@ -21,7 +21,7 @@ from .serialization import load, save  # noqa: E402
 # `from .ops import *` bound the name `linalg` to ops.linalg (matmul & co), which would also stop
 # `from . import linalg` from loading core/linalg.py; import the torch.linalg counterpart by full name.
 linalg = _importlib.import_module(".linalg", __name__)
-from . import amp, nn, optim, utils  # noqa: E402
+from . import amp, nn, optim, testing, utils  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
 
