@@ -109,12 +109,17 @@ def _draw_float(rng_call, shape, dtype):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return _creation_out("rand", out, dtype, lambda dt, dev: rand(*size, generator=generator, dtype=dt, device=dev))
     dtype = _float_dtype(dtype)
     array = _draw_float(lambda s, d: _rng(generator).random(s, dtype=d), _shape(size), dtype)
     return _place(array, device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return _creation_out("randn", out, dtype,
+                             lambda dt, dev: randn(*size, generator=generator, dtype=dt, device=dev))
     dtype = _float_dtype(dtype)
     array = _draw_float(lambda s, d: _rng(generator).standard_normal(s, dtype=d), _shape(size), dtype)
     return _place(array, device, requires_grad)
@@ -218,6 +223,12 @@ def random_(t, low=0, high=None, generator=None):
     if high is None:
         low, high = 0, (low if low else 2 ** min(t.dtype.itemsize * 8 - 1, 53))
     return _fill_inplace(t, _rng(generator).integers(low, high, size=t.shape))
+
+
+def _creation_out(name, out, dtype, make):
+    from .ops._out import creation_out
+
+    return creation_out(name, out, dtype, make)
 
 
 def _fill_inplace(t, host_array):

@@ -8,6 +8,7 @@ from .. import _dtype
 from .._device import CPU, as_device
 from .._tensor import Tensor, _wrap
 from ..backends import get_backend
+from ._out import creation_out
 
 
 def _finish(array, device, requires_grad):
@@ -116,19 +117,27 @@ def _filled(shape, value, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    if out is not None:
+        return creation_out("zeros", out, dtype, lambda dt, dev: zeros(*size, dtype=dt, device=dev))
     return _filled(_shape_arg(size), 0, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    if out is not None:
+        return creation_out("ones", out, dtype, lambda dt, dev: ones(*size, dtype=dt, device=dev))
     return _filled(_shape_arg(size), 1, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
           memory_format=None):
+    if out is not None:
+        return creation_out("empty", out, dtype, lambda dt, dev: empty(*size, dtype=dt, device=dev))
     return _filled(_shape_arg(size), 0, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return creation_out("full", out, dtype, lambda dt, dev: full(size, fill_value, dtype=dt, device=dev))
     if dtype is None:
         dtype = _dtype.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
     if isinstance(fill_value, Tensor):
@@ -164,6 +173,8 @@ def _number(v):
 
 def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """Values from start to end (exclusive); int64 unless an argument is a float."""
+    if out is not None:
+        return creation_out("arange", out, dtype, lambda dt, dev: arange(start, end, step, dtype=dt, device=dev))
     start, end, step = _number(start), _number(end), _number(step)
     if end is None:
         start, end = 0, start
@@ -188,6 +199,8 @@ def range_(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return creation_out("linspace", out, dtype, lambda dt, dev: linspace(start, end, steps, dtype=dt, device=dev))
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     array = np.linspace(_number(start), _number(end), int(steps), dtype=np.float64)
     return _finish(array.astype(dtype.np_dtype), device, requires_grad)
@@ -200,6 +213,8 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_gra
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return creation_out("eye", out, dtype, lambda dt, dev: eye(n, m, dtype=dt, device=dev))
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     return _finish(np.eye(n, m if m is not None else n, dtype=dtype.np_dtype), device, requires_grad)
 
