@@ -319,12 +319,60 @@ def minimum(input, other):
     return Minimum.apply(*_tensor_pair(input, other))
 
 
-def fmax(input, other):
-    return maximum(input, other)
+class _NanIgnoring(Function):
+    """fmax/fmin: NaN loses to a number; the result is NaN only where both are NaN.
+
+    The gradient follows torch's rule: all of it goes to input where input wins or ties or
+    other is NaN, and all of it to other elsewhere (no even split of ties, unlike maximum).
+    """
+
+    largest = True
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        xp = xp_of(a)
+        ad, bd = a._data, b._data
+        if ad.dtype in (np.float16, _dtype.bfloat16.np_dtype):
+            ad, bd = ad.astype(np.float32), bd.astype(np.float32)
+        ctx.input_takes = ((ad >= bd) if cls.largest else (ad <= bd)) | xp.isnan(bd)
+        return _binary_result(xp.fmax if cls.largest else xp.fmin, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        takes = _wrap(ctx.input_takes)
+        ga = where(takes, grad, 0.0) if ctx.needs_input_grad[0] else None
+        gb = where(takes, 0.0, grad) if ctx.needs_input_grad[1] else None
+        return ga, gb
 
 
-def fmin(input, other):
-    return minimum(input, other)
+class Fmax(_NanIgnoring):
+    largest = True
+
+
+class Fmin(_NanIgnoring):
+    largest = False
+
+
+def _nan_ignoring(cls, name, input, other):
+    for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    return cls.apply(*_tensor_pair(input, other))
+
+
+def fmax(input, other, *, out=None):
+    """Elementwise maximum that ignores NaN: NaN only where both inputs are NaN."""
+    if out is not None:
+        return write_out("fmax", out, fmax, input, other)
+    return _nan_ignoring(Fmax, "fmax", input, other)
+
+
+def fmin(input, other, *, out=None):
+    """Elementwise minimum that ignores NaN: NaN only where both inputs are NaN."""
+    if out is not None:
+        return write_out("fmin", out, fmin, input, other)
+    return _nan_ignoring(Fmin, "fmin", input, other)
 
 
 # --- unary math -------------------------------------------------------------------------
