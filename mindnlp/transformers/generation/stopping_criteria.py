@@ -3,9 +3,11 @@
 A criterion is called as `criterion(input_ids, scores)` and returns a (batch,) bool tensor;
 `StoppingCriteriaList` ORs its members. Names and semantics are Hugging Face's.
 """
+import copy
 import json
 import logging
 import time
+import warnings
 from collections import OrderedDict
 
 from ... import core
@@ -13,8 +15,8 @@ from ... import core
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "EosTokenCriteria", "MaxLengthCriteria", "MaxTimeCriteria", "StopStringCriteria", "StoppingCriteria",
-    "StoppingCriteriaList",
+    "ConfidenceCriteria", "EosTokenCriteria", "MaxLengthCriteria", "MaxTimeCriteria", "StopStringCriteria",
+    "StoppingCriteria", "StoppingCriteriaList", "validate_stopping_criteria",
 ]
 
 
@@ -80,6 +82,20 @@ class EosTokenCriteria(StoppingCriteria):
 
 # Cleaned vocabularies of recently used tokenizers (computing one decodes every token).
 _CLEAN_VOCAB_CACHE = OrderedDict()
+
+
+class ConfidenceCriteria(StoppingCriteria):
+    """For an assistant drafting tokens: stop the draft once the assistant's probability of the
+    token it just picked falls below `assistant_confidence_threshold` (batch of one, as
+    assisted decoding is). `scores` are the assistant's per-step scores."""
+
+    def __init__(self, assistant_confidence_threshold):
+        self.assistant_confidence_threshold = assistant_confidence_threshold
+
+    def __call__(self, input_ids, scores, **kwargs):
+        probs = scores[-1].softmax(-1)
+        p = probs[0, input_ids[0, -1]].item()
+        return bool(p < self.assistant_confidence_threshold)
 
 
 def bytes_to_unicode():
@@ -243,3 +259,15 @@ class StoppingCriteriaList(list):
             if isinstance(criterion, MaxLengthCriteria):
                 return criterion.max_length
         return None
+
+
+def validate_stopping_criteria(stopping_criteria, max_length):
+    """A copy of `stopping_criteria` that stops at `max_length`: a MaxLengthCriteria is added
+    when there is none; a different one present is kept, with a warning."""
+    stopping_max_length = stopping_criteria.max_length
+    new_stopping_criteria = copy.deepcopy(stopping_criteria)
+    if stopping_max_length is not None and stopping_max_length != max_length:
+        warnings.warn("You set different `max_length` for stopping criteria and `max_length` parameter", UserWarning)
+    elif stopping_max_length is None:
+        new_stopping_criteria.append(MaxLengthCriteria(max_length=max_length))
+    return new_stopping_criteria
