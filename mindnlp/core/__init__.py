@@ -8,7 +8,8 @@ from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_defa
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._tensor import Size, Tensor
 from . import _tensor_methods  # noqa: F401  (binds the ops as Tensor methods)
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                       set_grad_enabled)
 from .ops import *  # noqa: F401,F403
 from .ops import abs, all, any, max, min, pow, range_, round, sum  # noqa: A004
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed,
