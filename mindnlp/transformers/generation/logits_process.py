@@ -96,6 +96,12 @@ class LogitsProcessorList(list):
                 scores = processor(input_ids, scores)
         return scores
 
+    def set_continuous_batching_context(self, logits_indices, cu_seq_lens_q):
+        """Hand continuous-batching metadata (HF's packed layout) to the processors that use it."""
+        for processor in self:
+            if hasattr(processor, "set_continuous_batching_context"):
+                processor.set_continuous_batching_context(logits_indices, cu_seq_lens_q)
+
 
 class MinLengthLogitsProcessor(LogitsProcessor):
     """Forbid EOS while the whole sequence (prompt included) is shorter than `min_length`."""
@@ -155,6 +161,11 @@ class RepetitionPenaltyLogitsProcessor(LogitsProcessor):
 
     `prompt_ignore_length` (an int, or a per-row tensor such as each row's left padding)
     excludes that many leading positions from the penalty.
+
+    Scores of shape (batch, positions, vocab) are penalised at each row's last position, in
+    place, as HF does; in HF's packed continuous-batching layout (batch 1, the sequences
+    one after another, `set_continuous_batching_context`), `input_ids` is 1-D and each
+    sequence is penalised at its own logits position.
     """
 
     def __init__(self, penalty, prompt_ignore_length=None):
@@ -166,8 +177,37 @@ class RepetitionPenaltyLogitsProcessor(LogitsProcessor):
             raise ValueError("`prompt_ignore_length` must be 1D")
         self.penalty = penalty
         self.prompt_ignore_length = prompt_ignore_length
+        self.logits_indices = None
+        self.cu_seq_lens_q = None
+
+    def set_continuous_batching_context(self, logits_indices, cu_seq_lens_q):
+        self.logits_indices = logits_indices
+        self.cu_seq_lens_q = cu_seq_lens_q
+
+    def _penalised(self, scores):
+        return core.where(scores < 0, scores * self.penalty, scores / self.penalty)
+
+    def _call_3d(self, input_ids, scores):
+        if isinstance(self.prompt_ignore_length, int) and self.prompt_ignore_length:
+            input_ids = input_ids[..., self.prompt_ignore_length:]
+        if self.logits_indices is not None and self.cu_seq_lens_q is not None:
+            last_scores = scores[0, self.logits_indices, :]
+            lengths = self.cu_seq_lens_q[1:] - self.cu_seq_lens_q[:-1]
+            sequence_of_token = core.repeat_interleave(core.arange(lengths.shape[0], device=input_ids.device),
+                                                       lengths)
+            token_mask = core.zeros_like(last_scores, dtype=core.bool)
+            token_mask[sequence_of_token, input_ids] = True
+            scores[0, self.logits_indices, :] = core.where(token_mask, self._penalised(last_scores), last_scores)
+            return scores
+        last_scores = scores[:, -1, :]
+        ids = input_ids.unique().unsqueeze(0) if input_ids.ndim == 1 else input_ids
+        token_mask = core.zeros_like(last_scores, dtype=core.bool).scatter(1, ids, True)
+        scores[:, -1, :] = core.where(token_mask, self._penalised(last_scores), last_scores)
+        return scores
 
     def __call__(self, input_ids, scores):
+        if scores.ndim == 3:
+            return self._call_3d(input_ids, scores)
         vocab_size = scores.shape[-1]
         if isinstance(self.prompt_ignore_length, int):
             input_ids = input_ids[:, self.prompt_ignore_length:]
@@ -540,6 +580,15 @@ class NoBadWordsLogitsProcessor(SequenceBiasLogitsProcessor):
 
     def __init__(self, bad_words_ids, eos_token_id=None):
         self.bad_word_ids = bad_words_ids
+        self._validate_arguments()
+        if eos_token_id is not None:
+            eos_ids = _token_id_tensor(eos_token_id).tolist()
+            bad_words_ids = [ids for ids in bad_words_ids if all(ids != [eos] for eos in eos_ids)]
+        # What is left may be nothing (only EOS was "bad"): then the processor changes nothing.
+        super().__init__({tuple(ids): float("-inf") for ids in bad_words_ids})
+
+    def _validate_arguments(self):
+        bad_words_ids = self.bad_word_ids
         if not isinstance(bad_words_ids, list) or len(bad_words_ids) == 0:
             raise ValueError(f"`bad_words_ids` has to be a non-empty list, but is {bad_words_ids}.")
         if any(not isinstance(ids, list) for ids in bad_words_ids):
@@ -548,10 +597,6 @@ class NoBadWordsLogitsProcessor(SequenceBiasLogitsProcessor):
             raise ValueError(
                 f"Each list in `bad_words_ids` has to be a list of positive integers, but is {bad_words_ids}."
             )
-        if eos_token_id is not None:
-            eos_ids = _token_id_tensor(eos_token_id).tolist()
-            bad_words_ids = [ids for ids in bad_words_ids if all(ids != [eos] for eos in eos_ids)]
-        super().__init__({tuple(ids): float("-inf") for ids in bad_words_ids})
 
 
 class PrefixConstrainedLogitsProcessor(LogitsProcessor):

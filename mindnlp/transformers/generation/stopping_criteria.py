@@ -10,6 +10,8 @@ import time
 import warnings
 from collections import OrderedDict
 
+import numpy as np
+
 from ... import core
 
 logger = logging.getLogger(__name__)
@@ -196,6 +198,67 @@ class StopStringCriteria(StoppingCriteria):
         if len(_CLEAN_VOCAB_CACHE) > 8:
             _CLEAN_VOCAB_CACHE.popitem(last=False)
         return clean
+
+    @staticmethod
+    def _stop_string_get_matching_positions(token_list, token_indices, stop_strings):
+        """HF's tables of how tokens can sit in each stop string, counted from its end:
+        ({stop: {token id: [positions]}} where the token lies inside the string (or runs off its
+        start) `position` characters before its end, {stop: {token id: [lengths]}} where the
+        token begins with the string's last `length` characters). __call__ here searches the
+        tokens' text instead, which decides the same; the tables are kept for HF's API."""
+        token_valid_positions, token_end_overlaps = {}, {}
+        for stop_string in stop_strings:
+            reversed_stop = stop_string[::-1]
+            token_valid_positions[stop_string], token_end_overlaps[stop_string] = {}, {}
+            for token, token_idx in zip(token_list, token_indices):
+                reversed_token = token[::-1]
+                positions, end_lengths = [], []
+                for i in range(1 - len(token), len(stop_string)):
+                    # A negative i: the token's first -i characters lie past the string's end.
+                    piece = reversed_token[-i:] if i < 0 else reversed_token
+                    start = max(i, 0)
+                    stop = reversed_stop[start:start + len(piece)]
+                    if piece.startswith(stop):
+                        if start == 0:
+                            end_lengths.append(min(len(piece), len(stop)))
+                        else:
+                            positions.append(start)
+                if positions:
+                    token_valid_positions[stop_string][token_idx] = positions
+                if end_lengths:
+                    token_end_overlaps[stop_string][token_idx] = end_lengths
+        return token_valid_positions, token_end_overlaps
+
+    @staticmethod
+    def _stop_string_create_embedding_vec(token_list, token_indices, stop_strings):
+        """HF's packed form of those tables: (an int32 tensor with a row per token id plus a
+        dummy last row, holding each stop string's valid positions, then its end overlaps
+        (-1 padded), then the token's length; the widths of the two padded blocks)."""
+        valid_positions, end_overlaps = StopStringCriteria._stop_string_get_matching_positions(
+            token_list, token_indices, stop_strings)
+        position_counts = [len(v) for table in valid_positions.values() for v in table.values()]
+        max_valid_positions = max(position_counts) if position_counts else 1
+        end_counts = [len(v) for table in end_overlaps.values() for v in table.values()]
+        if not end_counts:
+            raise ValueError(
+                "Stop string preprocessing was unable to identify tokens matching one or more of the supplied stop "
+                "string(s). This is most often caused by the stop strings containing unusual characters that are not "
+                "in the tokenizer vocabulary."
+            )
+        max_valid_end_lens = max(end_counts)
+        n = len(stop_strings)
+        table = np.full((max(token_indices) + 2, n * (max_valid_positions + max_valid_end_lens) + 1), -1,
+                        dtype=np.int32)
+        for i, stop_string in enumerate(stop_strings):
+            for token_idx, positions in valid_positions[stop_string].items():
+                start = max_valid_positions * i
+                table[token_idx, start:start + len(positions)] = positions
+            for token_idx, lengths in end_overlaps[stop_string].items():
+                start = max_valid_positions * n + max_valid_end_lens * i
+                table[token_idx, start:start + len(lengths)] = lengths
+        for token, token_idx in zip(token_list, token_indices):
+            table[token_idx, -1] = len(token)
+        return core.tensor(table, dtype=core.int32), max_valid_positions, max_valid_end_lens
 
     def _row_matches(self, row_ids):
         """row_ids: the row's last tokens, oldest first."""

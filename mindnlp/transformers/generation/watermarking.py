@@ -53,10 +53,8 @@ class WatermarkDetector:
     def __init__(self, model_config, device, watermarking_config, ignore_repeated_ngrams=False, max_cache_size=128):
         if not isinstance(watermarking_config, dict):
             watermarking_config = watermarking_config.to_dict()
-        if getattr(model_config, "is_encoder_decoder", False):
-            self.bos_token_id = model_config.decoder_start_token_id
-        else:
-            self.bos_token_id = model_config.bos_token_id
+        start_token = "decoder_start_token_id" if getattr(model_config, "is_encoder_decoder", False) else "bos_token_id"
+        self.bos_token_id = getattr(model_config, start_token, None)
         self.greenlist_ratio = watermarking_config["greenlist_ratio"]
         self.ignore_repeated_ngrams = ignore_repeated_ngrams
         self.processor = WatermarkLogitsProcessor(vocab_size=model_config.vocab_size, device=device,
