@@ -109,7 +109,8 @@ _LAZY_MODEL_NAMES = {
     ],
     "cache_utils": ["Cache", "DynamicCache", "EncoderDecoderCache", "SlidingWindowCache", "StaticCache"],
     "generation": [
-        "AlternatingCodebooksLogitsProcessor", "AsyncTextIteratorStreamer", "ClassifierFreeGuidanceLogitsProcessor",
+        "AlternatingCodebooksLogitsProcessor", "AsyncTextIteratorStreamer", "BayesianDetectorConfig",
+        "BayesianDetectorModel", "ClassifierFreeGuidanceLogitsProcessor",
         "EncoderNoRepeatNGramLogitsProcessor", "EncoderRepetitionPenaltyLogitsProcessor", "EosTokenCriteria",
         "EpsilonLogitsWarper", "EtaLogitsWarper", "ExponentialDecayLengthPenalty", "ForcedBOSTokenLogitsProcessor",
         "ForcedEOSTokenLogitsProcessor", "GenerationMixin", "InfNanRemoveLogitsProcessor", "LogitNormalization",

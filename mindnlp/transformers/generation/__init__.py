@@ -39,7 +39,10 @@ _LAZY_NAMES = {
         "GenerateBeamDecoderOnlyOutput", "GenerateBeamEncoderDecoderOutput", "GenerateDecoderOnlyOutput",
         "GenerateEncoderDecoderOutput", "GenerationMixin",
     ],
-    "watermarking": ["SynthIDTextWatermarkDetector", "WatermarkDetector", "WatermarkDetectorOutput"],
+    "watermarking": [
+        "BayesianDetectorConfig", "BayesianDetectorModel", "SynthIDTextWatermarkDetector", "WatermarkDetector",
+        "WatermarkDetectorOutput",
+    ],
 }
 _LAZY_MODULE_OF = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 

@@ -5,17 +5,27 @@
 The green-list detector needs no model: it recomputes each token's green list from the same
 settings the text was generated with and counts how many tokens are green. Unwatermarked
 text hits a green list a `greenlist_ratio` share of the time; watermarked text far more
-often, which a one-sided z-test measures.
+often, which a one-sided z-test measures. SynthID's detector scores the text's g-values
+with a small trained model, `BayesianDetectorModel`.
 """
 import collections
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Optional
 
 import numpy as np
 
+from ... import core
+from ...core import nn
+from ..configuration_utils import PretrainedConfig
+from ..modeling_utils import PreTrainedModel
+from ..utils.generic import ModelOutput
 from .logits_process import WatermarkLogitsProcessor
 
-__all__ = ["SynthIDTextWatermarkDetector", "WatermarkDetector", "WatermarkDetectorOutput"]
+__all__ = [
+    "BayesianDetectorConfig", "BayesianDetectorModel", "BayesianWatermarkDetectorModelOutput",
+    "SynthIDTextWatermarkDetector", "WatermarkDetector", "WatermarkDetectorOutput",
+]
 
 
 @dataclass
@@ -138,3 +148,100 @@ class SynthIDTextWatermarkDetector:
         combined_mask = context_repetition_mask * eos_token_mask
         g_values = processor.compute_g_values(tokenized_outputs)
         return self.detector_module(g_values, combined_mask)
+
+
+class BayesianDetectorConfig(PretrainedConfig):
+    """A `BayesianDetectorModel`: `watermarking_depth` tournament layers and `base_rate`, the
+    prior probability that a text is watermarked; `model_name` and `watermarking_config`
+    record what the detector was trained for (`set_detector_information`)."""
+
+    watermarking_depth: Optional[int] = None
+    base_rate: float = 0.5
+    model_name: Optional[str] = None
+    watermarking_config: Optional[dict] = None
+
+    def set_detector_information(self, model_name, watermarking_config):
+        self.model_name = model_name
+        self.watermarking_config = watermarking_config
+
+
+@dataclass
+class BayesianWatermarkDetectorModelOutput(ModelOutput):
+    """loss (with labels): binary cross-entropy plus the delta penalty; posterior_probabilities:
+    P(watermarked | g-values) per text."""
+
+    loss: Optional[object] = None
+    posterior_probabilities: Optional[object] = None
+
+
+class BayesianDetectorWatermarkedLikelihood(nn.Module):
+    """P(g-values | watermarked) for binary g-values. In a tournament match a layer's g-value
+    tells something only when the two competing tokens differ ("two unique tokens"); the
+    chance of that at layer l is a logistic model of the g-values of the layers before it:
+    sigmoid(delta[l] . g[:l] + beta[l])."""
+
+    def __init__(self, watermarking_depth):
+        super().__init__()
+        self.watermarking_depth = watermarking_depth
+        self.beta = nn.Parameter(-2.5 + 0.001 * core.randn(1, 1, watermarking_depth))
+        self.delta = nn.Parameter(0.001 * core.randn(1, 1, watermarking_depth, watermarking_depth))
+
+    def _compute_latents(self, g_values):
+        """(P(one unique token), P(two unique tokens)), each (batch, length, depth)."""
+        x = g_values.unsqueeze(-2).repeat_interleave(self.watermarking_depth, dim=-2)
+        x = core.tril(x, diagonal=-1).to(self.delta.dtype)    # layer l sees layers before it only
+        logits = (self.delta * x).sum(-1) + self.beta
+        p_two_unique_tokens = core.sigmoid(logits)
+        return 1 - p_two_unique_tokens, p_two_unique_tokens
+
+    def forward(self, g_values):
+        p_one_unique_token, p_two_unique_tokens = self._compute_latents(g_values)
+        return 0.5 * ((g_values + 0.5) * p_two_unique_tokens + p_one_unique_token)
+
+
+class BayesianDetectorModel(PreTrainedModel):
+    """SynthID's Bayesian detector (Dathathri et al. 2024, "BayesianScore"):
+    P(watermarked | g-values) = sigmoid(log-odds of the prior + the summed log-likelihood
+    ratios of the unmasked g-values), unwatermarked g-values being fair coin flips. Train it
+    on g-values of watermarked and plain text (labels 1/0); `forward(g_values, mask)`
+    returns the posteriors. Only for tournament watermarking with Bernoulli(0.5) g-values.
+    """
+
+    config_class = BayesianDetectorConfig
+    base_model_prefix = "model"
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.watermarking_depth = config.watermarking_depth
+        self.base_rate = config.base_rate
+        self.likelihood_model_watermarked = BayesianDetectorWatermarkedLikelihood(
+            watermarking_depth=self.watermarking_depth)
+        self.prior = nn.Parameter(core.tensor([self.base_rate]))
+        self.post_init()
+
+    def _init_weights(self, module):
+        """The parameters keep the values they are built with (a small random delta, beta near
+        -2.5, the prior at base_rate), as in HF."""
+
+    def _compute_posterior(self, likelihoods_watermarked, likelihoods_unwatermarked, mask, prior):
+        """P(watermarked | g-values) per row, from likelihoods (batch, length, depth) under each
+        hypothesis, the mask (batch, length) of g-values to use and the prior P(watermarked)."""
+        mask = mask.unsqueeze(-1)
+        prior = core.clamp(prior, min=1e-5, max=1 - 1e-5)
+        log_odds = (core.log(core.clamp(likelihoods_watermarked, min=1e-30))
+                    - core.log(core.clamp(likelihoods_unwatermarked, min=1e-30)))
+        relative_surprisal_likelihood = (log_odds * mask).reshape(log_odds.shape[0], -1).sum(-1)
+        relative_surprisal_prior = core.log(prior) - core.log(1 - prior)
+        return core.sigmoid(relative_surprisal_prior + relative_surprisal_likelihood)
+
+    def forward(self, g_values, mask, labels=None, loss_batch_weight=1, return_dict=False):
+        likelihoods_watermarked = self.likelihood_model_watermarked(g_values)
+        likelihoods_unwatermarked = 0.5 * core.ones_like(g_values)
+        out = self._compute_posterior(likelihoods_watermarked, likelihoods_unwatermarked, mask, self.prior)
+        loss = None
+        if labels is not None:
+            penalty = (self.likelihood_model_watermarked.delta ** 2).sum() * loss_batch_weight
+            loss = nn.BCELoss()(core.clamp(out, 1e-5, 1 - 1e-5), labels) + penalty
+        if not return_dict:
+            return (out,) if loss is None else (out, loss)
+        return BayesianWatermarkDetectorModelOutput(loss=loss, posterior_probabilities=out)

@@ -12,7 +12,8 @@ import pytest
 
 from mindnlp import core
 from mindnlp.transformers import PretrainedConfig, SynthIDTextWatermarkingConfig, WatermarkingConfig
-from mindnlp.transformers.generation import (GenerationConfig, SynthIDTextWatermarkDetector,
+from mindnlp.transformers.generation import (BayesianDetectorConfig, BayesianDetectorModel, GenerationConfig,
+                                             SynthIDTextWatermarkDetector,
                                              SynthIDTextWatermarkLogitsProcessor, WatermarkDetector,
                                              WatermarkLogitsProcessor)
 from mindnlp.transformers.generation import torch_cpu_stream
@@ -162,3 +163,18 @@ def test_synthid_detector_scores_masked_g_values():
     expected_mask = ARRAYS["synthid_repetition_mask"] & ARRAYS["synthid_eos_mask"][:, 2:]
     np.testing.assert_array_equal(seen["mask"].numpy(), expected_mask)
     np.testing.assert_array_equal(seen["g_values"].numpy(), ARRAYS["synthid_g_values"])
+
+
+def test_bayesian_detector_equals_hf():
+    model = BayesianDetectorModel(BayesianDetectorConfig(watermarking_depth=4, base_rate=0.3))
+    with core.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(core.tensor(ARRAYS[f"bayesian_{name}"]))
+    g_values, mask = core.tensor(ARRAYS["bayesian_g_values"]), core.tensor(ARRAYS["bayesian_mask"])
+    posterior, loss = model(g_values, mask, labels=core.tensor(ARRAYS["bayesian_labels"]))
+    np.testing.assert_allclose(posterior.detach().numpy(), ARRAYS["bayesian_posterior"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loss.detach().numpy(), ARRAYS["bayesian_loss"], rtol=1e-5)
+    out = model(g_values, mask, return_dict=True)
+    assert out.loss is None and out.posterior_probabilities.shape == (3,)
+    loss.backward()                                        # trainable: gradients reach every parameter
+    assert all(param.grad is not None for param in model.parameters())
