@@ -2,7 +2,7 @@
 import importlib as _importlib
 
 from . import _dtype
-from ._device import device
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8, int16,
                      int32, int64, promote_types, set_default_dtype, uint8)
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)

@@ -417,7 +417,7 @@ class Prod(Function):
                     .astype(x._data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.dim, ctx.keepdim = dim, keepdim
-        ctx.has_zero = bool((x._data == 0).any())
+        ctx.has_zero = not x.is_meta and bool((x._data == 0).any())
         return out
 
     @staticmethod
@@ -479,7 +479,7 @@ class Cumprod(Function):
         out = _wrap(xp_of(x).cumprod(_as_compute(x._data), axis=dim).astype(x._data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.dim = dim
-        ctx.has_zero = bool((x._data == 0).any())
+        ctx.has_zero = not x.is_meta and bool((x._data == 0).any())
         return out
 
     @staticmethod
