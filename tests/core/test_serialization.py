@@ -299,3 +299,28 @@ def test_corrupt_or_foreign_files_are_clear_errors(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(Exception, match="CRC|Bad"):
         core.load(path)
+
+
+def test_legacy_layout_on_request(tmp_path):
+    """torch.save(..., _use_new_zipfile_serialization=False) writes the pre-1.6 layout (read back
+    by core.load and by torch 2.13, views still sharing their storage)."""
+    state = {"a": core.arange(6.0).reshape(2, 3), "b": core.tensor([1, 2]),
+             "h": core.tensor([1.5], dtype=core.bfloat16)}
+    state["row"] = state["a"][1]
+    path = tmp_path / "legacy.bin"
+    core.save(state, path, _use_new_zipfile_serialization=False)
+    assert path.read_bytes()[:2] == b"\x80\x02"          # a pickle stream, not a zip archive
+    loaded = core.load(path)
+    for name, tensor in state.items():
+        assert loaded[name].dtype is tensor.dtype and loaded[name].tolist() == tensor.tolist()
+    loaded["row"][0] = 100.0
+    assert loaded["a"][1, 0].item() == 100.0
+
+
+def test_byteorder_record_can_be_left_out(tmp_path):
+    import zipfile
+
+    path = tmp_path / "model.bin"
+    core.save({"w": core.ones(2)}, path, _disable_byteorder_record=True)
+    assert not any(name.endswith("/byteorder") for name in zipfile.ZipFile(path).namelist())
+    assert core.load(path)["w"].tolist() == [1.0, 1.0]

@@ -1,4 +1,5 @@
-"""Writing checkpoints in torch's zip layout, so that `torch.load` (weights_only) reads them.
+"""Writing checkpoints in torch's zip layout (or, on request, its pre-1.6 legacy layout), so
+that `torch.load` (weights_only) reads them.
 
 The object is pickled by a small writer of pickle protocol 2 that knows only the types a
 checkpoint holds: None, bool, int, float, str, tuple, list, dict, OrderedDict (with its
@@ -19,7 +20,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Size, Tensor
 from ._atomic import atomic_write
-from ._torch_load import parameter_class
+from ._torch_load import LEGACY_MAGIC_NUMBER, LEGACY_PROTOCOL_VERSION, parameter_class
 from ._torch_names import STORAGE_NAMES
 
 STORAGE_ALIGNMENT = 64
@@ -29,13 +30,15 @@ _BATCH = 1000  # items per APPENDS/SETITEMS, as pickle does
 class _CheckpointPickler:
     """Pickles one object into `data.pkl` bytes and collects the storages its tensors use."""
 
-    def __init__(self):
+    def __init__(self, legacy=False):
+        self._legacy = legacy  # legacy storage ids carry a sixth field: the view (None)
         self._out = io.BytesIO()
         self._write = self._out.write
         self._memo = {}  # id(object) -> memo index, for objects that appear more than once
         self._alive = []  # keeps memoized objects (and storage roots) alive so ids stay unique
         self._storage_keys = {}  # (id(root buffer), dtype) -> key
         self.storages = []  # (key, uint8 array of the storage bytes)
+        self.itemsizes = {}  # key -> element size of the storage
 
     def dump(self, obj):
         self._write(pickle.PROTO + b"\x02")
@@ -158,7 +161,7 @@ class _CheckpointPickler:
         self._write(pickle.MARK + pickle.MARK)
         self._save("storage")
         self._save_global("torch", STORAGE_NAMES[tensor.dtype])
-        for field in (key, location, numel):
+        for field in (key, location, numel) + ((None,) if self._legacy else ()):
             self._save(field)
         self._write(pickle.TUPLE + pickle.BINPERSID)
         self._save(offset)
@@ -198,6 +201,7 @@ class _CheckpointPickler:
             self._storage_keys[cache_key] = key
             self._alive.append(root)
             self.storages.append((key, root.reshape(-1).view(np.uint8)))
+            self.itemsizes[key] = itemsize
         return self._storage_keys[cache_key], root.nbytes // itemsize, byte_offset // itemsize, strides
 
 
@@ -235,28 +239,57 @@ def _write_record(archive, record, data):
         member.write(data)
 
 
-def _write_zip(file, pickled, storages):
+def _write_zip(file, pickled, storages, byteorder_record=True):
     with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as archive:
         _write_record(archive, "archive/data.pkl", pickled)
         _write_record(archive, "archive/.format_version", b"1")
         _write_record(archive, "archive/.storage_alignment", str(STORAGE_ALIGNMENT).encode())
-        _write_record(archive, "archive/byteorder", sys.byteorder.encode())
+        if byteorder_record:
+            _write_record(archive, "archive/byteorder", sys.byteorder.encode())
         for key, data in storages:
             _write_record(archive, f"archive/data/{key}", data)
         _write_record(archive, "archive/version", b"3\n")
 
 
-def save(obj, f):
-    """torch.save for tensors and containers of them, in torch's zip layout.
+def _write_legacy(file, pickled, storages):
+    """torch's pre-1.6 layout: three plain pickles (magic number, protocol version, system
+    info), the object's pickle, the sorted storage keys, then each storage as an int64
+    element count and its little-endian bytes."""
+    info = {"protocol_version": LEGACY_PROTOCOL_VERSION, "little_endian": sys.byteorder == "little",
+            "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    for header in (LEGACY_MAGIC_NUMBER, LEGACY_PROTOCOL_VERSION, info):
+        file.write(pickle.dumps(header, protocol=2))
+    file.write(pickled)
+    data = dict(storages)
+    keys = sorted(data)
+    file.write(pickle.dumps(keys, protocol=2))
+    for key in keys:
+        raw, itemsize = data[key]
+        if sys.byteorder != "little" and itemsize > 1:
+            raw = raw.view(f"u{itemsize}").byteswap().view(np.uint8)
+        file.write(struct.pack("<q", raw.nbytes // itemsize))
+        file.write(memoryview(raw).cast("B"))
+
+
+def save(obj, f, _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+    """torch.save for tensors and containers of them, in torch's zip layout, or in its legacy
+    layout with `_use_new_zipfile_serialization=False`, as torch's flag selects.
 
     `f` is a path or a writable binary file object. A path is written atomically: into a
     temporary file next to it that replaces the target only once complete, so an error or a
     crash mid-save leaves the previous file (or no file) there, never a truncated one.
     """
-    pickler = _CheckpointPickler()
+    pickler = _CheckpointPickler(legacy=not _use_new_zipfile_serialization)
     pickled = pickler.dump(obj)
+
+    def write(file):
+        if _use_new_zipfile_serialization:
+            _write_zip(file, pickled, pickler.storages, byteorder_record=not _disable_byteorder_record)
+        else:
+            _write_legacy(file, pickled, [(key, (raw, pickler.itemsizes[key])) for key, raw in pickler.storages])
+
     if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
         with atomic_write(f) as file:
-            _write_zip(file, pickled, pickler.storages)
+            write(file)
     else:
-        _write_zip(f, pickled, pickler.storages)
+        write(f)
