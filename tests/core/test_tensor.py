@@ -234,3 +234,18 @@ def test_error_matches_torch(name):
         eval(case["expr"], {"torch": core})
     assert type(info.value).__name__ == case["type"]
     assert str(info.value).startswith(case["message"]), str(info.value)
+
+
+def test_legacy_tensor_types():
+    """core.FloatTensor & co.: isinstance asks for a cpu tensor of the dtype; calling builds one."""
+    assert isinstance(core.ones(2), core.FloatTensor) and not isinstance(core.ones(2), core.LongTensor)
+    assert isinstance(core.nn.Parameter(core.ones(2)), core.FloatTensor)
+    assert isinstance(core.tensor([True]), core.BoolTensor) and isinstance(core.tensor([1]), core.LongTensor)
+    assert not isinstance(core.empty(2, device="meta"), core.FloatTensor)
+    assert not isinstance([1.0], core.FloatTensor)
+    made = core.LongTensor([1, 2])
+    assert made.dtype == core.int64 and made.tolist() == [1, 2]
+    assert core.FloatTensor(2, 3).shape == (2, 3) and core.FloatTensor().shape == (0,)
+    assert core.BoolTensor([1, 0]).tolist() == [True, False]
+    assert core.LongTensor(core.tensor([1.5, 2.0])).tolist() == [1, 2]
+    assert core.Tensor().shape == (0,)
