@@ -229,6 +229,9 @@ class AssistedCandidateGenerator(CandidateGenerator):
         length = input_ids.shape[-1]
         config.max_length, config.min_length = length + max_new_tokens, length + min_new_tokens
         config.assistant_confidence_threshold = self.assistant_generation_config.assistant_confidence_threshold
+        # The assistant's cache is cropped after every draft: a sliding-window layer could not be.
+        config.cache_implementation = None if self.assistant_kwargs.get("past_key_values") is not None \
+            else "dynamic_full"
         args = {self.input_ids_key: input_ids, "generation_config": config, "logits_processor": self.logits_processor}
         args.update(self.assistant_kwargs)
         return args

@@ -159,6 +159,24 @@ def _speculative_sampling(candidate_input_ids, candidate_logits, candidate_lengt
     return valid_tokens, n_matches
 
 
+def _split_model_outputs(outputs, new_outputs, cur_len, added_len, is_decoder_attention=False):
+    """Append to `outputs` one entry per token assisted decoding just added, as HF lays them out:
+    `new_outputs` (per layer, one forward over several positions) is cut into the rows of
+    each new token, attentions to the keys that token saw. The first forward covered the
+    prompt too: its prompt rows form one entry, as in plain decoding."""
+    offset = 0
+    if len(outputs) == 0:
+        outputs += (tuple(layer[..., :cur_len, :cur_len if is_decoder_attention else layer.shape[-1]]
+                          for layer in new_outputs),)
+        offset = cur_len                     # the rows of the tokens after the prompt
+        cur_len += 1
+        added_len -= cur_len
+    for i in range(added_len):
+        outputs += (tuple(layer[..., offset + i:offset + i + 1, :cur_len + i if is_decoder_attention else
+                                layer.shape[-1]] for layer in new_outputs),)
+    return outputs
+
+
 def _generation_mode(config, assistant_model=None):
     """'greedy', 'sample', 'beam' (beam sampling included) or 'assisted', or an error for HF
     strategies that moved out of transformers' core in v5."""
@@ -525,6 +543,9 @@ class GenerationMixin:
             model_kwargs["past_key_values"] = StaticCache(config=text_config, max_cache_len=max_cache_length)
         elif implementation in (None, "dynamic"):
             model_kwargs["past_key_values"] = DynamicCache(config=text_config)
+        elif implementation == "dynamic_full":
+            # Every layer keeps all positions (no sliding window), so the cache can always be cropped.
+            model_kwargs["past_key_values"] = DynamicCache()
         else:
             raise NotImplementedError(f"cache_implementation={implementation!r} is not supported")
 
@@ -870,20 +891,23 @@ class GenerationMixin:
         """Assisted decoding (batch of one): the candidate generator drafts tokens, one forward
         pass scores them all, and the longest prefix the model agrees with is kept, plus one
         token of the model's own. Greedy results equal plain greedy decoding; sampling with an
-        assistant model keeps the model's distribution through speculative sampling."""
+        assistant model keeps the model's distribution through speculative sampling.
+
+        Attentions and hidden states come back one entry per generated token (the prompt's with
+        the first), as plain decoding returns them."""
         do_sample = generation_config.do_sample
         return_dict = generation_config.return_dict_in_generate
         scores = () if return_dict and generation_config.output_scores else None
         raw_logits = () if return_dict and generation_config.output_logits else None
-        if return_dict and (generation_config.output_attentions or generation_config.output_hidden_states):
-            raise NotImplementedError("assisted generate does not return attentions or hidden states")
+        attentions = () if return_dict and generation_config.output_attentions else None
+        hidden_states = () if return_dict and generation_config.output_hidden_states else None
         model_kwargs.pop("logits_to_keep", None)
         unfinished = core.ones((1,), dtype=core.bool, device=input_ids.device)
         is_first_iteration = True
         while True:
             length = input_ids.shape[1]
             candidate_ids, candidate_scores = candidate_generator.get_candidates(input_ids, is_first_iteration)
-            is_first_iteration = False
+            is_first_step, is_first_iteration = is_first_iteration, False
             candidate_ids = candidate_ids.to(input_ids.device)
             n_candidates = candidate_ids.shape[1] - length
             last_candidate_ends = n_candidates > 0 and bool(stopping_criteria(candidate_ids, None).all())
@@ -926,6 +950,12 @@ class GenerationMixin:
                 scores += tuple(processed[:, i, :] for i in range(n_matches + 1))
             if raw_logits is not None:
                 raw_logits += tuple(raw[:, i, :] for i in range(n_matches + 1))
+            added = input_ids.shape[1] if is_first_step else n_matches + 1
+            if attentions is not None:
+                attentions = _split_model_outputs(attentions, outputs.attentions, length, added,
+                                                  is_decoder_attention=True)
+            if hidden_states is not None:
+                hidden_states = _split_model_outputs(hidden_states, outputs.hidden_states, length, added)
             model_kwargs = self._update_model_kwargs_for_generation(outputs, model_kwargs,
                                                                     num_new_tokens=n_matches + 1)
             unfinished = unfinished & ~stopping_criteria(input_ids, scores)
@@ -936,6 +966,7 @@ class GenerationMixin:
             streamer.end()
         if return_dict:
             return GenerateDecoderOnlyOutput(sequences=input_ids, scores=scores, logits=raw_logits,
+                                             attentions=attentions, hidden_states=hidden_states,
                                              past_key_values=model_kwargs.get("past_key_values"))
         return input_ids
 

@@ -151,3 +151,24 @@ def test_assisted_decoding_rejects_what_it_cannot_do(models):
     # Another vocabulary needs both tokenizers (universal assisted decoding).
     with pytest.raises(ValueError, match="different tokenizers"):
         main.generate(core.tensor(PROMPT), max_new_tokens=3, assistant_model=_llama(2, 16, 1, vocab=70))
+
+
+@pytest.mark.parametrize("drafter", ["assistant", "prompt_lookup"])
+def test_assisted_decoding_returns_attentions_and_hidden_states_per_token(models, drafter):
+    main, small = models
+    ids = core.tensor(PROMPT)
+    extra = {"assistant": {"assistant_model": small}, "prompt_lookup": {"prompt_lookup_num_tokens": 3}}[drafter]
+    kwargs = dict(max_new_tokens=6, do_sample=False, return_dict_in_generate=True, output_attentions=True,
+                  output_hidden_states=True, cache_implementation="dynamic_full")
+    plain = main.generate(ids, **kwargs)
+    assisted = main.generate(ids, **kwargs, **extra)
+    assert assisted.sequences.tolist() == plain.sequences.tolist()
+    prompt_length = len(PROMPT[0])
+    for ours, expected in ((assisted.attentions, plain.attentions), (assisted.hidden_states, plain.hidden_states)):
+        assert len(ours) == len(expected) == 6
+        for step, (ours_step, expected_step) in enumerate(zip(ours, expected)):
+            # Step 0 holds the prompt's rows; later steps one row, over the keys seen so far.
+            assert [tuple(layer.shape) for layer in ours_step] == [tuple(layer.shape) for layer in expected_step]
+            for ours_layer, expected_layer in zip(ours_step, expected_step):
+                np.testing.assert_allclose(ours_layer.numpy(), expected_layer.numpy(), rtol=1e-4, atol=1e-5)
+    assert assisted.attentions[1][0].shape[-1] == prompt_length + 1
