@@ -260,7 +260,7 @@ class GenerationConfig:
                 "instance of `CompileConfig`."
             )
         if self.watermarking_config is not None:
-            self.watermarking_config.validate()
+            _as_watermarking_config(self.watermarking_config).validate()
 
         issues = {}
         if self.pad_token_id is not None and self.pad_token_id < 0:

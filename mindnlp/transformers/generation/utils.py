@@ -24,7 +24,7 @@ from .candidate_generator import (
     AssistantVocabTranslatorCache, AssistedCandidateGenerator, AssistedCandidateGeneratorDifferentTokenizers,
     EarlyExitCandidateGenerator, PromptLookupCandidateGenerator, UniversalSpeculativeDecodingGenerator,
 )
-from .configuration_utils import DEFAULT_GENERATION_PARAMS, GenerationConfig
+from .configuration_utils import DEFAULT_GENERATION_PARAMS, GenerationConfig, _as_watermarking_config
 from .logits_process import (
     EncoderNoRepeatNGramLogitsProcessor, EncoderRepetitionPenaltyLogitsProcessor, EpsilonLogitsWarper,
     EtaLogitsWarper, ExponentialDecayLengthPenalty, ForcedBOSTokenLogitsProcessor, ForcedEOSTokenLogitsProcessor,
@@ -647,7 +647,7 @@ class GenerationMixin:
                                                   device=device))
         # Watermarking comes after every other processor (HF #34630), renormalisation last of all.
         if config.watermarking_config is not None:
-            processors.append(config.watermarking_config.construct_processor(
+            processors.append(_as_watermarking_config(config.watermarking_config).construct_processor(
                 self.config.get_text_config(decoder=True).vocab_size, device))
         if config.renormalize_logits is True:
             processors.append(LogitNormalization())
