@@ -714,13 +714,14 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
         missing = {k for k in own if k not in found}
         self.tie_weights(missing)
-        missing = _filter(sorted(missing), self._keys_to_ignore_on_load_missing)
+        missing = set(_filter(sorted(missing), self._keys_to_ignore_on_load_missing))
         buffers = {name for name, _ in self.named_buffers()}
         unexpected = [k for k in unexpected if (to_model_key(k) or k) not in buffers]
-        unexpected = _filter(unexpected, self._keys_to_ignore_on_load_unexpected)
+        unexpected = set(_filter(unexpected, self._keys_to_ignore_on_load_unexpected))
 
-        self._initialize_missing(set(missing) | {m[0] for m in mismatched})
-        return {"missing_keys": missing, "unexpected_keys": unexpected, "mismatched_keys": mismatched,
+        self._initialize_missing(missing | {m[0] for m in mismatched})
+        # sets, as HF v5 reports them
+        return {"missing_keys": missing, "unexpected_keys": unexpected, "mismatched_keys": set(mismatched),
                 "error_msgs": []}
 
     def _initialize_missing(self, missing):
@@ -747,17 +748,17 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         if info["unexpected_keys"]:
             logger.warning(
                 f"Some weights of the model checkpoint at {source} were not used when initializing {name}: "
-                f"{info['unexpected_keys']}"
+                f"{sorted(info['unexpected_keys'])}"
             )
         if info["missing_keys"]:
             logger.warning(
                 f"Some weights of {name} were not initialized from the model checkpoint at {source} and are newly "
-                f"initialized: {info['missing_keys']}\nYou should probably TRAIN this model on a down-stream task "
-                "to be able to use it for predictions and inference."
+                f"initialized: {sorted(info['missing_keys'])}\nYou should probably TRAIN this model on a down-stream "
+                "task to be able to use it for predictions and inference."
             )
         if info["mismatched_keys"]:
-            lines = "\n".join(f"- {k}: found shape {a} in the checkpoint and {b} in the model instantiated"
-                              for k, a, b in info["mismatched_keys"])
+            lines = "\n".join(f"- {k}: Reinit due to size mismatch - ckpt: {a} vs model:{b}"
+                              for k, a, b in sorted(info["mismatched_keys"]))
             logger.warning(
                 f"Some weights of {name} were not initialized from the model checkpoint at {source} and are newly "
                 f"initialized because the shapes did not match:\n{lines}"
