@@ -3,6 +3,7 @@ import io
 import json
 import mmap
 import os
+import pickle
 import zipfile
 from collections import OrderedDict
 
@@ -299,3 +300,35 @@ def test_corrupt_or_foreign_files_are_clear_errors(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(Exception, match="CRC|Bad"):
         core.load(path)
+
+
+def test_save_in_legacy_layout_round_trips_with_shared_storage(tmp_path):
+    """_use_new_zipfile_serialization=False writes torch's pre-1.6 stream layout, which load reads
+    back with the values, dtypes and storage sharing of the saved tensors."""
+    base = core.randn(3, 4)
+    state = {"a": base, "row": base[1], "ids": core.arange(5), "half": core.ones(2, dtype=core.float16)}
+    path = tmp_path / "legacy.bin"
+    core.save(state, path, _use_new_zipfile_serialization=False)
+    with open(path, "rb") as fh:
+        assert fh.read(2) != b"PK"  # not a zip archive
+    loaded = core.load(path)
+    for key, value in state.items():
+        assert loaded[key].dtype == value.dtype and core.equal(loaded[key], value), key
+    assert loaded["row"].data_ptr() == loaded["a"].data_ptr() + 4 * loaded["a"].element_size()
+
+
+def test_save_refuses_another_pickle_protocol(tmp_path):
+    with pytest.raises(ValueError, match="pickle protocol 2"):
+        core.save({"a": core.ones(1)}, tmp_path / "x.bin", pickle_protocol=4)
+
+
+def test_legacy_layout_header_is_torchs():
+    """The magic number, protocol version and system-info pickles are byte for byte those of a
+    legacy file torch wrote (the fixture)."""
+    torch_written = open(os.path.join(FIXTURES, "state_legacy.pt"), "rb").read()
+    stream = io.BytesIO(torch_written)
+    for _ in range(3):
+        pickle.load(stream)
+    ours = io.BytesIO()
+    core.save({"a": core.ones(1)}, ours, _use_new_zipfile_serialization=False)
+    assert ours.getvalue()[: stream.tell()] == torch_written[: stream.tell()]

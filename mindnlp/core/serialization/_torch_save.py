@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Size, Tensor
 from ._atomic import atomic_write
-from ._torch_load import parameter_class
+from ._torch_load import LEGACY_MAGIC_NUMBER, LEGACY_PROTOCOL_VERSION, parameter_class
 from ._torch_names import STORAGE_NAMES
 
 STORAGE_ALIGNMENT = 64
@@ -29,7 +29,10 @@ _BATCH = 1000  # items per APPENDS/SETITEMS, as pickle does
 class _CheckpointPickler:
     """Pickles one object into `data.pkl` bytes and collects the storages its tensors use."""
 
-    def __init__(self):
+    def __init__(self, legacy=False):
+        # the legacy (pre-zip) layout adds a view-metadata field to each storage id
+        self.legacy = legacy
+        self.storage_numel = {}  # key -> number of elements, which the legacy layout records
         self._out = io.BytesIO()
         self._write = self._out.write
         self._memo = {}  # id(object) -> memo index, for objects that appear more than once
@@ -160,6 +163,9 @@ class _CheckpointPickler:
         self._save_global("torch", STORAGE_NAMES[tensor.dtype])
         for field in (key, location, numel):
             self._save(field)
+        if self.legacy:
+            self._save(None)
+        self.storage_numel[key] = numel
         self._write(pickle.TUPLE + pickle.BINPERSID)
         self._save(offset)
         self._save(tuple(tensor.shape))
@@ -235,7 +241,8 @@ def _write_record(archive, record, data):
         member.write(data)
 
 
-def _write_zip(file, pickled, storages):
+def _write_zip(file, pickled, pickler):
+    storages = pickler.storages
     with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as archive:
         _write_record(archive, "archive/data.pkl", pickled)
         _write_record(archive, "archive/.format_version", b"1")
@@ -246,17 +253,40 @@ def _write_zip(file, pickled, storages):
         _write_record(archive, "archive/version", b"3\n")
 
 
-def save(obj, f):
-    """torch.save for tensors and containers of them, in torch's zip layout.
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """torch.save for tensors and containers of them, in torch's zip layout (or, with
+    _use_new_zipfile_serialization=False, torch's legacy pre-1.6 stream layout).
 
     `f` is a path or a writable binary file object. A path is written atomically: into a
     temporary file next to it that replaces the target only once complete, so an error or a
     crash mid-save leaves the previous file (or no file) there, never a truncated one.
     """
-    pickler = _CheckpointPickler()
+    if pickle_module not in (None, pickle) or pickle_protocol != 2:
+        raise ValueError("save writes pickle protocol 2 with its own restricted pickler; pickle_module and "
+                         "pickle_protocol cannot be changed")
+    legacy = not _use_new_zipfile_serialization
+    pickler = _CheckpointPickler(legacy=legacy)
     pickled = pickler.dump(obj)
+    write = _write_legacy if legacy else _write_zip
     if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
         with atomic_write(f) as file:
-            _write_zip(file, pickled, pickler.storages)
+            write(file, pickled, pickler)
     else:
-        _write_zip(f, pickled, pickler.storages)
+        write(f, pickled, pickler)
+
+
+def _write_legacy(file, pickled, pickler):
+    """Magic number, protocol version and system info pickles, the object, the storage keys,
+    then each storage as its element count (int64) and its little-endian bytes."""
+    if sys.byteorder != "little":
+        raise NotImplementedError("writing the legacy checkpoint layout needs a little-endian machine")
+    for header in (LEGACY_MAGIC_NUMBER, LEGACY_PROTOCOL_VERSION,
+                   {"protocol_version": LEGACY_PROTOCOL_VERSION, "little_endian": True,
+                    "type_sizes": {"short": 2, "int": 4, "long": 4}}):
+        file.write(pickle.dumps(header, protocol=2))
+    file.write(pickled)
+    file.write(pickle.dumps([key for key, _ in pickler.storages], protocol=2))
+    for key, data in pickler.storages:
+        file.write(struct.pack("<q", pickler.storage_numel[key]))
+        file.write(memoryview(data).cast("B"))
