@@ -2,13 +2,14 @@
 import importlib as _importlib
 
 from . import _dtype
-from ._device import device
+from ._device import device, get_default_device, set_default_device
 from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8, int16,
                      int32, int64, promote_types, set_default_dtype, uint8)
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._tensor import Size, Tensor
 from . import _tensor_methods  # noqa: F401  (binds the ops as Tensor methods)
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                       set_grad_enabled)
 from .ops import *  # noqa: F401,F403
 from .ops import abs, all, any, max, min, pow, range_, round, sum  # noqa: A004
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed,

@@ -113,12 +113,21 @@ def _add_suffixes(text, suffixes, indent):
 def tensor_repr(t):
     prefix = "tensor("
     indent = len(prefix)
-    data = t._host()
     dt = t.dtype
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
-    if data.size == 0:
+    if t.device.type == "meta":  # no values: torch prints `...`, the size and any non-default dtype
+        suffixes.append(f"size={tuple(t.shape)}")
+        if dt is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={dt}")
+        body = "..."
+        data = None
+    else:
+        data = t._host()
+    if data is None:
+        pass
+    elif data.size == 0:
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
         if dt is not _dtype.get_default_dtype():

@@ -58,6 +58,8 @@ class Tensor:
         """`core.Tensor(data)` copies data as default-float; `core.Tensor(2, 3)` allocates."""
         from . import ops
 
+        # The legacy constructor ignores the default device, as torch's does.
+        device = device if device is not None else CPU
         if len(args) == 1 and not isinstance(args[0], int):
             src = ops.tensor(args[0], dtype=dtype or _dtype.get_default_dtype(), device=device)
         else:
@@ -95,7 +97,7 @@ class Tensor:
 
     @property
     def is_meta(self):
-        return False
+        return self._device.type == "meta"
 
     @property
     def is_sparse(self):
@@ -152,6 +154,8 @@ class Tensor:
     def data_ptr(self):
         if self._device.type == "cpu":
             return self._data.__array_interface__["data"][0]
+        if self._device.type == "meta":
+            return 0
         return self._data.data.ptr
 
     def get_device(self):
@@ -180,7 +184,8 @@ class Tensor:
         if self._device.type != "cpu":
             if not force:
                 raise TypeError(
-                    f"can't convert {self._device} tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+                    f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                    "tensor to host memory first."
                 )
             return self.cpu()._data
         return self._data
@@ -190,6 +195,8 @@ class Tensor:
         return arr.astype(dtype) if dtype is not None else arr
 
     def item(self):
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return self._host().reshape(-1)[0].item()

@@ -197,7 +197,7 @@ Tensor.__ixor__ = _inplace_operator(ops.bitwise_xor)
 def _copy_(self, src, non_blocking=False):
     """Copy src's values into self (broadcast, cast, moved across devices); recorded."""
     if not isinstance(src, Tensor):
-        src = ops.tensor(src)
+        src = ops.tensor(src, device=self.device)
     return apply_inplace(self, lambda t, s: ops.expand(s.to(device=t.device, dtype=t.dtype), tuple(t.shape)), src)
 
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 
 from . import _dtype
-from ._device import as_device
+from ._device import as_device, default_device
 from ._tensor import Tensor, _wrap
 from .backends import get_backend
 
@@ -80,7 +80,7 @@ def _rng(generator):
 
 
 def _place(array, device, requires_grad=False):
-    device = as_device(device)
+    device = as_device(device) if device is not None else default_device()
     if device is not None and device.type != "cpu":
         array = get_backend(device).from_host(array, device.index)
     t = _wrap(array)
@@ -102,6 +102,17 @@ def _float_dtype(dtype):
     return dtype
 
 
+def _sample(shape, dtype, device, requires_grad, draw):
+    """A tensor of draw()'s host samples on device (the default one when None). A meta tensor
+    holds no samples: nothing is drawn and the generator does not advance, as in torch."""
+    device = as_device(device) if device is not None else default_device()
+    if device is not None and device.type == "meta":
+        from .ops.creation import empty
+
+        return empty(shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _place(draw(), device, requires_grad)
+
+
 def _draw_float(rng_call, shape, dtype):
     """Sample in float32/float64 and round to half dtypes afterwards."""
     native = dtype.np_dtype if dtype in (_dtype.float32, _dtype.float64) else np.float32
@@ -109,15 +120,22 @@ def _draw_float(rng_call, shape, dtype):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return _creation_out("rand", out, dtype, lambda dt, dev: rand(*size, generator=generator, dtype=dt, device=dev))
     dtype = _float_dtype(dtype)
-    array = _draw_float(lambda s, d: _rng(generator).random(s, dtype=d), _shape(size), dtype)
-    return _place(array, device, requires_grad)
+    shape = _shape(size)
+    return _sample(shape, dtype, device, requires_grad,
+                   lambda: _draw_float(lambda s, d: _rng(generator).random(s, dtype=d), shape, dtype))
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return _creation_out("randn", out, dtype,
+                             lambda dt, dev: randn(*size, generator=generator, dtype=dt, device=dev))
     dtype = _float_dtype(dtype)
-    array = _draw_float(lambda s, d: _rng(generator).standard_normal(s, dtype=d), _shape(size), dtype)
-    return _place(array, device, requires_grad)
+    shape = _shape(size)
+    return _sample(shape, dtype, device, requires_grad,
+                   lambda: _draw_float(lambda s, d: _rng(generator).standard_normal(s, dtype=d), shape, dtype))
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -127,13 +145,15 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if high is None:
         raise TypeError("randint() needs high and size")
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
-    array = _rng(generator).integers(low, high, size=tuple(size)).astype(dtype.np_dtype)
-    return _place(array, device, requires_grad)
+    shape = tuple(size)
+    return _sample(shape, dtype, device, requires_grad,
+                   lambda: _rng(generator).integers(low, high, size=shape).astype(dtype.np_dtype))
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.int64
-    return _place(_rng(generator).permutation(int(n)).astype(dtype.np_dtype), device, requires_grad)
+    return _sample((int(n),), dtype, device, requires_grad,
+                   lambda: _rng(generator).permutation(int(n)).astype(dtype.np_dtype))
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False, generator=None):
@@ -157,6 +177,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     """Samples from N(mean, std); mean and std may be tensors (broadcast) or floats."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
+        if ref.is_meta:
+            shape = np.broadcast_shapes(tuple(getattr(mean, "shape", ())), tuple(getattr(std, "shape", ())))
+            return ref.new_empty(shape)
         m = mean._host() if isinstance(mean, Tensor) else mean
         s = std._host() if isinstance(std, Tensor) else std
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
@@ -164,12 +187,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         array = (m + s * noise).astype(ref._data.dtype)
         return _place(array, ref.device)
     dtype = _float_dtype(dtype)
-    array = _rng(generator).normal(mean, std, size=tuple(size)).astype(dtype.np_dtype)
-    return _place(array, device, requires_grad)
+    shape = tuple(size)
+    return _sample(shape, dtype, device, requires_grad,
+                   lambda: _rng(generator).normal(mean, std, size=shape).astype(dtype.np_dtype))
 
 
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability input (or p), else 0, in input's dtype."""
+    if input.is_meta:
+        return input.new_empty(tuple(input.shape))
     probs = input._host() if p is None else np.broadcast_to(np.float64(p), input.shape)
     draws = _rng(generator).random(input.shape) < probs
     return _place(draws.astype(input._data.dtype), input.device)
@@ -196,31 +222,35 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 def uniform_(t, a=0.0, b=1.0, generator=None):
     """Fill t in place with U(a, b) samples."""
-    array = _rng(generator).uniform(a, b, size=t.shape)
-    return _fill_inplace(t, array)
+    return _fill_inplace(t, lambda: _rng(generator).uniform(a, b, size=t.shape))
 
 
 def normal_(t, mean=0.0, std=1.0, generator=None):
-    array = _rng(generator).normal(mean, std, size=t.shape)
-    return _fill_inplace(t, array)
+    return _fill_inplace(t, lambda: _rng(generator).normal(mean, std, size=t.shape))
 
 
 def bernoulli_(t, p=0.5, generator=None):
-    array = _rng(generator).random(t.shape) < p
-    return _fill_inplace(t, array)
+    return _fill_inplace(t, lambda: _rng(generator).random(t.shape) < p)
 
 
 def exponential_(t, lambd=1.0, generator=None):
-    return _fill_inplace(t, _rng(generator).exponential(1.0 / lambd, size=t.shape))
+    return _fill_inplace(t, lambda: _rng(generator).exponential(1.0 / lambd, size=t.shape))
 
 
 def random_(t, low=0, high=None, generator=None):
     if high is None:
         low, high = 0, (low if low else 2 ** min(t.dtype.itemsize * 8 - 1, 53))
-    return _fill_inplace(t, _rng(generator).integers(low, high, size=t.shape))
+    return _fill_inplace(t, lambda: _rng(generator).integers(low, high, size=t.shape))
 
 
-def _fill_inplace(t, host_array):
+def _creation_out(name, out, dtype, make):
+    from .ops._out import creation_out
+
+    return creation_out(name, out, dtype, make)
+
+
+def _fill_inplace(t, draw):
+    """Write draw()'s samples into t (a meta tensor draws none)."""
     from .ops.inplace import write_inplace
 
-    return write_inplace(t, host_array)
+    return write_inplace(t, draw)

@@ -4,7 +4,9 @@
 Hugging Face transformers.
 """
 from .configuration_utils import PretrainedConfig, PreTrainedConfig
-from .generation.configuration_utils import GenerationConfig
+from .generation.configuration_utils import (
+    CompileConfig, GenerationConfig, SynthIDTextWatermarkingConfig, WatermarkingConfig,
+)
 from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
@@ -107,8 +109,19 @@ _LAZY_MODEL_NAMES = {
     ],
     "cache_utils": ["Cache", "DynamicCache", "EncoderDecoderCache", "SlidingWindowCache", "StaticCache"],
     "generation": [
-        "GenerationMixin", "LogitsProcessor", "LogitsProcessorList", "MaxLengthCriteria", "StoppingCriteria",
-        "StoppingCriteriaList", "StopStringCriteria", "TextIteratorStreamer", "TextStreamer",
+        "AlternatingCodebooksLogitsProcessor", "AsyncTextIteratorStreamer", "BayesianDetectorConfig",
+        "BayesianDetectorModel", "ClassifierFreeGuidanceLogitsProcessor",
+        "EncoderNoRepeatNGramLogitsProcessor", "EncoderRepetitionPenaltyLogitsProcessor", "EosTokenCriteria",
+        "EpsilonLogitsWarper", "EtaLogitsWarper", "ExponentialDecayLengthPenalty", "ForcedBOSTokenLogitsProcessor",
+        "ForcedEOSTokenLogitsProcessor", "GenerationMixin", "InfNanRemoveLogitsProcessor", "LogitNormalization",
+        "LogitsProcessor", "LogitsProcessorList", "MaxLengthCriteria", "MaxTimeCriteria", "MinLengthLogitsProcessor",
+        "MinNewTokensLengthLogitsProcessor", "MinPLogitsWarper", "NoBadWordsLogitsProcessor",
+        "NoRepeatNGramLogitsProcessor", "PrefixConstrainedLogitsProcessor", "RepetitionPenaltyLogitsProcessor",
+        "SequenceBiasLogitsProcessor", "StoppingCriteria", "StoppingCriteriaList", "StopStringCriteria",
+        "SuppressTokensAtBeginLogitsProcessor", "SuppressTokensLogitsProcessor", "SynthIDTextWatermarkDetector",
+        "SynthIDTextWatermarkLogitsProcessor", "TemperatureLogitsWarper", "TextIteratorStreamer", "TextStreamer",
+        "TopHLogitsWarper", "TopKLogitsWarper", "TopPLogitsWarper", "TypicalLogitsWarper",
+        "UnbatchedClassifierFreeGuidanceLogitsProcessor", "WatermarkDetector", "WatermarkLogitsProcessor",
     ],
 }
 _LAZY_MODULE_OF = {name: module for module, names in _LAZY_MODEL_NAMES.items() for name in names}

@@ -59,6 +59,8 @@ CASES = {
     "remainder": (lambda a: T.remainder(a, 0.7), lambda: (core.tensor([0.2, 0.9, -0.3, 1.6], dtype=core.float64,
                                                                      requires_grad=True),)),
     "maximum": (T.maximum, lambda: (distinct(3, 4), distinct(4))),
+    "fmax": (T.fmax, lambda: (distinct(3, 4), distinct(4))),
+    "fmin": (T.fmin, lambda: (distinct(3, 4), distinct(4))),
     "minimum": (T.minimum, lambda: (distinct(3, 4), distinct(3, 1))),
     "max_binary": (lambda a, b: T.max(a, b), lambda: (distinct(3), distinct(3))),
     "where": (lambda a, b: T.where(a > 0, a, b), lambda: (r(3, 4), r(4))),

@@ -1,7 +1,8 @@
 """Reverse-mode automatic differentiation: Function, backward, grad, gradcheck, grad modes."""
 from .engine import run_backward
 from .function import Function, Node, once_differentiable
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
 from .gradcheck import gradcheck, gradgradcheck
 
 
@@ -61,6 +62,7 @@ __all__ = [
     "gradgradcheck",
     "inference_mode",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "no_grad",
     "once_differentiable",
     "set_grad_enabled",

@@ -4,13 +4,16 @@ Every core op and every user-defined autograd function is a `Function` subclass.
 runs `forward(ctx, *args)` with recording off, and, when grad mode is on and some tensor
 input requires grad, keeps `ctx` as the node that the outputs' `grad_fn` points to. The
 ctx contract is PyTorch's: `ctx.save_for_backward(*tensors)`, `ctx.saved_tensors`,
-`ctx.needs_input_grad`, `ctx.mark_non_differentiable`, `ctx.set_materialize_grads`, and
-`backward(ctx, *grad_outputs)` returns one gradient (or None) per forward argument.
+`ctx.needs_input_grad`, `ctx.mark_non_differentiable`, `ctx.mark_dirty`,
+`ctx.set_materialize_grads`, and `backward(ctx, *grad_outputs)` returns one gradient (or
+None) per forward argument.
 
 Core ops may return backend arrays from forward; `apply` wraps them into tensors.
 Backward formulas are written with core ops, so with `create_graph=True` the backward
 pass records its own graph and can be differentiated again.
 """
+import warnings
+
 from .._fp_errors import quiet, restore
 from ..backends import get_backend
 from . import grad_mode
@@ -31,6 +34,7 @@ class Node:
     _saved_versions = ()
     _released = False
     _non_differentiable = ()
+    _dirty = ()
     materialize_grads = True
     next_functions = ()
     needs_input_grad = ()
@@ -88,7 +92,14 @@ class Node:
         self._non_differentiable = tuple(id(t) for t in tensors)
 
     def mark_dirty(self, *tensors):
-        """Accepted for compatibility: in-place user functions are recorded like any other."""
+        """Declare inputs that forward modified in place; forward must return them.
+
+        As in torch, each is returned as the same tensor object, its version counter is
+        bumped, and (when recording) its history becomes this node: the old history feeds
+        the node, so backward flows through the in-place operation. A view's base is given
+        the in-place history too.
+        """
+        self._dirty = tensors
 
     def set_materialize_grads(self, value):
         self.materialize_grads = bool(value)
@@ -169,6 +180,8 @@ class Function:
         finally:
             state.enabled = enabled
             restore(fp_state)
+        if ctx._dirty:
+            return _outputs_with_dirty(ctx, args, result, record)
         version = args[0]._version if cls._is_view else None
         if type(result) is not tuple:
             out = _as_output(result, args, version)
@@ -181,6 +194,56 @@ class Function:
         if record:
             _record(ctx, args, outputs)
         return outputs
+
+
+def _outputs_with_dirty(ctx, args, result, record):
+    """Function.apply's ending for a forward that called ctx.mark_dirty (torch's rules)."""
+    single = type(result) is not tuple
+    results = (result,) if single else result
+    dirty = ctx._dirty
+    for t in dirty:
+        if not any(t is a for a in args):
+            warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, there "
+                          "is no need to pass it to mark_dirty().", stacklevel=3)
+        if not any(t is r for r in results):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                               "The inputs that are modified inplace must all be outputs of the Function.")
+        t._version[0] += 1
+    if record:
+        for t in dirty:
+            if t.requires_grad and t.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            view = t.__dict__.get("_view")
+            if view is not None:
+                if len(results) > 1:
+                    raise RuntimeError(
+                        "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+                        "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+                        "You should either make sure the input is not a view (using .clone() for example) or make "
+                        "your Function only return one Tensor.")
+                if view[0].requires_grad and view[0].grad_fn is None:
+                    raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                       "operation.")
+        # What forward saved of a dirty tensor was saved after its modification.
+        ctx._saved_versions = tuple(
+            t._version[0] if t is not None and any(t is d for d in dirty) else v
+            for t, v in zip(ctx._saved, ctx._saved_versions))
+
+    def output(r):
+        if any(r is d for d in dirty) and (record or not r.requires_grad):
+            return r
+        return _as_output(r, args, None)
+
+    outputs = tuple(output(r) for r in results)
+    if record:
+        _record(ctx, args, outputs)
+        for t in dirty:
+            view = t.__dict__.get("_view")
+            if view is not None:
+                from ..ops.inplace import _rebase_view
+
+                _rebase_view(t, *view, t)
+    return outputs[0] if single else outputs
 
 
 def _note_view(out, cls, args, kwargs):

@@ -5,9 +5,10 @@ type, `to_host`/`from_host`, and optional fused kernels that override an op's co
 default. The CUDA backend imports CuPy only when a CUDA tensor is first asked for.
 """
 from .._device import device
+from .meta_backend import MetaArray, MetaBackend
 from .numpy_backend import NumpyBackend
 
-_BACKENDS = {"cpu": NumpyBackend()}
+_BACKENDS = {"cpu": NumpyBackend(), "meta": MetaBackend()}
 
 
 def get_backend(dev):
@@ -24,11 +25,13 @@ def get_backend(dev):
 
 
 def backend_for_array(array):
-    """The backend that owns an array (NumPy arrays are cpu, everything else cuda)."""
+    """The backend that owns an array (NumPy arrays are cpu, MetaArrays meta, anything else cuda)."""
     import numpy
 
     if isinstance(array, (numpy.ndarray, numpy.generic)):
         return _BACKENDS["cpu"]
+    if isinstance(array, MetaArray):
+        return _BACKENDS["meta"]
     return get_backend("cuda")
 
 

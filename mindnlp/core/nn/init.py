@@ -62,9 +62,11 @@ def _calculate_correct_fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
-def _fill(tensor, host_array):
+def _fill(tensor, values):
+    """Write values() (a host array) into tensor; a meta tensor holds none, so values is not
+    called and the generator does not advance, as with torch's init on the meta device."""
     with grad_mode.no_grad():
-        write_inplace(tensor, host_array)
+        write_inplace(tensor, values)
     return tensor
 
 
@@ -73,11 +75,11 @@ def _rng(generator):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, _rng(generator).uniform(a, b, size=tuple(tensor.shape)))
+    return _fill(tensor, lambda: _rng(generator).uniform(a, b, size=tuple(tensor.shape)))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, _rng(generator).normal(mean, std, size=tuple(tensor.shape)))
+    return _fill(tensor, lambda: _rng(generator).normal(mean, std, size=tuple(tensor.shape)))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -89,10 +91,12 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    low, high = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-    draws = _rng(generator).uniform(2 * low - 1, 2 * high - 1, size=tuple(tensor.shape))
-    values = special.erfinv(draws) * (std * math.sqrt(2.0)) + mean
-    return _fill(tensor, np.clip(values, a, b))
+    def values():
+        low, high = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
+        draws = _rng(generator).uniform(2 * low - 1, 2 * high - 1, size=tuple(tensor.shape))
+        return np.clip(special.erfinv(draws) * (std * math.sqrt(2.0)) + mean, a, b)
+
+    return _fill(tensor, values)
 
 
 def constant_(tensor, val):
@@ -113,7 +117,7 @@ def eye_(tensor):
     """The identity matrix (2-D tensors only), as Linear layers that preserve their input."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, np.eye(*tuple(tensor.shape)))
+    return _fill(tensor, lambda: np.eye(*tuple(tensor.shape)))
 
 
 def dirac_(tensor, groups=1):
@@ -125,11 +129,15 @@ def dirac_(tensor, groups=1):
     if sizes[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = sizes[0] // groups
-    values = np.zeros(sizes)
-    centre = tuple(s // 2 for s in sizes[2:])
-    for g in range(groups):
-        for d in range(min(out_per_group, sizes[1])):
-            values[(g * out_per_group + d, d) + centre] = 1
+
+    def values():
+        identity = np.zeros(sizes)
+        centre = tuple(s // 2 for s in sizes[2:])
+        for g in range(groups):
+            for d in range(min(out_per_group, sizes[1])):
+                identity[(g * out_per_group + d, d) + centre] = 1
+        return identity
+
     return _fill(tensor, values)
 
 
@@ -174,14 +182,18 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flattened = _rng(generator).standard_normal((rows, cols))
-    if rows < cols:
-        flattened = flattened.T
-    q, r = np.linalg.qr(flattened)
-    q = q * np.sign(np.diag(r))
-    if rows < cols:
-        q = q.T
-    return _fill(tensor, (q * gain).reshape(tuple(tensor.shape)))
+
+    def values():
+        flattened = _rng(generator).standard_normal((rows, cols))
+        if rows < cols:
+            flattened = flattened.T
+        q, r = np.linalg.qr(flattened)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return (q * gain).reshape(tuple(tensor.shape))
+
+    return _fill(tensor, values)
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
@@ -190,8 +202,12 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tuple(tensor.shape)
     num_zeros = int(math.ceil(sparsity * rows))
-    rng = _rng(generator)
-    values = rng.normal(0.0, std, size=(rows, cols))
-    for col in range(cols):
-        values[rng.permutation(rows)[:num_zeros], col] = 0
+
+    def values():
+        rng = _rng(generator)
+        drawn = rng.normal(0.0, std, size=(rows, cols))
+        for col in range(cols):
+            drawn[rng.permutation(rows)[:num_zeros], col] = 0
+        return drawn
+
     return _fill(tensor, values)

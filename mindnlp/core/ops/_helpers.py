@@ -95,7 +95,8 @@ def _promote_slow(a, b):
     dtype = _dtype.result_type(a, b)
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
     if a_t and b_t and a._device != b._device:
-        home = check_same_device(a, b) or a
+        home = check_same_device(a, b)
+        home = a if home is None else home
         a = a if a._device == home._device else to_device(a, home._device)
         b = b if b._device == home._device else to_device(b, home._device)
     if a_t and a._data.dtype != dtype.np_dtype:

@@ -1,17 +1,22 @@
-"""Tensor creation: from data, filled, ranges, identity."""
+"""Tensor creation: from data, filled, ranges, identity.
+
+Called without a device, these factories use the default device (core.get_default_device;
+`with core.device(...)` blocks); the `*_like` ones follow their input's device instead.
+"""
 import math
 import numbers
 
 import numpy as np
 
 from .. import _dtype
-from .._device import CPU, as_device
+from .._device import CPU, as_device, default_device
 from .._tensor import Tensor, _wrap
 from ..backends import get_backend
+from ._out import creation_out
 
 
 def _finish(array, device, requires_grad):
-    device = as_device(device)
+    device = as_device(device) if device is not None else default_device()
     if device is not None and device.type != "cpu":
         array = get_backend(device).from_host(array, device.index)
     t = _wrap(array)
@@ -62,8 +67,11 @@ def _has_float64_source(data):
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy data into a new leaf tensor; dtype inferred as torch does (floats → default)."""
     if isinstance(data, Tensor):
+        device = device if device is not None else default_device() or data.device
+        if device == "meta" or data.device.type == "meta":
+            result = data.detach().to(device=device, dtype=dtype, copy=True)
+            return result.requires_grad_(True) if requires_grad else result
         array = data._host().copy()
-        device = device if device is not None else data.device
     elif isinstance(data, (np.ndarray, np.generic)):
         array = np.array(data)
     else:
@@ -81,6 +89,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 def as_tensor(data, dtype=None, device=None):
     """Like tensor(), but reuses a tensor's or array's memory when dtype and device allow."""
     if isinstance(data, Tensor):
+        device = device if device is not None else default_device()
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
     if isinstance(data, np.ndarray) and (dtype is None or _dtype.as_dtype(dtype).np_dtype == data.dtype):
         _dtype.from_numpy_dtype(data.dtype)
@@ -107,28 +116,36 @@ def _shape_arg(size):
 
 def _filled(shape, value, dtype, device, requires_grad):
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    device = as_device(device)
+    device = as_device(device) if device is not None else default_device()
     if device is not None and device.type != "cpu":
         array = get_backend(device).xp.full(shape, value, dtype=dtype.np_dtype)
         t = _wrap(array)
         return t.requires_grad_(True) if requires_grad else t
-    return _finish(np.full(shape, value, dtype=dtype.np_dtype), None, requires_grad)
+    return _finish(np.full(shape, value, dtype=dtype.np_dtype), CPU, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    if out is not None:
+        return creation_out("zeros", out, dtype, lambda dt, dev: zeros(*size, dtype=dt, device=dev))
     return _filled(_shape_arg(size), 0, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+    if out is not None:
+        return creation_out("ones", out, dtype, lambda dt, dev: ones(*size, dtype=dt, device=dev))
     return _filled(_shape_arg(size), 1, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
           memory_format=None):
+    if out is not None:
+        return creation_out("empty", out, dtype, lambda dt, dev: empty(*size, dtype=dt, device=dev))
     return _filled(_shape_arg(size), 0, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return creation_out("full", out, dtype, lambda dt, dev: full(size, fill_value, dtype=dt, device=dev))
     if dtype is None:
         dtype = _dtype.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
     if isinstance(fill_value, Tensor):
@@ -164,6 +181,8 @@ def _number(v):
 
 def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """Values from start to end (exclusive); int64 unless an argument is a float."""
+    if out is not None:
+        return creation_out("arange", out, dtype, lambda dt, dev: arange(start, end, step, dtype=dt, device=dev))
     start, end, step = _number(start), _number(end), _number(step)
     if end is None:
         start, end = 0, start
@@ -188,6 +207,8 @@ def range_(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return creation_out("linspace", out, dtype, lambda dt, dev: linspace(start, end, steps, dtype=dt, device=dev))
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     array = np.linspace(_number(start), _number(end), int(steps), dtype=np.float64)
     return _finish(array.astype(dtype.np_dtype), device, requires_grad)
@@ -200,6 +221,8 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_gra
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return creation_out("eye", out, dtype, lambda dt, dev: eye(n, m, dtype=dt, device=dev))
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     return _finish(np.eye(n, m if m is not None else n, dtype=dtype.np_dtype), device, requires_grad)
 

@@ -7,6 +7,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
 from ._helpers import (broadcast_error, compute_float, is_float_array, promote_operands, special_of, xp_of)
+from ._out import write_out
 from .conversion import cast
 
 
@@ -133,14 +134,18 @@ def _arith(cls, a, b):
 
 
 def add(input, other, *, alpha=1, out=None):
+    if out is not None:
+        return write_out("add", out, add, input, other, alpha=alpha)
     if alpha != 1:
-        other = mul(other, alpha)
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _arith(Add, input, other)
 
 
 def sub(input, other, *, alpha=1, out=None):
+    if out is not None:
+        return write_out("sub", out, sub, input, other, alpha=alpha)
     if alpha != 1:
-        other = mul(other, alpha)
+        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
     return _arith(Sub, input, other)
 
 
@@ -151,7 +156,9 @@ def rsub(input, other, alpha=1):
     return sub(other, input, alpha=alpha)
 
 
-def mul(input, other, out=None):
+def mul(input, other, *, out=None):
+    if out is not None:
+        return write_out("mul", out, mul, input, other)
     return _arith(Mul, input, other)
 
 
@@ -160,6 +167,8 @@ multiply = mul
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division (ints give the default float), or 'trunc'/'floor' rounding."""
+    if out is not None:
+        return write_out("div", out, div, input, other, rounding_mode=rounding_mode)
     if rounding_mode is None:
         a, b = input, other
         dtype = _dtype.result_type(a, b)
@@ -190,7 +199,7 @@ def floor_divide(input, other):
     ref = _first_tensor(a, b)
     xp = xp_of(ref)
     if not ref.is_floating_point() and isinstance(b, int) and b == 0 or (
-            isinstance(b, Tensor) and not b.is_floating_point() and bool((b._data == 0).any())):
+            isinstance(b, Tensor) and not b.is_floating_point() and not b.is_meta and bool((b._data == 0).any())):
         raise RuntimeError("ZeroDivisionError")
     return _wrap(_binary_result(xp.floor_divide, a, b))
 
@@ -310,12 +319,60 @@ def minimum(input, other):
     return Minimum.apply(*_tensor_pair(input, other))
 
 
-def fmax(input, other):
-    return maximum(input, other)
+class _NanIgnoring(Function):
+    """fmax/fmin: NaN loses to a number; the result is NaN only where both are NaN.
+
+    The gradient follows torch's rule: all of it goes to input where input wins or ties or
+    other is NaN, and all of it to other elsewhere (no even split of ties, unlike maximum).
+    """
+
+    largest = True
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        xp = xp_of(a)
+        ad, bd = a._data, b._data
+        if ad.dtype in (np.float16, _dtype.bfloat16.np_dtype):
+            ad, bd = ad.astype(np.float32), bd.astype(np.float32)
+        ctx.input_takes = ((ad >= bd) if cls.largest else (ad <= bd)) | xp.isnan(bd)
+        return _binary_result(xp.fmax if cls.largest else xp.fmin, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        takes = _wrap(ctx.input_takes)
+        ga = where(takes, grad, 0.0) if ctx.needs_input_grad[0] else None
+        gb = where(takes, 0.0, grad) if ctx.needs_input_grad[1] else None
+        return ga, gb
 
 
-def fmin(input, other):
-    return minimum(input, other)
+class Fmax(_NanIgnoring):
+    largest = True
+
+
+class Fmin(_NanIgnoring):
+    largest = False
+
+
+def _nan_ignoring(cls, name, input, other):
+    for position, (arg, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    return cls.apply(*_tensor_pair(input, other))
+
+
+def fmax(input, other, *, out=None):
+    """Elementwise maximum that ignores NaN: NaN only where both inputs are NaN."""
+    if out is not None:
+        return write_out("fmax", out, fmax, input, other)
+    return _nan_ignoring(Fmax, "fmax", input, other)
+
+
+def fmin(input, other, *, out=None):
+    """Elementwise minimum that ignores NaN: NaN only where both inputs are NaN."""
+    if out is not None:
+        return write_out("fmin", out, fmin, input, other)
+    return _nan_ignoring(Fmin, "fmin", input, other)
 
 
 # --- unary math -------------------------------------------------------------------------
@@ -341,6 +398,8 @@ def _unary(name, compute, derivative, keep_int=False, uses_output=False):
     cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
     def op(input, *, out=None):
+        if out is not None:
+            return write_out(op.__name__, out, op, input)
         if not keep_int and not input.is_floating_point():
             input = cast(input, _dtype.get_default_dtype())
         return cls.apply(input)
@@ -482,6 +541,8 @@ class Clamp(Function):
 
 
 def clamp(input, min=None, max=None, *, out=None):
+    if out is not None:
+        return write_out("clamp", out, clamp, input, min, max)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dtype = _dtype.result_type(input, *(v for v in (min, max) if v is not None))
@@ -602,8 +663,10 @@ arctan2 = atan2
 # --- comparison and logic (never differentiable) -----------------------------------------
 
 
-def _compare(fn_name):
+def _compare(fn_name, name):
     def op(input, other, *, out=None):
+        if out is not None:
+            return write_out(name, out, op, input, other)
         a, b = promote_operands(input, other)
         ref = _first_tensor(a, b)
         try:
@@ -611,21 +674,23 @@ def _compare(fn_name):
         except ValueError:
             raise broadcast_error(_data(a), _data(b)) from None
 
-    op.__name__ = fn_name
+    op.__name__ = name
     return op
 
 
-eq = _compare("equal")
-ne = _compare("not_equal")
-lt = _compare("less")
-le = _compare("less_equal")
-gt = _compare("greater")
-ge = _compare("greater_equal")
+eq = _compare("equal", "eq")
+ne = _compare("not_equal", "ne")
+lt = _compare("less", "lt")
+le = _compare("less_equal", "le")
+gt = _compare("greater", "gt")
+ge = _compare("greater_equal", "ge")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
 def _logical(fn_name):
     def op(input, other, *, out=None):
+        if out is not None:
+            return write_out(fn_name, out, op, input, other)
         ref = _first_tensor(input, other)
         return _wrap(getattr(xp_of(ref), fn_name)(_data(input), _data(other)))
 
@@ -639,6 +704,8 @@ logical_xor = _logical("logical_xor")
 
 
 def logical_not(input, *, out=None):
+    if out is not None:
+        return write_out("logical_not", out, logical_not, input)
     return _wrap(xp_of(input).logical_not(input._data))
 
 

@@ -186,7 +186,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     d = normalize_dim(dim, input.ndim)
     _check_index(input, d, index, "gather")
     n = input.shape[d] if input.ndim else 1
-    if index.numel() and (int(index._data.max()) >= n or int(index._data.min()) < -n):
+    if index.numel() and not index.is_meta and (int(index._data.max()) >= n or int(index._data.min()) < -n):
         raise RuntimeError(f"gather(): index out of bounds for dimension {d} with size {n}")
     if any(index.shape[i] > input.shape[i] for i in range(input.ndim) if i != d):
         # take_along_axis would broadcast; torch takes the leading part of each other dim.
@@ -328,7 +328,7 @@ def index_select(input, dim, index):
     d = normalize_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    if index.numel():
+    if index.numel() and not index.is_meta:  # meta indices have no values to check
         n = input.shape[d] if input.ndim else 1
         hi, lo = int(index._data.max()), int(index._data.min())
         if hi >= n or lo < -n:

@@ -114,10 +114,14 @@ def _rebase_view(view, base, remake, region):
     view.grad_fn, view._output_nr, view.requires_grad = remade.grad_fn, remade._output_nr, remade.requires_grad
 
 
-def write_inplace(t, host_array):
-    """Overwrite t with values from a host array (random fills, init): never recorded."""
+def write_inplace(t, values):
+    """Overwrite t with a host array (random fills, init), never recorded. `values` may be a
+    function making the array: a meta tensor, which holds no values, never calls it."""
     _check_leaf(t)
-    array = np.asarray(host_array).astype(t._data.dtype, copy=False)
+    if t._device.type == "meta":
+        t._version[0] += 1
+        return t
+    array = np.asarray(values() if callable(values) else values).astype(t._data.dtype, copy=False)
     if t._device.type != "cpu":
         array = get_backend(t._device).from_host(array, t._device.index)
     _store(t, array)

@@ -10,6 +10,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..backends import backend_for_array
 from ._helpers import HALF_NP, check_same_device, xp_of
+from ._out import write_out
 from .conversion import cast
 from ..amp.autocast_mode import autocast_inputs
 
@@ -61,6 +62,8 @@ def _common(a, b, name):
 
 def matmul(input, other, *, out=None):
     """torch.matmul: 1-D operands are promoted to matrices and the extra dim removed."""
+    if out is not None:
+        return write_out("matmul", out, matmul, input, other)
     input, other = autocast_inputs("matmul", input, other)
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and {other.ndim}D")
@@ -306,6 +309,8 @@ def triu_indices(row, col, offset=0, dtype=None, device=None):
 def tensordot(a, b, dims=2, out=None):
     """Contract dims of a with dims of b: an int n takes a's last n and b's first n; a pair
     of lists names them. Computed as one matmul over the permuted, flattened operands."""
+    if out is not None:
+        return write_out("tensordot", out, tensordot, a, b, dims)
     from ._helpers import normalize_dim
     from .shape import permute, reshape
 

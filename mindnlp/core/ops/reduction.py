@@ -5,6 +5,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
 from ._helpers import HALF_NP, normalize_dim, normalize_dims, xp_of
+from ._out import write_out
 from .conversion import cast
 
 
@@ -40,6 +41,8 @@ class Sum(Function):
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over dims; bool and integer inputs sum to int64 as in torch."""
+    if out is not None:
+        return write_out("sum", out, sum, input, dim, keepdim, dtype=dtype)
     if isinstance(dim, (list, tuple)) and len(dim) == 0:
         dim = None
     dims = normalize_dims(dim, input.ndim)
@@ -67,6 +70,8 @@ class Mean(Function):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if out is not None:
+        return write_out("mean", out, mean, input, dim, keepdim, dtype=dtype)
     if dtype is not None:
         input = cast(input, dtype)
     if not input.dtype.is_floating_point:
@@ -181,10 +186,14 @@ def _max_min(input, dim, keepdim, other, largest):
 
 def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """max(x) → value; max(x, dim) → (values, indices); max(x, y) → elementwise maximum."""
+    if out is not None:
+        return write_out("max", out, max, input, dim, keepdim, other=other)
     return _max_min(input, dim, keepdim, other, True)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):
+    if out is not None:
+        return write_out("min", out, min, input, dim, keepdim, other=other)
     return _max_min(input, dim, keepdim, other, False)
 
 
@@ -408,7 +417,7 @@ class Prod(Function):
                     .astype(x._data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.dim, ctx.keepdim = dim, keepdim
-        ctx.has_zero = bool((x._data == 0).any())
+        ctx.has_zero = not x.is_meta and bool((x._data == 0).any())
         return out
 
     @staticmethod
@@ -470,7 +479,7 @@ class Cumprod(Function):
         out = _wrap(xp_of(x).cumprod(_as_compute(x._data), axis=dim).astype(x._data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.dim = dim
-        ctx.has_zero = bool((x._data == 0).any())
+        ctx.has_zero = not x.is_meta and bool((x._data == 0).any())
         return out
 
     @staticmethod
@@ -624,6 +633,8 @@ def _type_name(dtype):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: 'fro' and numbers are vector norms over dim (all elements when None);
     'nuc' is the nuclear norm of the matrices in dim (default: the last two)."""
+    if out is not None:
+        return write_out("norm", out, norm, input, p, dim, keepdim, dtype=dtype)
     if isinstance(dim, int):
         dim = (dim,)
     if p == "nuc":

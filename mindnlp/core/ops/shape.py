@@ -10,6 +10,7 @@ import numpy as np
 from .._tensor import Size, Tensor
 from ..autograd.function import Function
 from ._helpers import check_same_device, normalize_dim, xp_of
+from ._out import write_out
 
 
 def _shape_args(shape):
@@ -274,6 +275,9 @@ def cat(tensors, dim=0, *, out=None):
     from .. import _dtype
     from .conversion import cast
 
+    if out is not None:
+        return write_out("cat", out, cat, tensors, dim)
+
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -304,6 +308,8 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim=0, *, out=None):
+    if out is not None:
+        return write_out("stack", out, stack, tensors, dim)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

@@ -10,6 +10,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ._helpers import HALF_NP, check_same_device, normalize_dim, xp_of
+from ._out import write_out
 from .indexing import Gather
 from .reduction import _type_name, _ValuesIndices
 
@@ -44,6 +45,8 @@ def _scalar_result(input):
 
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     """(values, indices) sorted along dim."""
+    if out is not None:
+        return write_out("sort", out, sort, input, dim, descending, stable=stable)
     d = normalize_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_result(input)
@@ -64,6 +67,8 @@ _FULL_SORT_MAX = 1024  # below this row length a full sort is cheaper than parti
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The k largest (or smallest) elements along dim, in sorted order, with their indices."""
+    if out is not None:
+        return write_out("topk", out, topk, input, k, dim, largest, sorted)
     d = normalize_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:

@@ -6,13 +6,14 @@
 - `load_safetensors`/`safe_open` read safetensors memory-mapped; `save_safetensors` writes.
 All writes to paths are atomic.
 """
-from ._safetensors import load_safetensors, safe_open, safetensors_metadata, save_safetensors
+from ._safetensors import (SafetensorError, load_safetensors, load_safetensors_bytes, safe_open, safetensors_bytes,
+                           safetensors_metadata, save_safetensors)
 from ._torch_load import ZIP_MAGIC, load
 from ._torch_save import save
 from ._unpickler import UnpicklingError
 
-__all__ = ["load", "save", "load_torch_file", "load_safetensors", "save_safetensors", "safe_open",
-           "safetensors_metadata", "UnpicklingError"]
+__all__ = ["load", "save", "load_torch_file", "load_safetensors", "load_safetensors_bytes", "save_safetensors",
+           "safetensors_bytes", "safe_open", "safetensors_metadata", "SafetensorError", "UnpicklingError"]
 
 
 def load_torch_file(path, map_location="cpu"):

@@ -1,27 +1,48 @@
-"""Text generation: GenerationConfig, logits processors, stopping criteria, streamers, generate().
+"""Text generation: GenerationConfig, logits processors, stopping criteria, streamers,
+candidate generators for assisted decoding, watermarking and its detectors, generate().
 
-Only GenerationConfig is imported eagerly (configs load without the tensor core); the rest
-is imported on first use.
+Only the configuration classes are imported eagerly (configs load without the tensor core);
+the rest is imported on first use.
 """
-from .configuration_utils import DEFAULT_GENERATION_PARAMS, GenerationConfig
+from .configuration_utils import (
+    DEFAULT_GENERATION_PARAMS, BaseWatermarkingConfig, CompileConfig, GenerationConfig, GenerationMode,
+    SynthIDTextWatermarkingConfig, WatermarkingConfig,
+)
 
 _LAZY_NAMES = {
+    "candidate_generator": [
+        "AssistedCandidateGenerator", "AssistedCandidateGeneratorDifferentTokenizers", "AssistantToTargetTranslator",
+        "AssistantVocabTranslatorCache", "CandidateGenerator", "EarlyExitCandidateGenerator",
+        "PromptLookupCandidateGenerator", "UniversalSpeculativeDecodingGenerator",
+    ],
     "logits_process": [
+        "AlternatingCodebooksLogitsProcessor", "BarkEosPrioritizerLogitsProcessor",
+        "ClassifierFreeGuidanceLogitsProcessor", "DiaClassifierFreeGuidanceLogitsProcessor",
+        "DiaEOSChannelFilterLogitsProcessor", "DiaEOSDelayPatternLogitsProcessor",
         "EncoderNoRepeatNGramLogitsProcessor", "EncoderRepetitionPenaltyLogitsProcessor", "EpsilonLogitsWarper",
         "EtaLogitsWarper", "ExponentialDecayLengthPenalty", "ForcedBOSTokenLogitsProcessor",
         "ForcedEOSTokenLogitsProcessor", "InfNanRemoveLogitsProcessor", "LogitNormalization", "LogitsProcessor",
         "LogitsProcessorList", "LogitsWarper", "MinLengthLogitsProcessor", "MinNewTokensLengthLogitsProcessor",
         "MinPLogitsWarper", "NoBadWordsLogitsProcessor", "NoRepeatNGramLogitsProcessor",
         "PrefixConstrainedLogitsProcessor", "RepetitionPenaltyLogitsProcessor", "SequenceBiasLogitsProcessor",
-        "SuppressTokensAtBeginLogitsProcessor", "SuppressTokensLogitsProcessor", "TemperatureLogitsWarper",
-        "TopKLogitsWarper", "TopPLogitsWarper", "TypicalLogitsWarper",
+        "SuppressTokensAtBeginLogitsProcessor", "SuppressTokensLogitsProcessor",
+        "SynthIDTextWatermarkLogitsProcessor", "TemperatureLogitsWarper", "TopHLogitsWarper", "TopKLogitsWarper",
+        "TopPLogitsWarper", "TypicalLogitsWarper", "UnbatchedClassifierFreeGuidanceLogitsProcessor",
+        "WatermarkLogitsProcessor",
     ],
     "stopping_criteria": [
-        "EosTokenCriteria", "MaxLengthCriteria", "MaxTimeCriteria", "StopStringCriteria", "StoppingCriteria",
-        "StoppingCriteriaList",
+        "ConfidenceCriteria", "EosTokenCriteria", "MaxLengthCriteria", "MaxTimeCriteria", "StopStringCriteria",
+        "StoppingCriteria", "StoppingCriteriaList", "validate_stopping_criteria",
     ],
-    "streamers": ["BaseStreamer", "TextIteratorStreamer", "TextStreamer"],
-    "utils": ["GenerateBeamDecoderOnlyOutput", "GenerateDecoderOnlyOutput", "GenerationMixin"],
+    "streamers": ["AsyncTextIteratorStreamer", "BaseStreamer", "TextIteratorStreamer", "TextStreamer"],
+    "utils": [
+        "GenerateBeamDecoderOnlyOutput", "GenerateBeamEncoderDecoderOutput", "GenerateDecoderOnlyOutput",
+        "GenerateEncoderDecoderOutput", "GenerationMixin",
+    ],
+    "watermarking": [
+        "BayesianDetectorConfig", "BayesianDetectorModel", "SynthIDTextWatermarkDetector", "WatermarkDetector",
+        "WatermarkDetectorOutput",
+    ],
 }
 _LAZY_MODULE_OF = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 

@@ -4,14 +4,21 @@ As in Hugging Face transformers v5, every setting defaults to None ("not set"). 
 fills what is still unset from `DEFAULT_GENERATION_PARAMS`, e.g.
 `config.update(defaults_only=True, **DEFAULT_GENERATION_PARAMS)`, so a file records only what
 the model author chose and later default changes reach old checkpoints.
+
+Beside it live the settings objects a GenerationConfig carries: `WatermarkingConfig` and
+`SynthIDTextWatermarkingConfig` (`watermarking_config=`, built into logits processors by
+`generate()`) and `CompileConfig` (`compile_config=`, HF's torch.compile options).
 """
 import copy
+import dataclasses
 import json
 import logging
 import os
+from enum import Enum
 
 from ..configuration_utils import TRANSFORMERS_VERSION, read_json_file, write_text_atomic
 from ..utils import GENERATION_CONFIG_NAME
+from ..utils import logging as transformers_logging
 from ..utils.hub import cached_file
 
 logger = logging.getLogger(__name__)
@@ -119,6 +126,23 @@ _GENERATE_ONLY_ARGUMENTS = (
 )
 
 
+class GenerationMode(str, Enum):
+    """The decoding strategy a GenerationConfig asks for (`GenerationConfig.get_generation_mode`)."""
+
+    CONTRASTIVE_SEARCH = "contrastive_search"
+    GREEDY_SEARCH = "greedy_search"
+    SAMPLE = "sample"
+    ASSISTED_GENERATION = "assisted_generation"
+    DOLA_GENERATION = "dola_generation"
+    BEAM_SEARCH = "beam_search"
+    BEAM_SAMPLE = "beam_sample"
+    CONSTRAINED_BEAM_SEARCH = "constrained_beam_search"
+    GROUP_BEAM_SEARCH = "group_beam_search"
+
+    def __str__(self):
+        return self.value
+
+
 def _user_set(outer, inner, user_set_attributes):
     """Whether to warn that `inner` (e.g. top_p) is ignored given `outer` (e.g. do_sample).
 
@@ -138,6 +162,7 @@ class GenerationConfig:
         user_set_attributes = set(kwargs)
         for name in GENERATION_FIELDS:
             setattr(self, name, kwargs.pop(name, None))
+        self.watermarking_config = _as_watermarking_config(self.watermarking_config)
         kwargs.pop("_commit_hash", None)
         self._from_model_config = kwargs.pop("_from_model_config", None)
         self.transformers_version = kwargs.pop("transformers_version", None)
@@ -162,6 +187,53 @@ class GenerationConfig:
     def __repr__(self):
         return f"{type(self).__name__} {self.to_json_string(ignore_metadata=True)}"
 
+    @staticmethod
+    def _get_default_generation_params():
+        """The values `generate()` uses for settings nobody set (a fresh copy)."""
+        return dict(DEFAULT_GENERATION_PARAMS)
+
+    def get_generation_mode(self, assistant_model=None):
+        """The `GenerationMode` these settings ask for, as HF decides it: beam or not, sampling or
+        not, then assisted generation (an assistant model, prompt lookup or early exit) or DoLa
+        on top of greedy search and sampling. Which modes `generate()` runs is its own business."""
+        if self.constraints is not None or self.force_words_ids is not None:
+            mode = GenerationMode.CONSTRAINED_BEAM_SEARCH
+        elif self.num_beams is None or self.num_beams == 1:
+            if self.do_sample is True:
+                mode = GenerationMode.SAMPLE
+            elif (self.top_k is not None and self.top_k > 1 and self.penalty_alpha is not None
+                  and self.penalty_alpha > 0):
+                mode = GenerationMode.CONTRASTIVE_SEARCH
+            else:
+                mode = GenerationMode.GREEDY_SEARCH
+        elif self.num_beam_groups is not None and self.num_beam_groups > 1:
+            mode = GenerationMode.GROUP_BEAM_SEARCH
+        elif self.do_sample is True:
+            mode = GenerationMode.BEAM_SAMPLE
+        else:
+            mode = GenerationMode.BEAM_SEARCH
+
+        if assistant_model is not None or self.prompt_lookup_num_tokens is not None \
+                or self.assistant_early_exit is not None:
+            if mode in (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE):
+                mode = GenerationMode.ASSISTED_GENERATION
+            else:
+                logger.warning(
+                    "You've set `assistant_model`, which triggers assisted generate. Currently, assisted generate "
+                    "is only supported with Greedy Search and Sample. However, the base decoding mode (based on "
+                    f"current flags) is {mode} -- some of the set flags will be ignored."
+                )
+        if self.dola_layers is not None:
+            if mode in (GenerationMode.GREEDY_SEARCH, GenerationMode.SAMPLE):
+                mode = GenerationMode.DOLA_GENERATION
+            else:
+                logger.warning(
+                    "You've set `dola_layers`, which triggers DoLa generate. Currently, DoLa generate "
+                    "is only supported with Greedy Search and Sample.  However, the base decoding mode (based on "
+                    f"current flags) is {mode} -- some of the set flags will be ignored."
+                )
+        return mode
+
     def validate(self, strict=False, user_set_attributes=None):
         """Raise ValueError for settings that cannot work; for settings that are merely ignored
         (e.g. top_p without sampling) warn, or raise when `strict`.
@@ -181,6 +253,13 @@ class GenerationConfig:
             raise ValueError(
                 f"cache_implementation {self.cache_implementation!r} is not one of {list(CACHE_IMPLEMENTATIONS)}"
             )
+        if self.compile_config is not None and not isinstance(self.compile_config, CompileConfig):
+            raise ValueError(
+                f"You provided `compile_config` as an instance of {type(self.compile_config)}, but it must be an "
+                "instance of `CompileConfig`."
+            )
+        if self.watermarking_config is not None:
+            self.watermarking_config.validate()
 
         issues = {}
         if self.pad_token_id is not None and self.pad_token_id < 0:
@@ -203,8 +282,9 @@ class GenerationConfig:
                 value = getattr(self, name)
                 if value is not None and value != neutral and _user_set("do_sample", name, user_set_attributes):
                     issues[name] = (
-                        f"do_sample is not True, but {name}={value!r}: it only affects sampling. "
-                        f"Set do_sample=True or unset {name}."
+                        f"`do_sample` is set not to set `True`. However, `{name}` is set to `{value}` -- this flag is "
+                        "only used in sample-based generation modes. You should set `do_sample=True` or unset "
+                        f"`{name}`."
                     )
 
         if self.num_beams is None or self.num_beams == 1:
@@ -213,31 +293,39 @@ class GenerationConfig:
                 value = getattr(self, name)
                 if value is not None and value != neutral and _user_set("num_beams", name, user_set_attributes):
                     issues[name] = (
-                        f"num_beams is {self.num_beams}, but {name}={value!r}: it only affects beam search. "
-                        f"Set num_beams>1 or unset {name}."
+                        f"`num_beams` is set to {self.num_beams}. However, `{name}` is set to `{value}` -- this flag "
+                        "is only used in beam-based generation modes. You should set `num_beams>1` or unset "
+                        f"`{name}`."
                     )
 
         if self.num_return_sequences is not None and self.num_return_sequences > 1:
             if self.num_beams is None or self.num_beams == 1:
                 if not self.do_sample:
                     raise ValueError(
-                        "greedy decoding (do_sample != True, num_beams == 1) returns one sequence per prompt, "
-                        f"got num_return_sequences={self.num_return_sequences}"
+                        "Greedy methods (do_sample != True) without beam search do not support "
+                        f"`num_return_sequences` different than 1 (got {self.num_return_sequences})."
                     )
             elif self.num_return_sequences > self.num_beams:
                 raise ValueError(
-                    f"num_return_sequences ({self.num_return_sequences}) must be <= num_beams ({self.num_beams})"
+                    f"`num_return_sequences` ({self.num_return_sequences}) has to be smaller or equal to `num_beams` "
+                    f"({self.num_beams})."
                 )
 
         if self.use_cache is False:
             for name in ("cache_implementation", "cache_config"):
                 if getattr(self, name) is not None:
-                    issues[name] = f"use_cache is False, so {name}={getattr(self, name)!r} has no effect"
+                    issues[name] = (
+                        f"You have not set `use_cache` to `True`, but {name} is set to {getattr(self, name)}. "
+                        f"{name} will have no effect."
+                    )
 
         if self.return_dict_in_generate is not True:
             for name in EXTRA_OUTPUT_FLAGS:
                 if getattr(self, name) is True:
-                    issues[name] = f"{name} is True but return_dict_in_generate is not, so it is ignored"
+                    issues[name] = (
+                        f"`return_dict_in_generate` is NOT set to `True`, but `{name}` is. When "
+                        f"`return_dict_in_generate` is not `True`, `{name}` is ignored."
+                    )
 
         if self.suppress_tokens is not None:
             suppressed = set(self.suppress_tokens)
@@ -254,13 +342,23 @@ class GenerationConfig:
 
         for name in _GENERATE_ONLY_ARGUMENTS:
             if name in self.__dict__:
-                raise ValueError(f"{name} is an argument of generate(), not a GenerationConfig setting")
+                raise ValueError(
+                    f"Argument `{name}` is not a valid argument of `GenerationConfig`. It should be passed to "
+                    "`generate()` (or a pipeline) directly."
+                )
 
         if issues:
-            details = "\n".join(f"- {name}: {text}" for name, text in issues.items())
+            details = "\n".join(f"- `{name}`: {text}" for name, text in issues.items())
+            details += ("\nIf you're using a pretrained model, note that some of these attributes may be set through "
+                        "the model's `generation_config.json` file.")
             if strict:
-                raise ValueError("GenerationConfig is invalid:\n" + details)
-            logger.warning("generation settings that will be ignored: %s\n%s", sorted(issues), details)
+                raise ValueError("GenerationConfig is invalid: \n" + details)
+            # A one-line summary at WARNING, the explanations at INFO (as HF logs them).
+            summary = f"The following generation flags are not valid and may be ignored: {list(issues)}."
+            if transformers_logging.get_verbosity() >= logging.WARNING:
+                summary += " Set `TRANSFORMERS_VERBOSITY=info` for more details."
+            logger.warning(summary)
+            logger.info(details)
 
     # ------------------------------------------------------------------ loading
 
@@ -353,20 +451,29 @@ class GenerationConfig:
         if ignore_metadata:
             for key in METADATA_FIELDS:
                 config_dict.pop(key, None)
-        # Integer dict keys (e.g. sequence_bias) become strings, as JSON requires.
-        return json.dumps(json.loads(json.dumps(config_dict)), indent=2, sort_keys=True) + "\n"
+        # Integer dict keys (e.g. sequence_bias) become strings, as JSON requires; the settings
+        # objects (watermarking, compile) are written as their dicts.
+        plain = json.loads(json.dumps(config_dict, default=_settings_object_to_dict))
+        return json.dumps(plain, indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, json_file_path, use_diff=True, keys_to_pop=None):
         write_text_atomic(json_file_path, self.to_json_string(use_diff=use_diff, keys_to_pop=keys_to_pop))
 
-    def save_pretrained(self, save_directory, config_file_name=None):
+    def save_pretrained(self, save_directory, config_file_name=None, push_to_hub=False, **kwargs):
         """Write generation_config.json atomically. A config edited since it was loaded must
-        pass `validate(strict=True)`; an unedited one is saved as it came, with warnings."""
+        pass `validate(strict=True)`; an unedited one is saved as it came, with warnings.
+
+        `compile_config` is not saved (as in HF). Other keyword arguments are HF's options for
+        pushing to the Hub, which this method does not do (`push_to_hub=True` raises)."""
+        if push_to_hub:
+            raise NotImplementedError(
+                "GenerationConfig.save_pretrained(push_to_hub=True) is not supported: save to a folder and upload it "
+                "with huggingface_hub")
         was_modified = getattr(self, "_original_object_hash", None) != hash(self)
         try:
             self.validate(strict=was_modified)
         except ValueError as err:
-            raise ValueError(f"{err}\n\nFix these issues to save the generation config.") from err
+            raise ValueError(f"{err}\n\nFix these issues to save the configuration.") from err
         save_directory = str(save_directory)
         if os.path.isfile(save_directory):
             raise OSError(f"save_pretrained needs a directory, but {save_directory} is a file")
@@ -382,6 +489,8 @@ class GenerationConfig:
         those still None; with `allow_custom_entries`, new names too) and return the rest."""
         used = []
         for key, value in kwargs.items():
+            if key == "watermarking_config":
+                value = _as_watermarking_config(value)
             if hasattr(self, key):
                 if not defaults_only or getattr(self, key) is None:
                     setattr(self, key, value)
@@ -391,3 +500,182 @@ class GenerationConfig:
                 used.append(key)
         self.validate(user_set_attributes=set(used))
         return {key: value for key, value in kwargs.items() if key not in used}
+
+
+# ---------------------------------------------------------------------- settings objects
+
+
+def _settings_object_to_dict(obj):
+    """JSON fallback for the settings objects a GenerationConfig holds."""
+    if isinstance(obj, (BaseWatermarkingConfig, CompileConfig)):
+        return obj.to_dict()
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _as_watermarking_config(value):
+    """A watermarking setting as given (None or a config object), or built from its dict (as a
+    saved generation_config.json holds it): SynthID's when it has `ngram_len`, else
+    Kirchenbauer's."""
+    if isinstance(value, dict):
+        kind = SynthIDTextWatermarkingConfig if "ngram_len" in value else WatermarkingConfig
+        return kind.from_dict(value)
+    return value
+
+
+_WATERMARK_ARGUMENT_ERROR = (
+    "Some of the keys in `watermarking_config` are defined incorrectly. `{key}` should be {correct_value}` "
+    "but found {found_value}"
+)
+
+
+class BaseWatermarkingConfig:
+    """Settings of a watermarking scheme: a dict-like record (`to_dict`, `update`, JSON) that
+    `generate()` turns into a logits processor with `construct_processor(vocab_size, device)`."""
+
+    @classmethod
+    def from_dict(cls, config_dict, **kwargs):
+        """Build from a dict; keyword arguments naming existing attributes override it."""
+        config = cls(**config_dict)
+        for key, value in kwargs.items():
+            if hasattr(config, key):
+                setattr(config, key, value)
+        return config
+
+    def to_json_file(self, json_file_path):
+        with open(json_file_path, "w", encoding="utf-8") as writer:
+            writer.write(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+
+    def to_dict(self):
+        return copy.deepcopy(self.__dict__)
+
+    def __iter__(self):
+        yield from copy.deepcopy(self.__dict__).items()
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"{type(self).__name__} {self.to_json_string()}"
+
+    def to_json_string(self):
+        return json.dumps(self.__dict__, indent=2, default=_plain_number) + "\n"
+
+    def update(self, **kwargs):
+        """Set the keyword arguments that name existing attributes; others are ignored."""
+        for key, value in kwargs.items():
+            if hasattr(self, key):
+                setattr(self, key, value)
+
+    def validate(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement validate")
+
+    def construct_processor(self, vocab_size, device):
+        raise NotImplementedError(f"{type(self).__name__} must implement construct_processor")
+
+
+def _plain_number(obj):
+    """JSON fallback for NumPy scalars and arrays (SynthID keys are often given as an array)."""
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+class WatermarkingConfig(BaseWatermarkingConfig):
+    """Kirchenbauer et al.'s "green list" watermark (arXiv 2306.04634), for
+    `generate(watermarking_config=...)` and `WatermarkDetector`.
+
+    greenlist_ratio: share of the vocabulary that is green at each step (0.25).
+    bias: added to the green tokens' scores (2.0; lower it if quality suffers).
+    hashing_key: the secret seeding the green lists (15485863, the millionth prime: use your own).
+    seeding_scheme: "lefthash" (the green list depends on the previous token) or "selfhash"
+        (also on the candidate token: more robust, slower).
+    context_width: how many previous tokens seed the green list (selfhash uses them all).
+    """
+
+    def __init__(self, greenlist_ratio=0.25, bias=2.0, hashing_key=15485863, seeding_scheme="lefthash",
+                 context_width=1):
+        self.greenlist_ratio = greenlist_ratio
+        self.bias = bias
+        self.hashing_key = hashing_key
+        self.seeding_scheme = seeding_scheme
+        self.context_width = context_width
+
+    def validate(self):
+        if self.seeding_scheme not in ("selfhash", "lefthash"):
+            raise ValueError(_WATERMARK_ARGUMENT_ERROR.format(
+                key="seeding_scheme", correct_value="[`selfhash`, `lefthash`]", found_value=self.seeding_scheme))
+        if not 0.0 <= self.greenlist_ratio <= 1.0:
+            raise ValueError(_WATERMARK_ARGUMENT_ERROR.format(
+                key="greenlist_ratio", correct_value="in range between 0.0 and 1.0", found_value=self.greenlist_ratio))
+        if not self.context_width >= 1:
+            raise ValueError(_WATERMARK_ARGUMENT_ERROR.format(
+                key="context_width", correct_value="a positive integer", found_value=self.context_width))
+
+    def construct_processor(self, vocab_size, device):
+        from .logits_process import WatermarkLogitsProcessor
+
+        return WatermarkLogitsProcessor(
+            vocab_size=vocab_size, device=device, greenlist_ratio=self.greenlist_ratio, bias=self.bias,
+            hashing_key=self.hashing_key, seeding_scheme=self.seeding_scheme, context_width=self.context_width)
+
+
+class SynthIDTextWatermarkingConfig(BaseWatermarkingConfig):
+    """SynthID Text's watermark (Dathathri et al. 2024, Nature), for
+    `generate(watermarking_config=..., do_sample=True)`.
+
+    ngram_len: tokens hashed together (the previous ngram_len - 1 and the candidate).
+    keys: the secret, one integer per tournament layer.
+    context_history_size: how many recent contexts are remembered so as not to watermark a
+        repeated context twice (1024).
+    sampling_table_seed, sampling_table_size: the table mapping hashes to g-values (0, 2**16).
+    skip_first_ngram_calls: leave the first ngram_len - 1 steps unwatermarked.
+    debug_mode: replace the model's scores by uniform ones before watermarking (for tests).
+    """
+
+    def __init__(self, ngram_len, keys, context_history_size=1024, sampling_table_seed=0,
+                 sampling_table_size=2 ** 16, skip_first_ngram_calls=False, debug_mode=False):
+        self.ngram_len = ngram_len
+        self.keys = keys
+        self.sampling_table_size = sampling_table_size
+        self.sampling_table_seed = sampling_table_seed
+        self.context_history_size = context_history_size
+        self.skip_first_ngram_calls = skip_first_ngram_calls
+        self.debug_mode = debug_mode
+
+    def validate(self):
+        if self.sampling_table_size > 2 ** 24:
+            raise ValueError(_WATERMARK_ARGUMENT_ERROR.format(
+                key="sampling_table_size", correct_value="< 2**24", found_value=self.sampling_table_size))
+
+    def construct_processor(self, vocab_size, device):
+        from .logits_process import SynthIDTextWatermarkLogitsProcessor
+
+        return SynthIDTextWatermarkLogitsProcessor(
+            ngram_len=self.ngram_len, keys=self.keys, sampling_table_size=self.sampling_table_size,
+            sampling_table_seed=self.sampling_table_seed, context_history_size=self.context_history_size,
+            device=device, skip_first_ngram_calls=self.skip_first_ngram_calls, debug_mode=self.debug_mode)
+
+
+@dataclasses.dataclass
+class CompileConfig:
+    """HF's options for compiling the model's forward with torch.compile inside `generate()`:
+    fullgraph, dynamic, backend ("inductor"), mode ("reduce-overhead"), options.
+
+    mindnlp runs eagerly and has no torch.compile: a CompileConfig is accepted, validated,
+    carried on the GenerationConfig (and, as in HF, left out of saved files) so code written
+    for HF runs unchanged, and it has no effect. HF itself compiles only on accelerators with
+    a static cache; on CPU its generate() runs eagerly too, unless `_compile_all_devices`.
+    """
+
+    fullgraph: bool = False
+    dynamic: object = None
+    backend: object = "inductor"
+    mode: str = "reduce-overhead"
+    options: object = None
+    # HF's switch to compile on any device (used by its tests); kept, and equally without effect.
+    _compile_all_devices = None
+
+    def to_dict(self):
+        return copy.deepcopy({key: value for key, value in self.__dict__.items() if key != "_compile_all_devices"})

@@ -3,18 +3,22 @@
 A criterion is called as `criterion(input_ids, scores)` and returns a (batch,) bool tensor;
 `StoppingCriteriaList` ORs its members. Names and semantics are Hugging Face's.
 """
+import copy
 import json
 import logging
 import time
+import warnings
 from collections import OrderedDict
+
+import numpy as np
 
 from ... import core
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "EosTokenCriteria", "MaxLengthCriteria", "MaxTimeCriteria", "StopStringCriteria", "StoppingCriteria",
-    "StoppingCriteriaList",
+    "ConfidenceCriteria", "EosTokenCriteria", "MaxLengthCriteria", "MaxTimeCriteria", "StopStringCriteria",
+    "StoppingCriteria", "StoppingCriteriaList", "validate_stopping_criteria",
 ]
 
 
@@ -80,6 +84,20 @@ class EosTokenCriteria(StoppingCriteria):
 
 # Cleaned vocabularies of recently used tokenizers (computing one decodes every token).
 _CLEAN_VOCAB_CACHE = OrderedDict()
+
+
+class ConfidenceCriteria(StoppingCriteria):
+    """For an assistant drafting tokens: stop the draft once the assistant's probability of the
+    token it just picked falls below `assistant_confidence_threshold` (batch of one, as
+    assisted decoding is). `scores` are the assistant's per-step scores."""
+
+    def __init__(self, assistant_confidence_threshold):
+        self.assistant_confidence_threshold = assistant_confidence_threshold
+
+    def __call__(self, input_ids, scores, **kwargs):
+        probs = scores[-1].softmax(-1)
+        p = probs[0, input_ids[0, -1]].item()
+        return bool(p < self.assistant_confidence_threshold)
 
 
 def bytes_to_unicode():
@@ -181,6 +199,67 @@ class StopStringCriteria(StoppingCriteria):
             _CLEAN_VOCAB_CACHE.popitem(last=False)
         return clean
 
+    @staticmethod
+    def _stop_string_get_matching_positions(token_list, token_indices, stop_strings):
+        """HF's tables of how tokens can sit in each stop string, counted from its end:
+        ({stop: {token id: [positions]}} where the token lies inside the string (or runs off its
+        start) `position` characters before its end, {stop: {token id: [lengths]}} where the
+        token begins with the string's last `length` characters). __call__ here searches the
+        tokens' text instead, which decides the same; the tables are kept for HF's API."""
+        token_valid_positions, token_end_overlaps = {}, {}
+        for stop_string in stop_strings:
+            reversed_stop = stop_string[::-1]
+            token_valid_positions[stop_string], token_end_overlaps[stop_string] = {}, {}
+            for token, token_idx in zip(token_list, token_indices):
+                reversed_token = token[::-1]
+                positions, end_lengths = [], []
+                for i in range(1 - len(token), len(stop_string)):
+                    # A negative i: the token's first -i characters lie past the string's end.
+                    piece = reversed_token[-i:] if i < 0 else reversed_token
+                    start = max(i, 0)
+                    stop = reversed_stop[start:start + len(piece)]
+                    if piece.startswith(stop):
+                        if start == 0:
+                            end_lengths.append(min(len(piece), len(stop)))
+                        else:
+                            positions.append(start)
+                if positions:
+                    token_valid_positions[stop_string][token_idx] = positions
+                if end_lengths:
+                    token_end_overlaps[stop_string][token_idx] = end_lengths
+        return token_valid_positions, token_end_overlaps
+
+    @staticmethod
+    def _stop_string_create_embedding_vec(token_list, token_indices, stop_strings):
+        """HF's packed form of those tables: (an int32 tensor with a row per token id plus a
+        dummy last row, holding each stop string's valid positions, then its end overlaps
+        (-1 padded), then the token's length; the widths of the two padded blocks)."""
+        valid_positions, end_overlaps = StopStringCriteria._stop_string_get_matching_positions(
+            token_list, token_indices, stop_strings)
+        position_counts = [len(v) for table in valid_positions.values() for v in table.values()]
+        max_valid_positions = max(position_counts) if position_counts else 1
+        end_counts = [len(v) for table in end_overlaps.values() for v in table.values()]
+        if not end_counts:
+            raise ValueError(
+                "Stop string preprocessing was unable to identify tokens matching one or more of the supplied stop "
+                "string(s). This is most often caused by the stop strings containing unusual characters that are not "
+                "in the tokenizer vocabulary."
+            )
+        max_valid_end_lens = max(end_counts)
+        n = len(stop_strings)
+        table = np.full((max(token_indices) + 2, n * (max_valid_positions + max_valid_end_lens) + 1), -1,
+                        dtype=np.int32)
+        for i, stop_string in enumerate(stop_strings):
+            for token_idx, positions in valid_positions[stop_string].items():
+                start = max_valid_positions * i
+                table[token_idx, start:start + len(positions)] = positions
+            for token_idx, lengths in end_overlaps[stop_string].items():
+                start = max_valid_positions * n + max_valid_end_lens * i
+                table[token_idx, start:start + len(lengths)] = lengths
+        for token, token_idx in zip(token_list, token_indices):
+            table[token_idx, -1] = len(token)
+        return core.tensor(table, dtype=core.int32), max_valid_positions, max_valid_end_lens
+
     def _row_matches(self, row_ids):
         """row_ids: the row's last tokens, oldest first."""
         pieces = []
@@ -243,3 +322,15 @@ class StoppingCriteriaList(list):
             if isinstance(criterion, MaxLengthCriteria):
                 return criterion.max_length
         return None
+
+
+def validate_stopping_criteria(stopping_criteria, max_length):
+    """A copy of `stopping_criteria` that stops at `max_length`: a MaxLengthCriteria is added
+    when there is none; a different one present is kept, with a warning."""
+    stopping_max_length = stopping_criteria.max_length
+    new_stopping_criteria = copy.deepcopy(stopping_criteria)
+    if stopping_max_length is not None and stopping_max_length != max_length:
+        warnings.warn("You set different `max_length` for stopping criteria and `max_length` parameter", UserWarning)
+    elif stopping_max_length is None:
+        new_stopping_criteria.append(MaxLengthCriteria(max_length=max_length))
+    return new_stopping_criteria

@@ -1,11 +1,13 @@
 """Streamers: receive tokens while `generate()` runs (`put`), then `end()`.
 
 `TextStreamer` prints text as words complete; `TextIteratorStreamer` queues it for another
-thread to iterate over. Output matches Hugging Face's streamers piece for piece.
+thread to iterate over, `AsyncTextIteratorStreamer` for a coroutine (`async for`). Output
+matches Hugging Face's streamers piece for piece.
 """
+import asyncio
 from queue import Queue
 
-__all__ = ["BaseStreamer", "TextIteratorStreamer", "TextStreamer"]
+__all__ = ["AsyncTextIteratorStreamer", "BaseStreamer", "TextIteratorStreamer", "TextStreamer"]
 
 
 class BaseStreamer:
@@ -107,4 +109,37 @@ class TextIteratorStreamer(TextStreamer):
         value = self.text_queue.get(timeout=self.timeout)
         if value == self.stop_signal:
             raise StopIteration()
+        return value
+
+
+class AsyncTextIteratorStreamer(TextStreamer):
+    """Like `TextIteratorStreamer`, for asyncio: create it inside a coroutine (it binds to the
+    running event loop), run `generate()` in a thread, and `async for text in streamer`.
+
+    The generating thread hands each piece to the loop with `call_soon_threadsafe`; `timeout`
+    bounds each wait and raises TimeoutError when it runs out.
+    """
+
+    def __init__(self, tokenizer, skip_prompt=False, timeout=None, **decode_kwargs):
+        super().__init__(tokenizer, skip_prompt, **decode_kwargs)
+        self.text_queue = asyncio.Queue()
+        self.stop_signal = None
+        self.timeout = timeout
+        self.loop = asyncio.get_running_loop()
+
+    def on_finalized_text(self, text, stream_end=False):
+        self.loop.call_soon_threadsafe(self.text_queue.put_nowait, text)
+        if stream_end:
+            self.loop.call_soon_threadsafe(self.text_queue.put_nowait, self.stop_signal)
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        try:
+            value = await asyncio.wait_for(self.text_queue.get(), timeout=self.timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError() from None
+        if value == self.stop_signal:
+            raise StopAsyncIteration()
         return value

@@ -20,7 +20,10 @@ from ... import core
 from ...core.nn import functional as F
 from ..cache_utils import DynamicCache, StaticCache
 from ..utils.generic import ModelOutput
-from .candidate_generator import AssistedCandidateGenerator, PromptLookupCandidateGenerator
+from .candidate_generator import (
+    AssistantVocabTranslatorCache, AssistedCandidateGenerator, AssistedCandidateGeneratorDifferentTokenizers,
+    EarlyExitCandidateGenerator, PromptLookupCandidateGenerator, UniversalSpeculativeDecodingGenerator,
+)
 from .configuration_utils import DEFAULT_GENERATION_PARAMS, GenerationConfig
 from .logits_process import (
     EncoderNoRepeatNGramLogitsProcessor, EncoderRepetitionPenaltyLogitsProcessor, EpsilonLogitsWarper,
@@ -28,16 +31,20 @@ from .logits_process import (
     InfNanRemoveLogitsProcessor, LogitNormalization, LogitsProcessorList, MinLengthLogitsProcessor,
     MinNewTokensLengthLogitsProcessor, MinPLogitsWarper, NoBadWordsLogitsProcessor, NoRepeatNGramLogitsProcessor,
     PrefixConstrainedLogitsProcessor, RepetitionPenaltyLogitsProcessor, SequenceBiasLogitsProcessor,
-    SuppressTokensAtBeginLogitsProcessor, SuppressTokensLogitsProcessor, TemperatureLogitsWarper, TopKLogitsWarper,
-    TopPLogitsWarper, TypicalLogitsWarper,
+    SuppressTokensAtBeginLogitsProcessor, SuppressTokensLogitsProcessor, TemperatureLogitsWarper, TopHLogitsWarper,
+    TopKLogitsWarper, TopPLogitsWarper, TypicalLogitsWarper, UnbatchedClassifierFreeGuidanceLogitsProcessor,
 )
 from .stopping_criteria import (
-    EosTokenCriteria, MaxLengthCriteria, MaxTimeCriteria, StoppingCriteria, StoppingCriteriaList, StopStringCriteria,
+    ConfidenceCriteria, EosTokenCriteria, MaxLengthCriteria, MaxTimeCriteria, StoppingCriteria, StoppingCriteriaList,
+    StopStringCriteria,
 )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GenerateBeamDecoderOnlyOutput", "GenerateDecoderOnlyOutput", "GenerationMixin"]
+__all__ = [
+    "GenerateBeamDecoderOnlyOutput", "GenerateBeamEncoderDecoderOutput", "GenerateDecoderOnlyOutput",
+    "GenerateEncoderDecoderOutput", "GenerationMixin",
+]
 
 STATIC_CACHE_IMPLEMENTATIONS = ("static", "sliding_window", "hybrid", "hybrid_chunked")
 
@@ -81,40 +88,85 @@ class GenerateBeamDecoderOnlyOutput(ModelOutput):
     past_key_values: Optional[object] = None
 
 
-def _speculative_sampling(candidate_tokens, candidate_scores, processed, last_candidate_ends):
-    """(accepted tokens, how many draft tokens were accepted) by speculative sampling: draft
-    token i is kept with probability min(1, p_i / q_i) (p the model's distribution, q the
-    assistant's); at the first rejection a token is drawn from max(0, p - q) normalised, and
-    after a fully accepted draft one more from the model. The kept tokens are distributed as
-    sampling the model alone would give."""
-    n = candidate_tokens.shape[1]
-    q = F.softmax(candidate_scores[0], dim=-1)                  # (n, vocab)
-    p = F.softmax(processed[0], dim=-1)                         # (n + 1, vocab)
-    tokens = candidate_tokens[0]
-    positions = core.arange(n, device=tokens.device)
-    ratio = p[positions, tokens] / q[positions, tokens]
-    accepted = core.rand(n, device=tokens.device) <= ratio
-    n_matches = int(core.cumprod(accepted.long(), dim=0).sum())
-    if last_candidate_ends and n_matches == n:
-        n_matches -= 1
-    if n_matches < n:
-        residual = (p[n_matches] - q[n_matches]).clamp(min=0)
-        total = residual.sum()
-        residual = residual / total if total.item() > 0 else p[n_matches]
-        extra = core.multinomial(residual, num_samples=1)
+@dataclass
+class GenerateEncoderDecoderOutput(ModelOutput):
+    """HF's result type for an encoder-decoder model's greedy decoding or sampling with
+    `return_dict_in_generate=True`: as GenerateDecoderOnlyOutput, with the encoder's
+    attentions and hidden states (once) and the decoder's self- and cross-attentions and
+    hidden states (per step) in place of `attentions` / `hidden_states`."""
+
+    sequences: Optional[object] = None
+    scores: Optional[tuple] = None
+    logits: Optional[tuple] = None
+    encoder_attentions: Optional[tuple] = None
+    encoder_hidden_states: Optional[tuple] = None
+    decoder_attentions: Optional[tuple] = None
+    cross_attentions: Optional[tuple] = None
+    decoder_hidden_states: Optional[tuple] = None
+    past_key_values: Optional[object] = None
+
+
+@dataclass
+class GenerateBeamEncoderDecoderOutput(ModelOutput):
+    """HF's result type for an encoder-decoder model's beam search with
+    `return_dict_in_generate=True`: GenerateBeamDecoderOnlyOutput's fields with the
+    encoder/decoder split of GenerateEncoderDecoderOutput."""
+
+    sequences: Optional[object] = None
+    sequences_scores: Optional[object] = None
+    scores: Optional[tuple] = None
+    logits: Optional[tuple] = None
+    beam_indices: Optional[object] = None
+    encoder_attentions: Optional[tuple] = None
+    encoder_hidden_states: Optional[tuple] = None
+    decoder_attentions: Optional[tuple] = None
+    cross_attentions: Optional[tuple] = None
+    decoder_hidden_states: Optional[tuple] = None
+    past_key_values: Optional[object] = None
+
+
+def _speculative_sampling(candidate_input_ids, candidate_logits, candidate_length, new_logits, is_done_candidate):
+    """(accepted tokens (1, n_matches + 1), n_matches as a 0-d tensor) by speculative sampling
+    (Leviathan et al. 2023, algorithm 1), with HF's arguments: draft token i is kept with
+    probability min(1, p_i / q_i) (p the model's distribution from `new_logits`
+    (1, candidate_length + 1, vocab), q the assistant's from `candidate_logits`); at the first
+    rejection a token is drawn from max(0, p - q) normalised, and after a fully accepted draft
+    one more from p. The kept tokens are distributed as sampling the model alone would give.
+    When the draft ends the generation (`is_done_candidate`) and is fully accepted, its last
+    token is the last one: nothing is drawn after it."""
+    new_candidate_input_ids = candidate_input_ids[:, -candidate_length:]
+    q = F.softmax(candidate_logits, dim=-1)
+    p = F.softmax(new_logits, dim=-1)
+    tokens = new_candidate_input_ids[0]
+    positions = core.arange(candidate_length, device=tokens.device)
+    probability_ratio = p[0, positions, tokens] / q[0, positions, tokens]
+    is_accepted = core.rand_like(probability_ratio) <= probability_ratio
+    n_matches = ((~is_accepted).long().cumsum(dim=-1) < 1).sum()
+    matched = int(n_matches)
+    if bool(is_done_candidate) and matched == candidate_length:
+        n_matches = n_matches - 1
+        return new_candidate_input_ids[:, :matched], n_matches
+    p_next = p[0, matched]
+    if matched < candidate_logits.shape[1]:
+        p_prime = (p_next - q[0, matched]).clamp(min=0)
+        total = p_prime.sum()
+        # max(0, p - q) has mass wherever a rejection is possible; rounding aside, fall back to p.
+        p_prime = p_prime / total if total.item() > 0 else p_next
     else:
-        extra = core.multinomial(p[n], num_samples=1)
-    valid = core.cat([tokens[:n_matches], extra.to(tokens.dtype)])
-    return valid[None], n_matches
+        p_prime = p_next
+    t = core.multinomial(p_prime, num_samples=1).to(new_candidate_input_ids.dtype)[None, :]
+    valid_tokens = core.cat([new_candidate_input_ids[:, :matched], t], dim=-1) if matched > 0 else t
+    return valid_tokens, n_matches
 
 
 def _generation_mode(config, assistant_model=None):
     """'greedy', 'sample', 'beam' (beam sampling included) or 'assisted', or an error for HF
     strategies that moved out of transformers' core in v5."""
-    if assistant_model is not None or config.prompt_lookup_num_tokens is not None:
+    if assistant_model is not None or config.prompt_lookup_num_tokens is not None \
+            or config.assistant_early_exit is not None:
         if config.num_beams is not None and config.num_beams > 1:
-            raise ValueError("assisted generate (assistant_model / prompt_lookup_num_tokens) does not support "
-                             "beam search: set num_beams=1")
+            raise ValueError("assisted generate (assistant_model / prompt_lookup_num_tokens / assistant_early_exit) "
+                             "does not support beam search: set num_beams=1")
         if config.num_return_sequences is not None and config.num_return_sequences > 1:
             raise ValueError("assisted generate returns one sequence: set num_return_sequences=1")
         return "assisted"
@@ -477,16 +529,15 @@ class GenerationMixin:
             raise NotImplementedError(f"cache_implementation={implementation!r} is not supported")
 
     def _get_logits_processor(self, generation_config, input_ids_seq_length=None, encoder_input_ids=None,
-                              prefix_allowed_tokens_fn=None, logits_processor=None, device=None, model_kwargs=None):
+                              prefix_allowed_tokens_fn=None, logits_processor=None, device=None, model_kwargs=None,
+                              negative_prompt_ids=None, negative_prompt_attention_mask=None):
         """The processors HF builds from the config, in HF's order, merged with the user's."""
         config = generation_config
         processors = LogitsProcessorList()
         if config.guidance_scale is not None and config.guidance_scale != 1:
-            raise NotImplementedError("classifier-free guidance (guidance_scale) is not supported")
-        if config.watermarking_config is not None:
-            raise NotImplementedError("watermarking is not supported")
-        if config.top_h is not None:
-            raise NotImplementedError("top_h sampling is not supported")
+            processors.append(UnbatchedClassifierFreeGuidanceLogitsProcessor(
+                config.guidance_scale, self, unconditional_ids=negative_prompt_ids,
+                unconditional_attention_mask=negative_prompt_attention_mask, use_cache=config.use_cache))
         if config.sequence_bias is not None:
             processors.append(SequenceBiasLogitsProcessor(sequence_bias=config.sequence_bias))
         has_encoder_input_ids = (encoder_input_ids is not None and encoder_input_ids.ndim == 2
@@ -557,6 +608,8 @@ class GenerationMixin:
                 min_tokens_to_keep = 1
             if config.temperature is not None and config.temperature != 1.0:
                 processors.append(TemperatureLogitsWarper(config.temperature))
+            if config.top_h is not None:
+                processors.append(TopHLogitsWarper(top_h=config.top_h))
             if config.top_k is not None and config.top_k != 0:
                 processors.append(TopKLogitsWarper(top_k=config.top_k, min_tokens_to_keep=min_tokens_to_keep))
             if config.top_p is not None and config.top_p < 1.0:
@@ -571,6 +624,10 @@ class GenerationMixin:
             if config.eta_cutoff is not None and 0.0 < config.eta_cutoff < 1.0:
                 processors.append(EtaLogitsWarper(epsilon=config.eta_cutoff, min_tokens_to_keep=min_tokens_to_keep,
                                                   device=device))
+        # Watermarking comes after every other processor (HF #34630), renormalisation last of all.
+        if config.watermarking_config is not None:
+            processors.append(config.watermarking_config.construct_processor(
+                self.config.get_text_config(decoder=True).vocab_size, device))
         if config.renormalize_logits is True:
             processors.append(LogitNormalization())
         return processors
@@ -594,6 +651,10 @@ class GenerationMixin:
             criteria.append(StopStringCriteria(stop_strings=generation_config.stop_strings, tokenizer=tokenizer))
         if generation_config._eos_token_tensor is not None:
             criteria.append(EosTokenCriteria(eos_token_id=generation_config._eos_token_tensor))
+        # An assistant drafting for assisted decoding stops once unsure of its own token.
+        threshold = generation_config.assistant_confidence_threshold
+        if generation_config.is_assistant and threshold is not None and threshold > 0:
+            criteria.append(ConfidenceCriteria(assistant_confidence_threshold=threshold))
         return self._merge_criteria_processor_list(criteria, stopping_criteria or [])
 
     def _merge_criteria_processor_list(self, default_list, custom_list):
@@ -632,22 +693,24 @@ class GenerationMixin:
         `GenerateDecoderOnlyOutput`/`GenerateBeamDecoderOnlyOutput` with
         `return_dict_in_generate=True`.
         """
-        for name, value in (("custom_generate", custom_generate), ("negative_prompt_ids", negative_prompt_ids),
-                            ("negative_prompt_attention_mask", negative_prompt_attention_mask)):
-            if value is not None:
-                raise NotImplementedError(f"generate(): `{name}` is not supported")
+        if custom_generate is not None:
+            raise NotImplementedError("generate(): `custom_generate` is not supported")
         if synced_gpus:
             raise NotImplementedError("generate(): `synced_gpus` is not supported")
         if getattr(self.config, "is_encoder_decoder", False):
             raise NotImplementedError("generate() supports decoder-only models")
         with core.no_grad():
             return self._generate(inputs, generation_config, logits_processor, stopping_criteria,
-                                  prefix_allowed_tokens_fn, streamer, kwargs, assistant_model)
+                                  prefix_allowed_tokens_fn, streamer, kwargs, assistant_model,
+                                  negative_prompt_ids, negative_prompt_attention_mask)
 
     def _generate(self, inputs, generation_config, logits_processor, stopping_criteria, prefix_allowed_tokens_fn,
-                  streamer, kwargs, assistant_model=None):
+                  streamer, kwargs, assistant_model=None, negative_prompt_ids=None,
+                  negative_prompt_attention_mask=None):
         tokenizer = kwargs.pop("tokenizer", None)
-        kwargs.pop("assistant_tokenizer", None)
+        assistant_tokenizer = kwargs.pop("assistant_tokenizer", None)
+        if assistant_model is not None:
+            self._validate_assistant(assistant_model, tokenizer, assistant_tokenizer)
         model_defaults = self.generation_config
         has_default_max_length = (kwargs.get("max_length") is None
                                   and (generation_config is None or generation_config.max_length is None)
@@ -724,7 +787,8 @@ class GenerationMixin:
         processors = self._get_logits_processor(
             generation_config, input_ids_seq_length=input_ids_length, encoder_input_ids=inputs_tensor,
             prefix_allowed_tokens_fn=prefix_allowed_tokens_fn, logits_processor=logits_processor, device=device,
-            model_kwargs=model_kwargs)
+            model_kwargs=model_kwargs, negative_prompt_ids=negative_prompt_ids,
+            negative_prompt_attention_mask=negative_prompt_attention_mask)
         criteria = self._get_stopping_criteria(generation_config, stopping_criteria, tokenizer=tokenizer)
         model_kwargs["use_cache"] = generation_config.use_cache
 
@@ -735,22 +799,71 @@ class GenerationMixin:
                 raise ValueError("assisted generate is only supported for batch_size = 1")
             if not generation_config.use_cache:
                 raise ValueError("assisted generate requires `use_cache=True`")
-            candidates = self._candidate_generator(assistant_model, generation_config, processors)
-            return self._assisted_decoding(input_ids, candidates, processors, criteria, generation_config,
-                                           streamer=streamer, **model_kwargs)
+            candidates = self._get_candidate_generator(
+                generation_config, input_ids, inputs_tensor, processors, model_kwargs, assistant_model=assistant_model,
+                target_tokenizer=tokenizer, assistant_tokenizer=assistant_tokenizer,
+                assistant_logits_processor=logits_processor)
+            result = self._assisted_decoding(input_ids, candidates, processors, criteria, generation_config,
+                                             streamer=streamer, **model_kwargs)
+            # The "heuristic" schedule carries the draft length it learnt over to the next call.
+            drafter = getattr(candidates, "assistant_model", None)
+            if drafter is not None and drafter.generation_config.num_assistant_tokens_schedule == "heuristic":
+                drafter.generation_config.num_assistant_tokens = candidates.num_assistant_tokens
+            return result
         return self._sample(input_ids, processors, criteria, generation_config, streamer=streamer, **model_kwargs)
 
-    def _candidate_generator(self, assistant_model, generation_config, processors):
-        if assistant_model is not None:
-            if assistant_model.config.vocab_size != self.config.vocab_size:
-                raise ValueError(
-                    f"the assistant model's vocabulary ({assistant_model.config.vocab_size} tokens) differs from the "
-                    f"model's ({self.config.vocab_size}): assisted decoding needs the same tokenizer")
-            return AssistedCandidateGenerator(assistant_model, generation_config)
-        return PromptLookupCandidateGenerator(
-            num_output_tokens=generation_config.prompt_lookup_num_tokens,
-            max_matching_ngram_size=generation_config.max_matching_ngram_size, max_length=generation_config.max_length,
-            logits_processor=processors, vocab_size=self.config.vocab_size)
+    def _validate_assistant(self, assistant_model, tokenizer, assistant_tokenizer):
+        """Same vocabulary size: plain assisted decoding (no assistant tokenizer wanted); a
+        different one: universal assisted decoding, which needs both tokenizers."""
+        doc_reference = (
+            "(see https://huggingface.co/docs/transformers/en/generation_strategies#universal-assisted-decoding)")
+        same_vocab = (self.config.get_text_config(decoder=True).vocab_size
+                      == assistant_model.config.get_text_config(decoder=True).vocab_size)
+        if same_vocab and assistant_tokenizer is not None:
+            raise ValueError(
+                "`assistant_tokenizer` is not required when the main and assistant models use the same tokenizer. "
+                f"Please omit `assistant_tokenizer` from `generate()` {doc_reference}.")
+        if not same_vocab and (tokenizer is None or assistant_tokenizer is None):
+            raise ValueError(
+                "The main and assistant models have different tokenizers. Please provide `tokenizer` and "
+                f"`assistant_tokenizer` to `generate()` {doc_reference}.")
+
+    def _get_candidate_generator(self, generation_config, input_ids, inputs_tensor, logits_processor, model_kwargs,
+                                 assistant_model=None, target_tokenizer=None, assistant_tokenizer=None,
+                                 assistant_logits_processor=None):
+        """The drafter HF picks: early exit, prompt lookup, an assistant with another tokenizer
+        (universal assisted decoding when greedy, universal speculative decoding when
+        sampling) or an assistant with the same vocabulary. `logits_processor` (the model's)
+        tells prompt lookup which tokens are forbidden; an assistant model decodes with the
+        model's settings plus `assistant_logits_processor`, the caller's own processors."""
+        different_tokenizers = all(value is not None for value in (assistant_model, target_tokenizer,
+                                                                    assistant_tokenizer))
+        common = {"input_ids": input_ids, "generation_config": generation_config, "model_kwargs": model_kwargs,
+                  "inputs_tensor": inputs_tensor, "logits_processor": assistant_logits_processor}
+        if generation_config.assistant_early_exit is not None:
+            return EarlyExitCandidateGenerator(assistant_model=self, **common)
+        if generation_config.prompt_lookup_num_tokens is not None:
+            return PromptLookupCandidateGenerator(
+                eos_token_id=generation_config._eos_token_tensor,
+                num_output_tokens=generation_config.prompt_lookup_num_tokens,
+                max_matching_ngram_size=generation_config.max_matching_ngram_size or 2,
+                max_length=generation_config.max_length, logits_processor=logits_processor,
+                vocab_size=self.config.get_text_config(decoder=True).vocab_size)
+        if different_tokenizers:
+            if generation_config.do_sample is True:
+                translator = AssistantVocabTranslatorCache.get_translator(
+                    target_tokenizer, assistant_tokenizer, self.config.get_text_config(decoder=True).vocab_size,
+                    assistant_model=assistant_model, assistant_prune_lm_head=True)
+                # The pruned LM head indexes logits by shared-token position, which a
+                # repetition penalty (indexed by token id) would misread.
+                assistant_model.generation_config.repetition_penalty = None
+                return UniversalSpeculativeDecodingGenerator(
+                    assistant_model=assistant_model, target_tokenizer=target_tokenizer,
+                    assistant_tokenizer=assistant_tokenizer, atm_translator=translator, **common)
+            return AssistedCandidateGeneratorDifferentTokenizers(
+                assistant_model=assistant_model, target_tokenizer=target_tokenizer,
+                assistant_tokenizer=assistant_tokenizer, **common)
+        return AssistedCandidateGenerator(assistant_model=assistant_model, **common)
 
     def _assisted_decoding(self, input_ids, candidate_generator, logits_processor, stopping_criteria,
                            generation_config, streamer=None, **model_kwargs):
@@ -766,9 +879,12 @@ class GenerationMixin:
             raise NotImplementedError("assisted generate does not return attentions or hidden states")
         model_kwargs.pop("logits_to_keep", None)
         unfinished = core.ones((1,), dtype=core.bool, device=input_ids.device)
+        is_first_iteration = True
         while True:
             length = input_ids.shape[1]
-            candidate_ids, candidate_scores = candidate_generator.get_candidates(input_ids)
+            candidate_ids, candidate_scores = candidate_generator.get_candidates(input_ids, is_first_iteration)
+            is_first_iteration = False
+            candidate_ids = candidate_ids.to(input_ids.device)
             n_candidates = candidate_ids.shape[1] - length
             last_candidate_ends = n_candidates > 0 and bool(stopping_criteria(candidate_ids, None).all())
 
@@ -788,7 +904,8 @@ class GenerationMixin:
 
             if do_sample and candidate_scores is not None:
                 valid_tokens, n_matches = _speculative_sampling(
-                    candidate_ids[:, length:], candidate_scores, processed, last_candidate_ends)
+                    candidate_ids, candidate_scores, n_candidates, processed, last_candidate_ends)
+                n_matches = int(n_matches)
             else:
                 if do_sample:
                     chosen = core.multinomial(F.softmax(processed[0], dim=-1), num_samples=1).reshape(1, -1)

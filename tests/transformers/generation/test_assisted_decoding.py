@@ -50,6 +50,8 @@ def test_a_draft_the_model_agrees_with_costs_one_forward(models):
     main, _ = models
     twin = _llama(0, 32, 2)                    # the same weights: every drafted token is accepted
     twin.generation_config.num_assistant_tokens = 5
+    # A random model is never confident: without this, drafts would stop after one token.
+    twin.generation_config.assistant_confidence_threshold = 0
     calls = []
     handle = main.register_forward_hook(lambda *args: calls.append(1))
     try:
@@ -66,10 +68,11 @@ def test_heuristic_schedule_adapts_the_draft_length(models):
     small.generation_config.num_assistant_tokens_schedule = "heuristic"
     small.generation_config.num_assistant_tokens = 4
     try:
-        generator = AssistedCandidateGenerator(small, main.generation_config)
-        generator.update_candidate_strategy(None, None, 4)
+        generator = AssistedCandidateGenerator(core.tensor(PROMPT), small, main.generation_config, {})
+        checked = core.zeros((1, 5, 64))       # the model's scores for a draft of 4 and its own token
+        generator.update_candidate_strategy(None, checked, 4)
         assert generator.num_assistant_tokens == 6
-        generator.update_candidate_strategy(None, None, 1)
+        generator.update_candidate_strategy(None, checked, 1)
         assert generator.num_assistant_tokens == 5
     finally:
         small.generation_config.num_assistant_tokens_schedule = "constant"
@@ -115,7 +118,7 @@ def test_speculative_sampling_accepts_agreeing_drafts_and_resamples_rejected_one
     vocab = 6
     logits = core.tensor(np.log(np.array([[0.1, 0.2, 0.3, 0.2, 0.1, 0.1]] * 4, np.float32)))[None]
     draft = core.tensor([[2, 1, 3]])
-    tokens, n_matches = _speculative_sampling(draft, logits[:, :3], logits, False)
+    tokens, n_matches = _speculative_sampling(draft, logits[:, :3], 3, logits, False)
     assert n_matches == 3 and tokens[0, :3].tolist() == [2, 1, 3] and tokens.shape == (1, 4)
     # The assistant is sure of token 5 where the model gives it no probability: always rejected,
     # and the replacement comes from max(0, p - q), which excludes token 5.
@@ -123,7 +126,7 @@ def test_speculative_sampling_accepts_agreeing_drafts_and_resamples_rejected_one
     assistant_logits = core.tensor(np.log(np.array([[1e-30] * 5 + [1.0]], np.float32)))[None]
     for seed in range(5):
         core.manual_seed(seed)
-        tokens, n_matches = _speculative_sampling(core.tensor([[5]]), assistant_logits, model_logits, False)
+        tokens, n_matches = _speculative_sampling(core.tensor([[5]]), assistant_logits, 1, model_logits, False)
         assert n_matches == 0 and tokens.shape == (1, 1) and tokens[0, 0].item() in (0, 1)
     assert vocab == logits.shape[-1]
 
@@ -145,5 +148,6 @@ def test_assisted_decoding_rejects_what_it_cannot_do(models):
         main.generate(core.tensor(PROMPT * 2), max_new_tokens=3, assistant_model=small)
     with pytest.raises(ValueError, match="beam search"):
         main.generate(core.tensor(PROMPT), max_new_tokens=3, num_beams=2, assistant_model=small)
-    with pytest.raises(ValueError, match="same tokenizer"):
+    # Another vocabulary needs both tokenizers (universal assisted decoding).
+    with pytest.raises(ValueError, match="different tokenizers"):
         main.generate(core.tensor(PROMPT), max_new_tokens=3, assistant_model=_llama(2, 16, 1, vocab=70))

@@ -56,14 +56,11 @@ def _composed_forward(xp, qa, ka, va, mask, keep, scale):
     # Softmax in place; rows that are masked everywhere give 0, not NaN (torch's math path).
     row_max = scores.max(axis=-1, keepdims=True)
     dead = ~xp.isfinite(row_max)
-    if dead.any():
-        row_max[dead] = 0.0
+    row_max = xp.where(dead, 0.0, row_max)       # row-sized: cheaper than asking dead.any()
     scores -= row_max
     xp.exp(scores, out=scores)
     denom = scores.sum(axis=-1, keepdims=True)
-    if dead.any():
-        denom[denom == 0] = 1.0
-    scores /= denom
+    scores /= xp.where(denom == 0, 1.0, denom)
     weights = scores * keep if keep is not None else scores
     return xp.matmul(weights, va), scores
 
@@ -146,7 +143,7 @@ def _composed_probs(q, k, mask, scale):
     if mask is not None:
         scores = ops.add(scores, mask)
     dead = ops.isinf(ops.amax(scores, dim=-1, keepdim=True))
-    if bool(dead.any()):
+    if dead.is_meta or bool(dead.any()):
         # Rows masked everywhere: keep them finite, their probabilities are zeroed below.
         scores = ops.masked_fill(scores, dead, 0.0)
         return ops.masked_fill(softmax(scores, dim=-1), dead, 0.0)

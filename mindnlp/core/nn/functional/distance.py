@@ -43,7 +43,5 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p, eps) along dim."""
-    if out is not None:
-        raise NotImplementedError("normalize: out= is not supported")
     denom = ops.clamp_min(vector_norm(input, p, dim, True), eps)
-    return ops.div(input, denom)
+    return ops.div(input, denom, out=out)

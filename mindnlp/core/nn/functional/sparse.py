@@ -74,7 +74,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -num:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx += num
-    if input.numel():
+    if input.numel() and not input.is_meta:  # meta indices have no values to check
         lo, hi = int(input._data.min()), int(input._data.max())
         if lo < 0 or hi >= num:
             raise IndexError("index out of range in self")

@@ -826,6 +826,14 @@ class Module:
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
+    def to_empty(self, *, device, recurse=True):
+        """Give every parameter and buffer new, uninitialised memory of its shape and dtype on
+        `device`: the way a module built on the meta device gets storage (then initialise it,
+        or load a state dict). Parameters stay the same objects."""
+        from ... import ops
+
+        return self._apply(lambda t: ops.empty_like(t, device=device), recurse=recurse)
+
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
