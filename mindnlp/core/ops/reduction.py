@@ -39,7 +39,9 @@ class Sum(Function):
         return expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
+    if axis is not None:  # torch's NumPy-style alias of dim
+        dim = axis
     """Sum over dims; bool and integer inputs sum to int64 as in torch."""
     if out is not None:
         return write_out("sum", out, sum, input, dim, keepdim, dtype=dtype)
@@ -69,7 +71,9 @@ class Mean(Function):
         return div(expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.count), None, None
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
+    if axis is not None:  # torch's NumPy-style alias of dim
+        dim = axis
     if out is not None:
         return write_out("mean", out, mean, input, dim, keepdim, dtype=dtype)
     if dtype is not None:

@@ -103,6 +103,7 @@ CACHE_IMPLEMENTATIONS = (
     "offloaded_hybrid",
     "offloaded_hybrid_chunked",
     "dynamic",
+    "dynamic_full",
     "offloaded",
     "quantized",
     "paged",

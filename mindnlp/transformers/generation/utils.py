@@ -525,6 +525,10 @@ class GenerationMixin:
             model_kwargs["past_key_values"] = StaticCache(config=text_config, max_cache_len=max_cache_length)
         elif implementation in (None, "dynamic"):
             model_kwargs["past_key_values"] = DynamicCache(config=text_config)
+        elif implementation == "dynamic_full":
+            # full-length layers only (no sliding windows): a cache that can be cropped back, which
+            # assisted decoding needs when it rejects draft tokens
+            model_kwargs["past_key_values"] = DynamicCache()
         else:
             raise NotImplementedError(f"cache_implementation={implementation!r} is not supported")
 
