@@ -7,6 +7,8 @@ from ._dtype import (bfloat16, dtype, finfo, float16, float32, float64, get_defa
                      int32, int64, promote_types, set_default_dtype, uint8)
 from ._dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from ._tensor import Size, Tensor
+from ._tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: F401
+                            HalfTensor, IntTensor, LongTensor, ShortTensor)
 from . import _tensor_methods  # noqa: F401  (binds the ops as Tensor methods)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
@@ -33,7 +35,6 @@ long = int64
 int = int32  # noqa: A001
 short = int16
 uint8 = uint8
-FloatTensor = Tensor
 
 result_type = _dtype.result_type
 

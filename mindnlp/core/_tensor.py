@@ -59,7 +59,10 @@ class Tensor:
         from . import ops
 
         # The legacy constructor ignores the default device, as torch's does.
-        device = device if device is not None else CPU
+        if device is None and not (len(args) == 1 and isinstance(args[0], Tensor)):
+            device = CPU
+        if not args:
+            args = (0,)  # Tensor() is empty, as torch's
         if len(args) == 1 and not isinstance(args[0], int):
             src = ops.tensor(args[0], dtype=dtype or _dtype.get_default_dtype(), device=device)
         else:

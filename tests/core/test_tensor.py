@@ -242,3 +242,16 @@ def test_contains_tests_elements_as_torch():
     assert core.tensor([3, 4]) in t  # broadcast comparison, any element equal
     with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
         "a" in t
+def test_legacy_tensor_types():
+    """core.FloatTensor & co.: isinstance asks for a cpu tensor of the dtype; calling builds one."""
+    assert isinstance(core.ones(2), core.FloatTensor) and not isinstance(core.ones(2), core.LongTensor)
+    assert isinstance(core.nn.Parameter(core.ones(2)), core.FloatTensor)
+    assert isinstance(core.tensor([True]), core.BoolTensor) and isinstance(core.tensor([1]), core.LongTensor)
+    assert not isinstance(core.empty(2, device="meta"), core.FloatTensor)
+    assert not isinstance([1.0], core.FloatTensor)
+    made = core.LongTensor([1, 2])
+    assert made.dtype == core.int64 and made.tolist() == [1, 2]
+    assert core.FloatTensor(2, 3).shape == (2, 3) and core.FloatTensor().shape == (0,)
+    assert core.BoolTensor([1, 0]).tolist() == [True, False]
+    assert core.LongTensor(core.tensor([1.5, 2.0])).tolist() == [1, 2]
+    assert core.Tensor().shape == (0,)

@@ -1,4 +1,5 @@
-"""Writing checkpoints in torch's zip layout, so that `torch.load` (weights_only) reads them.
+"""Writing checkpoints in torch's zip layout (or, on request, its pre-1.6 legacy layout), so
+that `torch.load` (weights_only) reads them.
 
 The object is pickled by a small writer of pickle protocol 2 that knows only the types a
 checkpoint holds: None, bool, int, float, str, tuple, list, dict, OrderedDict (with its
@@ -30,15 +31,14 @@ class _CheckpointPickler:
     """Pickles one object into `data.pkl` bytes and collects the storages its tensors use."""
 
     def __init__(self, legacy=False):
-        # the legacy (pre-zip) layout adds a view-metadata field to each storage id
-        self.legacy = legacy
-        self.storage_numel = {}  # key -> number of elements, which the legacy layout records
+        self._legacy = legacy  # legacy storage ids carry a sixth field: the view (None)
         self._out = io.BytesIO()
         self._write = self._out.write
         self._memo = {}  # id(object) -> memo index, for objects that appear more than once
         self._alive = []  # keeps memoized objects (and storage roots) alive so ids stay unique
         self._storage_keys = {}  # (id(root buffer), dtype) -> key
         self.storages = []  # (key, uint8 array of the storage bytes)
+        self.itemsizes = {}  # key -> element size of the storage
 
     def dump(self, obj):
         self._write(pickle.PROTO + b"\x02")
@@ -161,11 +161,8 @@ class _CheckpointPickler:
         self._write(pickle.MARK + pickle.MARK)
         self._save("storage")
         self._save_global("torch", STORAGE_NAMES[tensor.dtype])
-        for field in (key, location, numel):
+        for field in (key, location, numel) + ((None,) if self._legacy else ()):
             self._save(field)
-        if self.legacy:
-            self._save(None)
-        self.storage_numel[key] = numel
         self._write(pickle.TUPLE + pickle.BINPERSID)
         self._save(offset)
         self._save(tuple(tensor.shape))
@@ -204,6 +201,7 @@ class _CheckpointPickler:
             self._storage_keys[cache_key] = key
             self._alive.append(root)
             self.storages.append((key, root.reshape(-1).view(np.uint8)))
+            self.itemsizes[key] = itemsize
         return self._storage_keys[cache_key], root.nbytes // itemsize, byte_offset // itemsize, strides
 
 
@@ -241,52 +239,57 @@ def _write_record(archive, record, data):
         member.write(data)
 
 
-def _write_zip(file, pickled, pickler):
-    storages = pickler.storages
+def _write_zip(file, pickled, storages, byteorder_record=True):
     with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED) as archive:
         _write_record(archive, "archive/data.pkl", pickled)
         _write_record(archive, "archive/.format_version", b"1")
         _write_record(archive, "archive/.storage_alignment", str(STORAGE_ALIGNMENT).encode())
-        _write_record(archive, "archive/byteorder", sys.byteorder.encode())
+        if byteorder_record:
+            _write_record(archive, "archive/byteorder", sys.byteorder.encode())
         for key, data in storages:
             _write_record(archive, f"archive/data/{key}", data)
         _write_record(archive, "archive/version", b"3\n")
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False):
-    """torch.save for tensors and containers of them, in torch's zip layout (or, with
-    _use_new_zipfile_serialization=False, torch's legacy pre-1.6 stream layout).
+def _write_legacy(file, pickled, storages):
+    """torch's pre-1.6 layout: three plain pickles (magic number, protocol version, system
+    info), the object's pickle, the sorted storage keys, then each storage as an int64
+    element count and its little-endian bytes."""
+    info = {"protocol_version": LEGACY_PROTOCOL_VERSION, "little_endian": sys.byteorder == "little",
+            "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    for header in (LEGACY_MAGIC_NUMBER, LEGACY_PROTOCOL_VERSION, info):
+        file.write(pickle.dumps(header, protocol=2))
+    file.write(pickled)
+    data = dict(storages)
+    keys = sorted(data)
+    file.write(pickle.dumps(keys, protocol=2))
+    for key in keys:
+        raw, itemsize = data[key]
+        if sys.byteorder != "little" and itemsize > 1:
+            raw = raw.view(f"u{itemsize}").byteswap().view(np.uint8)
+        file.write(struct.pack("<q", raw.nbytes // itemsize))
+        file.write(memoryview(raw).cast("B"))
+
+
+def save(obj, f, _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+    """torch.save for tensors and containers of them, in torch's zip layout, or in its legacy
+    layout with `_use_new_zipfile_serialization=False`, as torch's flag selects.
 
     `f` is a path or a writable binary file object. A path is written atomically: into a
     temporary file next to it that replaces the target only once complete, so an error or a
     crash mid-save leaves the previous file (or no file) there, never a truncated one.
     """
-    if pickle_module not in (None, pickle) or pickle_protocol != 2:
-        raise ValueError("save writes pickle protocol 2 with its own restricted pickler; pickle_module and "
-                         "pickle_protocol cannot be changed")
-    legacy = not _use_new_zipfile_serialization
-    pickler = _CheckpointPickler(legacy=legacy)
+    pickler = _CheckpointPickler(legacy=not _use_new_zipfile_serialization)
     pickled = pickler.dump(obj)
-    write = _write_legacy if legacy else _write_zip
+
+    def write(file):
+        if _use_new_zipfile_serialization:
+            _write_zip(file, pickled, pickler.storages, byteorder_record=not _disable_byteorder_record)
+        else:
+            _write_legacy(file, pickled, [(key, (raw, pickler.itemsizes[key])) for key, raw in pickler.storages])
+
     if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
         with atomic_write(f) as file:
-            write(file, pickled, pickler)
+            write(file)
     else:
-        write(f, pickled, pickler)
-
-
-def _write_legacy(file, pickled, pickler):
-    """Magic number, protocol version and system info pickles, the object, the storage keys,
-    then each storage as its element count (int64) and its little-endian bytes."""
-    if sys.byteorder != "little":
-        raise NotImplementedError("writing the legacy checkpoint layout needs a little-endian machine")
-    for header in (LEGACY_MAGIC_NUMBER, LEGACY_PROTOCOL_VERSION,
-                   {"protocol_version": LEGACY_PROTOCOL_VERSION, "little_endian": True,
-                    "type_sizes": {"short": 2, "int": 4, "long": 4}}):
-        file.write(pickle.dumps(header, protocol=2))
-    file.write(pickled)
-    file.write(pickle.dumps([key for key, _ in pickler.storages], protocol=2))
-    for key, data in pickler.storages:
-        file.write(struct.pack("<q", pickler.storage_numel[key]))
-        file.write(memoryview(data).cast("B"))
+        write(f)
