@@ -433,7 +433,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         if pad_to_multiple_of is not None:
             if not isinstance(pad_to_multiple_of, int):
                 raise ValueError(
-                    f"Asking to pad the embedding matrix to a multiple of `{pad_to_multiple_of}`, which is not an "
+                    f"Asking to pad the embedding matrix to a multiple of `{pad_to_multiple_of}`, which is not and "
                     "integer. Please make sure to pass an integer"
                 )
             new_num_tokens = -(-new_num_tokens // pad_to_multiple_of) * pad_to_multiple_of
