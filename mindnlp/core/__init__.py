@@ -60,4 +60,18 @@ def can_cast(from_, to):
     return from_.category <= to.category or to.category == 2
 
 
+def _accept_numpy_names():
+    """torch.sum(x, axis=0) & co.: the public functions with dim/keepdim take axis/keepdims too
+    (the ops module's own names stay unwrapped for internal calls)."""
+    from ._numpy_names import accept_numpy_names
+
+    namespace = globals()
+    for name, value in list(namespace.items()):
+        if callable(value) and not isinstance(value, type) and not name.startswith("_") \
+                and getattr(value, "__module__", "").startswith(("mindnlp.core.ops", "mindnlp.core.nn.functional")):
+            namespace[name] = accept_numpy_names(value)
+
+
+_accept_numpy_names()
+
 __version__ = "0.1.0"

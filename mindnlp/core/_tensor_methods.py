@@ -1,11 +1,14 @@
 """Bind the ops as Tensor methods and operators, and their in-place `_` variants."""
 from . import _dtype, ops
+from ._numpy_names import accept_numpy_names
 from ._tensor import Tensor
 from .ops import indexing
 from .ops.inplace import apply_inplace
 
 
 def _method(fn):
+    fn = accept_numpy_names(fn)
+
     def method(self, *args, **kwargs):
         return fn(self, *args, **kwargs)
 
@@ -68,8 +71,9 @@ def _functional():
     return functional
 
 
-Tensor.softmax = lambda self, dim, dtype=None: _functional().softmax(self, dim, dtype=dtype)
-Tensor.log_softmax = lambda self, dim, dtype=None: _functional().log_softmax(self, dim, dtype=dtype)
+Tensor.softmax = accept_numpy_names(lambda self, dim, dtype=None: _functional().softmax(self, dim, dtype=dtype))
+Tensor.log_softmax = accept_numpy_names(
+    lambda self, dim, dtype=None: _functional().log_softmax(self, dim, dtype=dtype))
 Tensor.relu = lambda self: _functional().relu(self)
 
 

@@ -255,3 +255,16 @@ def test_legacy_tensor_types():
     assert core.BoolTensor([1, 0]).tolist() == [True, False]
     assert core.LongTensor(core.tensor([1.5, 2.0])).tolist() == [1, 2]
     assert core.Tensor().shape == (0,)
+
+
+def test_numpy_argument_names_as_torch_accepts_them():
+    """torch takes `axis` for `dim` and `keepdims` for `keepdim`, in functions and methods."""
+    x = core.arange(6.0).reshape(2, 3)
+    assert core.sum(x, axis=0).tolist() == [3.0, 5.0, 7.0]
+    assert core.mean(x, axis=1, keepdims=True).shape == (2, 1)
+    assert core.cat([x, x], axis=1).shape == (2, 6) and core.concat([x], axis=0).shape == (2, 3)
+    assert x.sum(axis=1).tolist() == [3.0, 12.0] and x.max(axis=1).indices.tolist() == [2, 2]
+    assert core.softmax(x, axis=0).shape == (2, 3) and x.softmax(axis=1).shape == (2, 3)
+    assert x.unsqueeze(axis=0).shape == (1, 2, 3)
+    with pytest.raises(TypeError, match="got multiple values for argument 'dim'"):
+        core.sum(x, dim=0, axis=1)

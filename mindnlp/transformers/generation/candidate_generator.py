@@ -452,7 +452,9 @@ class AssistantToTargetTranslator:
     rewritten to the model's when they differ, e.g. "Ġ" vs "▁"). Assistant tokens the model
     lacks map to SUPPRESS_TOKEN_ID and are forbidden in the assistant's drafts, either by a
     SuppressTokensLogitsProcessor or, with `assistant_prune_lm_head`, by cutting them out of
-    the assistant's LM head (which also makes each draft step cheaper).
+    the assistant's LM head (which also makes each draft step cheaper). Pruning replaces the
+    assistant model's LM head and input embedding in place, as in HF: that model then
+    drafts in the shared vocabulary only.
     """
 
     FILTER_VALUE = -float("Inf")
@@ -469,8 +471,10 @@ class AssistantToTargetTranslator:
         self._suppress_input_ids = self._get_suppress_input_ids()
         self.logits_processors = None
         self.assistant_prune_lm_head = assistant_prune_lm_head and assistant_model is not None
+        self._pruned_model = None
         if len(self._suppress_input_ids) > 0:
             if self.assistant_prune_lm_head:
+                self._pruned_model = weakref.ref(assistant_model)
                 self.assistant_overlap_token_ids = core.tensor(
                     list(self.target_to_assistant_input_ids.values()), dtype=core.int64,
                     device=self._assistant_model_device)
@@ -482,6 +486,11 @@ class AssistantToTargetTranslator:
             else:
                 self.logits_processors = LogitsProcessorList(
                     [SuppressTokensLogitsProcessor(self._suppress_input_ids.tolist(), self._assistant_model_device)])
+
+    def serves(self, assistant_model):
+        """Whether this translator fits `assistant_model`: one that pruned a model's head works
+        with that model only."""
+        return self._pruned_model is None or self._pruned_model() is assistant_model
 
     def unmap_input_ids(self):
         """Let the next forward take assistant-vocabulary ids as they are (the draft's first
@@ -558,7 +567,7 @@ class AssistantVocabTranslatorCache:
             assistant_dict = weakref.WeakKeyDictionary()
             cls._cache[target_tokenizer] = assistant_dict
         mapping = assistant_dict.get(assistant_tokenizer)
-        if mapping is None:
+        if mapping is None or not mapping.serves(assistant_model):
             mapping = AssistantToTargetTranslator(target_tokenizer, assistant_tokenizer, target_vocab_size,
                                                   assistant_model, assistant_prune_lm_head)
             assistant_dict[assistant_tokenizer] = mapping

@@ -327,11 +327,13 @@ class TopHLogitsWarper(LogitsProcessor):
     def __call__(self, input_ids, scores):
         top_n = min(self.top_n, scores.shape[-1])
         top_logits, top_idx = core.topk(scores, top_n, dim=-1)
-        probs = F.softmax(top_logits, dim=-1)
-        # 0 log 0 = 0: filtered (-inf) tokens add no entropy, as torch.distributions has it.
-        entropy_terms = -(probs * F.log_softmax(top_logits, dim=-1).masked_fill(probs == 0, 0.0))
-        tau = entropy_terms.sum(-1, keepdim=True) * self.top_h
-        selection = core.cumsum(entropy_terms, dim=-1) <= tau
+        normalized = F.log_softmax(top_logits, dim=-1)
+        probs = normalized.exp()
+        # The entropy as torch.distributions.Categorical computes it (filtered tokens, with
+        # probability 0, add nothing); the running sum from -p log p, as HF writes it.
+        entropy = -(normalized.clamp(min=core.finfo(normalized.dtype).min) * probs).sum(-1, keepdim=True)
+        entropy_terms = -(probs * core.log(probs)).masked_fill(probs == 0, 0.0)
+        selection = core.cumsum(entropy_terms, dim=-1) <= entropy * self.top_h
         selection[:, 0] = True
         keep = core.zeros(scores.shape, dtype=core.bool, device=scores.device).scatter(1, top_idx, selection)
         return scores.masked_fill(~keep, self.filter_value)
