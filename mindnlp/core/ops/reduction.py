@@ -39,9 +39,7 @@ class Sum(Function):
         return expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
-    if axis is not None:  # torch's NumPy-style alias of dim
-        dim = axis
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over dims; bool and integer inputs sum to int64 as in torch."""
     if out is not None:
         return write_out("sum", out, sum, input, dim, keepdim, dtype=dtype)
@@ -71,9 +69,7 @@ class Mean(Function):
         return div(expand_reduced(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.count), None, None
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
-    if axis is not None:  # torch's NumPy-style alias of dim
-        dim = axis
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if out is not None:
         return write_out("mean", out, mean, input, dim, keepdim, dtype=dtype)
     if dtype is not None:

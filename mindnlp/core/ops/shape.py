@@ -271,10 +271,7 @@ class Cat(Function):
         return tuple(split(grad, ctx.sizes, ctx.dim))
 
 
-def cat(tensors, dim=0, *, axis=None, out=None):
-    """torch.cat; `axis` is torch's NumPy-style alias of `dim`."""
-    if axis is not None:
-        dim = axis
+def cat(tensors, dim=0, *, out=None):
     from .. import _dtype
     from .conversion import cast
 
