@@ -169,6 +169,14 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
+    def __contains__(self, element):
+        """`x in t`: whether any element of t equals x (a number, or a tensor broadcast against t), as torch."""
+        if isinstance(element, (Tensor, int, float, bool)):
+            return bool((self == element).any())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+        )
+
     def __hash__(self):
         return id(self)
 

@@ -1,4 +1,4 @@
-"""`PretrainedConfig`: a model's hyper-parameters, read from and written to config.json.
+"""`PreTrainedConfig`: a model's hyper-parameters, read from and written to config.json.
 
 The on-disk format and the in-memory behaviour follow Hugging Face transformers v5, so that a
 config.json written by either library loads in the other with the same `to_dict()`.
@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 TRANSFORMERS_VERSION = "5.23.0"
 
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa")
+EXPERTS_IMPLEMENTATIONS = ("eager",)
 
 ALLOWED_LAYER_TYPES = (
     "full_attention",
@@ -41,7 +42,7 @@ ALLOWED_LAYER_TYPES = (
 )
 
 # Keys that live in `__dict__` for bookkeeping and are never written to config.json.
-_PRIVATE_KEYS = ("_attn_implementation_internal", "_commit_hash", "_auto_class")
+_PRIVATE_KEYS = ("_attn_implementation_internal", "_experts_implementation_internal", "_commit_hash", "_auto_class")
 
 # Python's json writes inf/nan as bare Infinity/NaN, which strict JSON readers reject;
 # transformers stores them as {"__float__": "Infinity"} and so do we.
@@ -160,7 +161,17 @@ def dtype_to_str(value):
     return str(value).rsplit(".", 1)[-1]
 
 
-class PretrainedConfig:
+def _as_core_dtype(name):
+    """The mindnlp.core dtype called `name` ('float16', 'bfloat16', ...)."""
+    from .. import core
+
+    dtype = getattr(core, name, None)
+    if not isinstance(dtype, core.dtype):
+        raise ValueError(f"dtype must name a floating-point or integer dtype such as 'float16', got {name!r}")
+    return dtype
+
+
+class PreTrainedConfig:
     """Base class of every model configuration.
 
     Class-level settings a model config overrides:
@@ -177,6 +188,17 @@ class PretrainedConfig:
     model_type = ""
     attribute_map = {}
     default_theta = modeling_rope_utils.DEFAULT_THETA
+    # Composite configs (a model made of sub-models) name their parts' config classes here,
+    # e.g. {"text_config": LlamaConfig}; `base_config_key` is the key a part is stored under
+    # in its parent's config.json, so that the part alone loads from the parent's file.
+    sub_configs = {}
+    base_config_key = ""
+    has_no_defaults_at_init = False
+    # How a base model's modules would shard for tensor / pipeline / expert parallelism
+    # ({module pattern: style}); metadata that models assemble into `model.tp_plan`.
+    base_model_tp_plan = None
+    base_model_pp_plan = None
+    base_model_ep_plan = None
 
     transformers_version: str | None = None
     architectures: list[str] | None = None
@@ -194,13 +216,15 @@ class PretrainedConfig:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._fields = cls._collect_fields()
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _init_with_signature(cls._fields)
 
     @classmethod
     def _collect_fields(cls):
         """{name: (annotation, default)} over the class and its bases, base fields first."""
         fields = {}
         for klass in reversed(cls.__mro__):
-            if not (isinstance(klass, type) and issubclass(klass, PretrainedConfig)):
+            if not (isinstance(klass, type) and issubclass(klass, PreTrainedConfig)):
                 continue
             for name, annotation in inspect.get_annotations(klass).items():
                 if name not in klass.__dict__:
@@ -222,6 +246,9 @@ class PretrainedConfig:
         torch_dtype = kwargs.pop("torch_dtype", None)
         if self.dtype is None and torch_dtype is not None:
             self.dtype = torch_dtype
+        if isinstance(self.dtype, str) and self.dtype != "auto":
+            # a dtype object, as from_pretrained's dtype argument is; config.json stores the name
+            self.dtype = _as_core_dtype(self.dtype)
 
         num_labels = kwargs.pop("num_labels", None)
         if self.id2label is None:
@@ -256,6 +283,7 @@ class PretrainedConfig:
         self._name_or_path = str(kwargs.pop("name_or_path", ""))
         kwargs.pop("_commit_hash", None)
         self._attn_implementation = kwargs.pop("attn_implementation", None)
+        self._experts_implementation = kwargs.pop("experts_implementation", None)
         self._output_attentions = False
         self.output_attentions = kwargs.pop("output_attentions", False)
 
@@ -287,7 +315,7 @@ class PretrainedConfig:
         return iter(self.__dict__)
 
     def __eq__(self, other):
-        return isinstance(other, PretrainedConfig) and self.__dict__ == other.__dict__
+        return isinstance(other, PreTrainedConfig) and self.__dict__ == other.__dict__
 
     def __repr__(self):
         return f"{type(self).__name__} {self.to_json_string()}"
@@ -333,10 +361,33 @@ class PretrainedConfig:
 
     @_attn_implementation.setter
     def _attn_implementation(self, value):
-        """None means "not chosen": the model picks sdpa when it supports it, as transformers does."""
-        if value is not None and value not in ATTN_IMPLEMENTATIONS:
-            raise ValueError(f"attn_implementation must be one of {list(ATTN_IMPLEMENTATIONS)}, got {value!r}")
-        self._attn_implementation_internal = value
+        """None means "not chosen": the model picks sdpa when it supports it, as transformers does.
+
+        Set on a composite config it applies to every sub-config too; a dict sets each part
+        ({"": own, "text_config": ..., ...}) and leaves unnamed parts as they are.
+        """
+        self._set_recursively("_attn_implementation_internal", value, ATTN_IMPLEMENTATIONS, "attn_implementation")
+
+    @property
+    def _experts_implementation(self):
+        return self.__dict__.get("_experts_implementation_internal")
+
+    @_experts_implementation.setter
+    def _experts_implementation(self, value):
+        """How mixture-of-experts layers run ("eager"); set recursively like _attn_implementation."""
+        self._set_recursively("_experts_implementation_internal", value, EXPERTS_IMPLEMENTATIONS,
+                              "experts_implementation")
+
+    def _set_recursively(self, attribute, value, allowed, name):
+        own = value.get("", self.__dict__.get(attribute)) if isinstance(value, dict) else value
+        if own is not None and own not in allowed:
+            raise ValueError(f"{name} must be one of {list(allowed)} in mindnlp, got {own!r}")
+        self.__dict__[attribute] = own
+        for key in self.sub_configs:
+            sub_config = self.__dict__.get(key)
+            if isinstance(sub_config, PreTrainedConfig):
+                part = value.get(key, sub_config.__dict__.get(attribute)) if isinstance(value, dict) else value
+                sub_config._set_recursively(attribute, part, allowed, name)
 
     @property
     def use_return_dict(self):
@@ -508,7 +559,7 @@ class PretrainedConfig:
         output["model_type"] = type(self).model_type
         output["transformers_version"] = TRANSFORMERS_VERSION
         for key, value in output.items():
-            if isinstance(value, PretrainedConfig):
+            if isinstance(value, PreTrainedConfig):
                 value = value.to_dict()
                 del value["transformers_version"]
             elif isinstance(value, tuple):
@@ -520,9 +571,9 @@ class PretrainedConfig:
 
     def to_diff_dict(self):
         """What config.json holds: model-specific fields always, common fields only where they
-        differ from the defaults of `PretrainedConfig` or of this class."""
+        differ from the defaults of `PreTrainedConfig` or of this class."""
         config_dict = self.to_dict()
-        base_defaults = PretrainedConfig().to_dict()
+        base_defaults = PreTrainedConfig().to_dict()
         class_defaults = {name: default for name, (_, default) in self._fields.items() if default is not None}
         diff = {}
         for key, value in config_dict.items():
@@ -619,13 +670,29 @@ class PretrainedConfig:
             names = decoder_names
         else:
             names = encoder_names
-        found = [name for name in names if isinstance(self.__dict__.get(name), PretrainedConfig)]
+        found = [name for name in names if isinstance(self.__dict__.get(name), PreTrainedConfig)]
         if len(found) > 1:
             raise ValueError(f"this config holds several text configs {found}; pick one explicitly")
         return self.__dict__[found[0]] if found else self
 
 
-PretrainedConfig._fields = PretrainedConfig._collect_fields()
+def _init_with_signature(fields):
+    """An __init__ for a config class whose signature lists its fields as keyword arguments
+    with their defaults, so that `inspect.signature(Config.__init__)` shows what a config
+    takes, as for HF's hand-written constructors."""
 
-# transformers v5 spelling; both names are the same class.
-PreTrainedConfig = PretrainedConfig
+    def __init__(self, **kwargs):
+        PreTrainedConfig.__init__(self, **kwargs)
+
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+                   for name, (_, default) in fields.items()]
+    parameters.append(inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD))
+    __init__.__signature__ = inspect.Signature(parameters)
+    return __init__
+
+
+PreTrainedConfig._fields = PreTrainedConfig._collect_fields()
+
+# transformers v4 spelling; both names are the same class.
+PretrainedConfig = PreTrainedConfig

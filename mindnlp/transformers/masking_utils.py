@@ -55,13 +55,28 @@ def _first_layer(past_key_values, sliding):
     return kinds.index(sliding) if sliding in kinds else 0
 
 
+def find_packed_sequence_indices(position_ids):
+    """Which packed sequence each token belongs to, from position_ids that restart at each one:
+    [[0, 1, 0, 1, 2, 0]] → [[0, 0, 1, 1, 1, 2]]. None when every row holds one sequence."""
+    first = position_ids[:, :1] - 1
+    starts = core.diff(position_ids, prepend=first, dim=-1) != 1
+    sequence = starts.to(core.int64).cumsum(-1)
+    if bool((sequence[:, -1] == 0).all()):
+        return None
+    return sequence
+
+
 def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, past_key_values=None,
-                       cache_position=None, sliding_window=None, layer_idx=None, **kwargs):
+                       cache_position=None, sliding_window=None, layer_idx=None, position_ids=None, **kwargs):
     """Causal (optionally sliding-window) mask combined with padding, shape (batch, 1, q, kv).
 
     With a cache, the keys are those its layer `layer_idx` (default: the first layer of the
     matching kind) returns from `update`: a sliding-window layer returns only the window, so
     the key axis starts at absolute position `kv_offset`, as `get_mask_sizes` reports.
+
+    Without a padding mask and without a cache, position_ids that restart mark several
+    sequences packed into one row (padding-free batches): tokens then attend only within
+    their own sequence.
     """
     dtype = inputs_embeds.dtype
     batch, q_length = inputs_embeds.shape[0], inputs_embeds.shape[1]
@@ -89,11 +104,15 @@ def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, pas
         allowed = allowed & padding[:, None, None, :]
     else:
         allowed = allowed.expand(batch, 1, q_length, kv_length)
+    if position_ids is not None and attention_mask is None and past_length == 0 and kv_length == q_length:
+        sequence = find_packed_sequence_indices(position_ids.expand(batch, -1))
+        if sequence is not None:
+            allowed = allowed & (sequence[:, None, :, None] == sequence[:, None, None, :])
     return _to_additive(allowed, dtype)
 
 
 def create_sliding_window_causal_mask(config=None, inputs_embeds=None, attention_mask=None, past_key_values=None,
-                                      cache_position=None, layer_idx=None, **kwargs):
+                                      cache_position=None, layer_idx=None, position_ids=None, **kwargs):
     """Causal mask where query i also ignores keys more than `config.sliding_window - 1` positions back."""
     return create_causal_mask(config, inputs_embeds, attention_mask, past_key_values, cache_position=cache_position,
-                              sliding_window=config.sliding_window, layer_idx=layer_idx)
+                              sliding_window=config.sliding_window, layer_idx=layer_idx, position_ids=position_ids)

@@ -219,7 +219,11 @@ def validate_rope(config):
 
 
 def _params_and_dim(config, layer_type):
-    """The flat rope dict for `layer_type` and the rotary dimension it applies to."""
+    """The flat rope dict for `layer_type` and the rotary dimension it applies to.
+
+    The config's rope dict is standardised first (as HF does in every initialiser), so that a
+    dict edited after construction gains the defaults its rope type needs."""
+    standardize_rope_params(config)
     params = config.rope_parameters[layer_type] if layer_type is not None else config.rope_parameters
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     dim = int(head_dim * params.get("partial_rotary_factor", 1.0))

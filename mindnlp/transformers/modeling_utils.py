@@ -163,14 +163,31 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
     config_class = PretrainedConfig
     base_model_prefix = ""
     main_input_name = "input_ids"
+    input_modalities = "text"
+    model_tags = None
     supports_gradient_checkpointing = False
     _no_split_modules = None
     _keys_to_ignore_on_load_missing = None
     _keys_to_ignore_on_load_unexpected = None
     _keys_to_ignore_on_save = None
+    # {target: source} parameter names that share one tensor when the config ties them
     _tied_weights_keys = None
+    _checkpoint_conversion_mapping = {}
+    # Modules kept in float32 when the model is loaded or cast to float16 (the _strict ones
+    # also under bfloat16): names matched against the module path, as in HF.
+    _keep_in_fp32_modules = None
+    _keep_in_fp32_modules_strict = None
+    # Attention kernels a family can run: eager always, sdpa through core's fused
+    # scaled_dot_product_attention; flash and flex attention are CUDA kernels mindnlp does not have.
     _supports_sdpa = True
+    _supports_flash_attn = False
+    _supports_flex_attn = False
     _supports_attention_backend = False
+    # Models whose state lives outside the cache (recurrent layers) cannot roll back a generation
+    # step, which assisted decoding needs.
+    _is_stateful = False
+    # mindnlp has no graph compiler, so no model compiles without graph breaks.
+    _can_compile_fullgraph = False
 
     def __init__(self, config, *inputs, **kwargs):
         super().__init__()
@@ -188,8 +205,52 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
     # --- initialisation ---
     def post_init(self):
-        """Initialise weights and tie them; every model calls this at the end of __init__."""
+        """Every model calls this at the end of __init__: gather what submodels declare
+        (parallel plans, tied keys, float32 modules, unsplittable modules) onto this model,
+        then initialise the weights and tie them."""
+        own = self.base_model is self
+        self._tp_plan = dict(self.config.base_model_tp_plan or {}) if own else {}
+        self._pp_plan = dict(self.config.base_model_pp_plan or {}) if own else {}
+        self._ep_plan = dict(self.config.base_model_ep_plan or {}) if own else {}
+        self.all_tied_weights_keys = self._own_tied_weights_keys()
+        self._keep_in_fp32_modules = set(type(self)._keep_in_fp32_modules or [])
+        self._keep_in_fp32_modules_strict = set(type(self)._keep_in_fp32_modules_strict or [])
+        self._no_split_modules = set(type(self)._no_split_modules or [])
+        for name, child in self.named_children():
+            for plan in ("_tp_plan", "_pp_plan", "_ep_plan"):
+                getattr(self, plan).update({f"{name}.{k}": v for k, v in (getattr(child, plan, None) or {}).items()})
+            tied = getattr(child, "all_tied_weights_keys", None) or {}
+            self.all_tied_weights_keys.update({f"{name}.{k}": f"{name}.{v}" for k, v in tied.items()})
+            for attribute in ("_keep_in_fp32_modules", "_keep_in_fp32_modules_strict", "_no_split_modules"):
+                getattr(self, attribute).update(getattr(child, attribute, None) or ())
         self.init_weights()
+        if getattr(self.config, "gradient_checkpointing", False) and self.supports_gradient_checkpointing:
+            # v4 configs could ask for checkpointing; it is a training-time switch now
+            self.gradient_checkpointing_enable()
+            del self.config.gradient_checkpointing
+
+    def _own_tied_weights_keys(self):
+        """This model's `_tied_weights_keys` when its config ties word embeddings, else {}."""
+        if not self._tied_weights_keys:
+            return {}
+        if not getattr(self.config.get_text_config(), "tie_word_embeddings", False):
+            return {}
+        return dict(self._tied_weights_keys)
+
+    @property
+    def tp_plan(self):
+        """{module pattern: tensor-parallel style} for the whole model (metadata: mindnlp runs unsharded)."""
+        return self._tp_plan
+
+    @tp_plan.setter
+    def tp_plan(self, plan):
+        if plan is not None and not isinstance(plan, dict):
+            raise ValueError("Can only set a dictionary as `tp_plan`")
+        self._tp_plan = dict(plan or {})
+
+    @property
+    def pp_plan(self):
+        return self._pp_plan
 
     def init_weights(self):
         self.apply(self._initialize_weights)
@@ -222,6 +283,77 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
     @property
     def base_model(self):
         return getattr(self, self.base_model_prefix, self)
+
+    # --- attention and experts implementations ---
+    @classmethod
+    def _can_set_attn_implementation(cls):
+        """mindnlp's attention layers read `config._attn_implementation` at every call, so the
+        implementation can change after construction."""
+        return True
+
+    @classmethod
+    def _can_set_experts_implementation(cls):
+        """No mindnlp family has mixture-of-experts layers with switchable kernels yet."""
+        return False
+
+    def get_correct_attn_implementation(self, requested_attention, is_init_check=False):
+        """The implementation to run for a request: None means sdpa where supported, else eager."""
+        from .configuration_utils import ATTN_IMPLEMENTATIONS
+
+        if requested_attention is None:
+            return "sdpa" if self._supports_sdpa else "eager"
+        if requested_attention not in ATTN_IMPLEMENTATIONS or (requested_attention == "sdpa" and not self._supports_sdpa):
+            supported = ['"eager"'] + (['"sdpa"'] if self._supports_sdpa else [])
+            raise ValueError(
+                f'Specified `attn_implementation="{requested_attention}"` is not supported by {type(self).__name__} '
+                f"in mindnlp. The possible arguments are {', '.join(supported)}."
+            )
+        return requested_attention
+
+    def set_attn_implementation(self, attn_implementation):
+        """Switch the attention kernel of this model and of its sub-models (a dict sets each
+        sub-config's part by key, "" for this model's own)."""
+        own = attn_implementation.get("", self.config._attn_implementation) if isinstance(attn_implementation, dict) \
+            else attn_implementation
+        own = self.get_correct_attn_implementation(own)
+        if isinstance(attn_implementation, dict):
+            self.config._attn_implementation = {**attn_implementation, "": own}
+        else:
+            self.config._attn_implementation = own
+
+    def set_experts_implementation(self, experts_implementation):
+        if not self._can_set_experts_implementation():
+            raise ValueError(f"{type(self).__name__} has no mixture-of-experts layers whose implementation can be set")
+        self.config._experts_implementation = experts_implementation
+
+    def get_encoder(self, modality=None):
+        """The text encoder of an encoder-decoder model (or a modality's encoder), else the model itself."""
+        names = {None: ("text_encoder", "encoder"), "image": ("vision_tower", "visual", "vision_model",
+                 "vision_encoder", "image_tower"), "audio": ("audio_tower", "audio_encoder", "speech_encoder")}
+        names["video"] = names["image"]
+        if modality not in names:
+            raise ValueError(f'Unrecognized modality, has to be "image", "video" or "audio" but found {modality}')
+        for name in names[modality]:
+            if hasattr(self, name):
+                return getattr(self, name)
+        base = self.base_model
+        if base is not self and isinstance(base, PreTrainedModel):
+            encoder = base.get_encoder(modality=modality)
+            if encoder is not base:
+                return encoder
+        return self
+
+    def get_position_embeddings(self):
+        raise NotImplementedError(
+            f"`get_position_embeddings` is not implemented for {self.__class__}`. You should try to overwrite it "
+            f"in {self.__class__}`"
+        )
+
+    def resize_position_embeddings(self, new_num_position_embeddings):
+        raise NotImplementedError(
+            f"`resize_position_embeddings` is not implemented for {self.__class__}`. You should try to overwrite it "
+            f"in {self.__class__}`"
+        )
 
     @classmethod
     def can_generate(cls):
@@ -301,7 +433,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         if pad_to_multiple_of is not None:
             if not isinstance(pad_to_multiple_of, int):
                 raise ValueError(
-                    f"Asking to pad the embedding matrix to a multiple of `{pad_to_multiple_of}`, which is not an "
+                    f"Asking to pad the embedding matrix to a multiple of `{pad_to_multiple_of}`, which is not and "
                     "integer. Please make sure to pass an integer"
                 )
             new_num_tokens = -(-new_num_tokens // pad_to_multiple_of) * pad_to_multiple_of
@@ -582,13 +714,14 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
         missing = {k for k in own if k not in found}
         self.tie_weights(missing)
-        missing = _filter(sorted(missing), self._keys_to_ignore_on_load_missing)
+        missing = set(_filter(sorted(missing), self._keys_to_ignore_on_load_missing))
         buffers = {name for name, _ in self.named_buffers()}
         unexpected = [k for k in unexpected if (to_model_key(k) or k) not in buffers]
-        unexpected = _filter(unexpected, self._keys_to_ignore_on_load_unexpected)
+        unexpected = set(_filter(unexpected, self._keys_to_ignore_on_load_unexpected))
 
-        self._initialize_missing(set(missing) | {m[0] for m in mismatched})
-        return {"missing_keys": missing, "unexpected_keys": unexpected, "mismatched_keys": mismatched,
+        self._initialize_missing(missing | {m[0] for m in mismatched})
+        # sets, as HF v5 reports them
+        return {"missing_keys": missing, "unexpected_keys": unexpected, "mismatched_keys": set(mismatched),
                 "error_msgs": []}
 
     def _initialize_missing(self, missing):
@@ -615,17 +748,17 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         if info["unexpected_keys"]:
             logger.warning(
                 f"Some weights of the model checkpoint at {source} were not used when initializing {name}: "
-                f"{info['unexpected_keys']}"
+                f"{sorted(info['unexpected_keys'])}"
             )
         if info["missing_keys"]:
             logger.warning(
                 f"Some weights of {name} were not initialized from the model checkpoint at {source} and are newly "
-                f"initialized: {info['missing_keys']}\nYou should probably TRAIN this model on a down-stream task "
-                "to be able to use it for predictions and inference."
+                f"initialized: {sorted(info['missing_keys'])}\nYou should probably TRAIN this model on a down-stream "
+                "task to be able to use it for predictions and inference."
             )
         if info["mismatched_keys"]:
-            lines = "\n".join(f"- {k}: found shape {a} in the checkpoint and {b} in the model instantiated"
-                              for k, a, b in info["mismatched_keys"])
+            lines = "\n".join(f"- {k}: Reinit due to size mismatch - ckpt: {a} vs model:{b}"
+                              for k, a, b in sorted(info["mismatched_keys"]))
             logger.warning(
                 f"Some weights of {name} were not initialized from the model checkpoint at {source} and are newly "
                 f"initialized because the shapes did not match:\n{lines}"

@@ -32,7 +32,7 @@ __all__ = [
     "get_tests_dir", "hub_retry", "init_test_logger", "is_flaky", "is_torch_available", "is_training_test",
     "require_accelerate", "require_bitsandbytes", "require_deepspeed", "require_flash_attn", "require_flash_attn_3",
     "require_kernels", "require_non_hpu", "require_optimum_quanto", "require_safetensors", "require_sentencepiece",
-    "require_tokenizers", "require_torch", "require_torch_accelerator", "require_torch_gpu",
+    "require_tiktoken", "require_tokenizers", "require_torch", "require_torch_accelerator", "require_torch_gpu",
     "require_torch_greater_or_equal", "require_torch_mps", "require_torch_multi_accelerator",
     "require_torch_multi_gpu", "require_torch_sdpa", "run_first", "run_test_using_subprocess",
     "set_config_for_less_flaky_test", "set_model_for_less_flaky_test", "set_seed", "slow", "tooslow",
@@ -209,6 +209,7 @@ def _require_module(module, message):
 require_sentencepiece = _require_module("sentencepiece", "test requires the sentencepiece package")
 require_tokenizers = _require_module("tokenizers", "test requires the tokenizers package")
 require_safetensors = _require_module("safetensors", "test requires the safetensors package")
+require_tiktoken = _require_module("tiktoken", "test requires the tiktoken package")
 
 
 def is_flaky(max_attempts=5, wait_before_retry=None, description=None):

@@ -42,3 +42,10 @@ def test_empty_reductions():
     assert core.zeros(0, dtype=core.bool).any().item() is False
     with pytest.raises(IndexError, match="Expected reduction dim"):
         core.zeros(0, 3).max(0)
+
+
+def test_axis_is_an_alias_of_dim():
+    x = core.arange(12.0).reshape(3, 4)
+    assert core.equal(core.mean(x, axis=0), core.mean(x, dim=0))
+    assert core.equal(x.sum(axis=1), x.sum(dim=1))
+    assert core.equal(core.cat([x, x], axis=1), core.cat([x, x], dim=1))

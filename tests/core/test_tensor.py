@@ -236,6 +236,12 @@ def test_error_matches_torch(name):
     assert str(info.value).startswith(case["message"]), str(info.value)
 
 
+def test_contains_tests_elements_as_torch():
+    t = core.tensor([[1, 0], [3, 4]])
+    assert 0 in t and 4 in t and 2 not in t
+    assert core.tensor([3, 4]) in t  # broadcast comparison, any element equal
+    with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+        "a" in t
 def test_legacy_tensor_types():
     """core.FloatTensor & co.: isinstance asks for a cpu tensor of the dtype; calling builds one."""
     assert isinstance(core.ones(2), core.FloatTensor) and not isinstance(core.ones(2), core.LongTensor)

@@ -4,6 +4,7 @@ import os
 import tempfile
 import unittest
 
+from mindnlp import core
 from mindnlp.transformers import (
     BertConfig,
     DistilBertConfig,
@@ -54,8 +55,8 @@ class PretrainedConfigTest(unittest.TestCase):
             BertConfig(problem_type="ranking")
 
     def test_dtype_spellings(self):
-        self.assertEqual(BertConfig(torch_dtype="bfloat16").dtype, "bfloat16")
-        self.assertEqual(BertConfig(dtype="float16", torch_dtype="bfloat16").dtype, "float16")
+        self.assertIs(BertConfig(torch_dtype="bfloat16").dtype, core.bfloat16)
+        self.assertIs(BertConfig(dtype="float16", torch_dtype="bfloat16").dtype, core.float16)
         config = BertConfig()
         config.torch_dtype = "float16"
         self.assertEqual((config.dtype, config.torch_dtype), ("float16", "float16"))

@@ -237,7 +237,7 @@ class ModelTesterMixin:
                 model.save_pretrained(folder)
                 saved = load_safetensors(os.path.join(folder, "model.safetensors"))
                 reloaded, info = model_class.from_pretrained(folder, output_loading_info=True)
-            self.assertEqual(info["missing_keys"], [], model_class.__name__)
+            self.assertEqual(info["missing_keys"], set(), model_class.__name__)
             reloaded_state = reloaded.state_dict()
             for key, value in saved.items():
                 np.testing.assert_array_equal(value.numpy(), reloaded_state[key].numpy(), err_msg=key)

@@ -29,8 +29,14 @@ def _library_logger():
 
 
 def get_logger(name=None):
-    """A logger under the library's hierarchy (module names already start with 'mindnlp')."""
+    """A logger under the library's hierarchy (module names already start with 'mindnlp').
+
+    Hugging Face's module names ("transformers.modeling_utils") name the logger of the same
+    mindnlp module, so code written against transformers listens where mindnlp logs.
+    """
     _library_logger()
+    if name == "transformers" or (name or "").startswith("transformers."):
+        name = f"{_ROOT}.{name}"
     return logging.getLogger(name or _ROOT)
 
 

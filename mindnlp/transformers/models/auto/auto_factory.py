@@ -35,6 +35,8 @@ class _LazyModelMapping:
         self._registered = {}
 
     def _load(self, model_type):
+        if model_type not in CONFIG_MAPPING_NAMES:
+            return None  # a model type mindnlp has no config (and so no model) for
         module_name = CONFIG_MAPPING_NAMES[model_type][0]
         module = importlib.import_module(f"mindnlp.transformers.models.{module_name}.modeling_{module_name}")
         return getattr(module, self._names[model_type], None)

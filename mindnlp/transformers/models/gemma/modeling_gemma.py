@@ -241,7 +241,7 @@ class GemmaModel(GemmaPreTrainedModel):
         if position_ids is None:
             position_ids = cache_position.unsqueeze(0)
         mask = create_causal_mask(self.config, inputs_embeds, attention_mask, past_key_values,
-                                  cache_position=cache_position)
+                                  cache_position=cache_position, position_ids=position_ids)
         hidden_states = inputs_embeds
         position_embeddings = self.rotary_emb(hidden_states, position_ids)
         all_hidden = () if output_hidden_states else None

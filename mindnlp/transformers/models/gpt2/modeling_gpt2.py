@@ -347,7 +347,7 @@ class GPT2Model(GPT2PreTrainedModel):
             causal_mask = None
         else:
             causal_mask = create_causal_mask(self.config, inputs_embeds, attention_mask, past_key_values,
-                                             cache_position=cache_position)
+                                             cache_position=cache_position, position_ids=position_ids)
         if encoder_hidden_states is not None:
             encoder_attention_mask = create_bidirectional_mask(self.config, inputs_embeds, encoder_attention_mask,
                                                                encoder_hidden_states=encoder_hidden_states)

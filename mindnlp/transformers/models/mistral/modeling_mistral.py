@@ -232,7 +232,7 @@ class MistralModel(MistralPreTrainedModel):
             position_ids = cache_position.unsqueeze(0)
         mask_function = create_causal_mask if self.config.sliding_window is None else create_sliding_window_causal_mask
         mask = mask_function(self.config, inputs_embeds, attention_mask, past_key_values,
-                             cache_position=cache_position)
+                             cache_position=cache_position, position_ids=position_ids)
         hidden_states = inputs_embeds
         position_embeddings = self.rotary_emb(hidden_states, position_ids)
         all_hidden = () if output_hidden_states else None

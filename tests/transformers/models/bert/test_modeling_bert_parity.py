@@ -79,7 +79,7 @@ def test_head_outputs_and_losses_match_hf(case):
 @pytest.mark.parametrize("folder", ["pretraining_bin", "pretraining_sharded"])
 def test_bin_and_sharded_checkpoints_load_the_same_weights(folder):
     model, info = load_case("pretraining", folder)
-    assert info["missing_keys"] == [] and info["unexpected_keys"] == []
+    assert info["missing_keys"] == set() and info["unexpected_keys"] == set()
     assert_outputs_match("pretraining", model)
 
 
@@ -95,7 +95,7 @@ def test_base_checkpoint_loads_into_head_model_and_reports_missing_head():
     model, info = modeling_bert.BertForPreTraining.from_pretrained(os.path.join(FIXTURES, "base"),
                                                                     output_loading_info=True)
     reference, _ = load_case("pretraining")
-    assert info["unexpected_keys"] == []
+    assert info["unexpected_keys"] == set()
     assert sorted(info["missing_keys"]) == [
         "cls.predictions.bias", "cls.predictions.transform.LayerNorm.bias",
         "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.dense.bias",
@@ -108,7 +108,7 @@ def test_head_checkpoint_loads_into_base_model():
     """pretraining/ has the "bert." prefix: BertModel strips it and ignores the heads."""
     model, info = modeling_bert.BertModel.from_pretrained(os.path.join(FIXTURES, "pretraining"),
                                                           output_loading_info=True)
-    assert info["missing_keys"] == []
+    assert info["missing_keys"] == set()
     assert sorted(info["unexpected_keys"]) == EXPECTED["cases"]["model"]["unexpected_keys"]
     assert_outputs_match("model", model)
 
@@ -135,7 +135,7 @@ def test_save_pretrained_round_trip(tmp_path, kwargs):
     model, _ = load_case("pretraining")
     model.save_pretrained(tmp_path, **kwargs)
     reloaded, info = modeling_bert.BertForPreTraining.from_pretrained(tmp_path, output_loading_info=True)
-    assert info["missing_keys"] == [] and info["unexpected_keys"] == []
+    assert info["missing_keys"] == set() and info["unexpected_keys"] == set()
     assert reloaded.cls.predictions.decoder.weight is reloaded.bert.embeddings.word_embeddings.weight
     assert_outputs_match("pretraining", reloaded)
     assert BertConfig.from_pretrained(tmp_path).architectures == ["BertForPreTraining"]

@@ -139,8 +139,8 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
             model.config.save_pretrained(folder)
             save_safetensors(state, os.path.join(folder, "model.safetensors"))
             loaded, info = GPT2LMHeadModel.from_pretrained(folder, output_loading_info=True)
-        self.assertEqual(info["unexpected_keys"], [])
-        self.assertEqual(info["missing_keys"], [])
+        self.assertEqual(info["unexpected_keys"], set())
+        self.assertEqual(info["missing_keys"], set())
         self.assertIs(loaded.lm_head.weight, loaded.transformer.wte.weight)
 
     def test_token_type_ids_are_embedded_with_the_token_embeddings(self):
