@@ -517,6 +517,14 @@ class GenerationMixin:
                     UserWarning,
                 )
 
+    @classmethod
+    def _supports_default_dynamic_cache(cls):
+        """Whether generate() may give this model a DynamicCache: not for stateful models nor
+        for the architectures HF lists as keeping their own cache format."""
+        name = cls.__name__.lower()
+        return not getattr(cls, "_is_stateful", False) and all(
+            special not in name or "minimaxm2" in name for special in ("reformer", "minimax", "xlnet", "lfm2"))
+
     def _prepare_cache_for_generation(self, generation_config, model_kwargs, batch_size, max_cache_length):
         """Put a fresh cache in model_kwargs (dynamic by default, static on request) unless the
         caller gave one, caching is off, or the model takes no `past_key_values`."""

@@ -143,3 +143,11 @@ def test_async_streamer_times_out():
             await streamer.__anext__()
 
     asyncio.run(wait())
+
+
+def test_default_dynamic_cache_support_as_hf():
+    from mindnlp.transformers.generation import GenerationMixin
+
+    assert load_tiny_lm()._supports_default_dynamic_cache()
+    assert not type("XLNetLMHeadModel", (GenerationMixin,), {})._supports_default_dynamic_cache()
+    assert not type("StatefulLM", (GenerationMixin,), {"_is_stateful": True})._supports_default_dynamic_cache()
