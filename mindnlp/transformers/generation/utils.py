@@ -323,7 +323,7 @@ class GenerationMixin:
         attention_mask = model_kwargs.get("attention_mask")
         if attention_mask is not None:
             position_ids = core.cumsum(attention_mask.long(), dim=-1) - 1
-            return position_ids.masked_fill(attention_mask == 0, 0)
+            return position_ids.masked_fill(attention_mask == 0, 1)
         cache = model_kwargs.get("past_key_values")
         past_length = cache.get_seq_length() if cache is not None else 0
         return core.arange(inputs_tensor.shape[1] + past_length, dtype=core.int64,
@@ -344,22 +344,31 @@ class GenerationMixin:
 
     def _update_model_kwargs_for_generation(self, outputs, model_kwargs, is_encoder_decoder=False,
                                             num_new_tokens=1):
-        """Carry the cache over and extend position ids, token type ids and the mask by the new tokens."""
+        """Carry the cache over and extend position ids, token type ids and the mask by the new tokens.
+
+        With a padding mask, a new token's position is the number of attended tokens before it
+        (HF's cumsum of the mask, so right padding is skipped too, and generating in two calls
+        through a cache gives the positions of one call); without one, positions count on."""
         if "past_key_values" in outputs:
             model_kwargs["past_key_values"] = outputs.past_key_values
         token_type_ids = model_kwargs.get("token_type_ids")
         if token_type_ids is not None:
             model_kwargs["token_type_ids"] = core.cat([token_type_ids, token_type_ids[:, -num_new_tokens:]], dim=-1)
+        attention_mask = model_kwargs.get("attention_mask")
+        if attention_mask is not None:
+            attention_mask = core.cat(
+                [attention_mask, attention_mask.new_ones((attention_mask.shape[0], num_new_tokens))], dim=-1)
+            model_kwargs["attention_mask"] = attention_mask
         position_ids = model_kwargs.get("position_ids")
         if position_ids is not None:
             shape = [1] * (position_ids.ndim - 1) + [-1]
-            new_positions = core.arange(num_new_tokens, dtype=position_ids.dtype,
-                                        device=position_ids.device).view(*shape) + position_ids[..., -1:] + 1
+            offsets = core.arange(num_new_tokens, dtype=position_ids.dtype, device=position_ids.device).view(*shape)
+            if attention_mask is not None and attention_mask.ndim == 2 and position_ids.ndim == 2:
+                attended = attention_mask.long().sum(-1, keepdim=True).to(position_ids.dtype)
+                new_positions = attended - num_new_tokens + offsets
+            else:
+                new_positions = offsets + position_ids[..., -1:] + 1
             model_kwargs["position_ids"] = core.cat([position_ids, new_positions], dim=-1)
-        attention_mask = model_kwargs.get("attention_mask")
-        if attention_mask is not None:
-            model_kwargs["attention_mask"] = core.cat(
-                [attention_mask, attention_mask.new_ones((attention_mask.shape[0], num_new_tokens))], dim=-1)
         return model_kwargs
 
     def _validate_model_kwargs(self, model_kwargs):

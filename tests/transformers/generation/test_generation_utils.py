@@ -261,6 +261,22 @@ def test_user_cache_is_continued(model):
     assert cache.get_seq_length() == out.shape[1] - 1
 
 
+def test_generating_in_two_calls_through_the_cache_equals_one_call_with_padding(model):
+    """HF's GenerationTesterMixin check: positions come from the padding mask (a token's position
+    is the number of attended tokens before it), so continuing from a cache, with the mask
+    extended by ones, places the new tokens where one longer call would."""
+    ids = core.tensor([[5, 6, 0, 0], [5, 6, 7, 0], [3, 4, 5, 6]])
+    mask = core.tensor([[1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]])
+    kwargs = dict(do_sample=False, return_dict_in_generate=True, output_scores=True, pad_token_id=0)
+    once = model.generate(ids, attention_mask=mask, max_new_tokens=4, **kwargs)
+    first = model.generate(ids, attention_mask=mask, max_new_tokens=3, **kwargs)
+    mask = core.cat([mask, core.ones((3, 3), dtype=mask.dtype)], dim=1)
+    second = model.generate(first.sequences, attention_mask=mask, past_key_values=first.past_key_values,
+                            max_new_tokens=1, **kwargs)
+    assert second.sequences.tolist() == once.sequences.tolist()
+    np.testing.assert_allclose(second.scores[0].numpy(), once.scores[3].numpy(), rtol=1e-5, atol=1e-5)
+
+
 def test_static_cache_generation(model):
     record = RECORDS["greedy_batch_two_eos"]
     out = model.generate(core.tensor(record["input_ids"]), attention_mask=core.tensor(record["attention_mask"]),
