@@ -177,6 +177,19 @@ def _split_model_outputs(outputs, new_outputs, cur_len, added_len, is_decoder_at
     return outputs
 
 
+def _vocabulary_extensions(vocab, prefix):
+    """The vocabulary entries that token healing may put in place of `prefix`, as HF's
+    ExtensionsTrie finds them: the prefix is followed through the vocabulary's character
+    trie as far as it goes, and every entry below that point is returned spelled as
+    `prefix` + the rest of the entry (so when the walk stops early, the names are not
+    entries and map to the unknown token, as in HF)."""
+    matched = 0
+    while matched < len(prefix) and any(token.startswith(prefix[:matched + 1]) for token in vocab):
+        matched += 1
+    stem = prefix[:matched]
+    return [prefix + token[matched:] for token in vocab if token.startswith(stem)]
+
+
 def _generation_mode(config, assistant_model=None):
     """'greedy', 'sample', 'beam' (beam sampling included) or 'assisted', or an error for HF
     strategies that moved out of transformers' core in v5."""
@@ -769,6 +782,13 @@ class GenerationMixin:
         kwargs_has_attention_mask = model_kwargs.get("attention_mask") is not None
         inputs_tensor, model_input_name, model_kwargs = self._prepare_model_inputs(
             inputs, generation_config.bos_token_id, model_kwargs)
+        if generation_config.token_healing:
+            if model_input_name != "input_ids":
+                raise ValueError("token healing needs `input_ids` (it re-tokenizes the prompt)")
+            inputs_tensor = self.heal_tokens(inputs_tensor, tokenizer)
+            # The healed prompt was re-tokenized: a mask given for the old tokens no longer fits.
+            model_kwargs.pop("attention_mask", None)
+            kwargs_has_attention_mask = False
         batch_size = inputs_tensor.shape[0]
         device = inputs_tensor.device
         self._prepare_special_tokens(generation_config, kwargs_has_attention_mask, device=device,
@@ -985,6 +1005,53 @@ class GenerationMixin:
             return GenerateDecoderOnlyOutput(sequences=input_ids, scores=scores, logits=raw_logits,
                                              attentions=attentions, hidden_states=hidden_states,
                                              past_key_values=model_kwargs.get("past_key_values"))
+        return input_ids
+
+    def heal_tokens(self, input_ids, tokenizer=None):
+        """Token healing, as HF does it: each prompt is decoded, stripped and re-tokenized, and its
+        last token regenerated among the vocabulary entries that extend it (biased +10, the
+        original +11), so a prompt cut mid-word ("http:") continues as it would have been
+        tokenized whole ("http://"). Rows whose last token has no extension are left as they
+        are. `tokenizer` is the model's."""
+        if tokenizer is None:
+            raise ValueError(
+                " When generating with token healing, you must pass the model's tokenizer to the `tokenizer` "
+                "argument of `generate`."
+            )
+        bos_token_id, pad_token_id = tokenizer.bos_token_id, tokenizer.pad_token_id
+        vocab = tokenizer.get_vocab()
+        generation_config = GenerationConfig(max_new_tokens=1, pad_token_id=pad_token_id, token_healing=False)
+        prompts = [p.strip() for p in tokenizer.batch_decode(input_ids.tolist(), skip_special_tokens=True)]
+        input_ids = tokenizer(prompts, return_tensors="pt", padding=True)["input_ids"].to(input_ids.device)
+        # Healing is not conditioned on BOS.
+        if bos_token_id is not None and pad_token_id is not None:
+            input_ids = core.where(input_ids == bos_token_id, pad_token_id, input_ids)
+        if input_ids.numel() == 0:
+            return input_ids
+        tail_ids = input_ids[:, -1].tolist()
+        # Spaces in the tail token are spelled with the token for " " (HF's rule), so that the
+        # prefix search finds tokens that start with a space.
+        space_id = tokenizer.convert_tokens_to_ids(" ")
+        space_token = tokenizer.convert_ids_to_tokens(space_id)[0] if space_id is not None else None
+        for batch_idx, tail_id in enumerate(tail_ids):
+            row = input_ids[batch_idx]
+            if bool((row == pad_token_id).all()):
+                continue
+            tail = tokenizer.decode(tail_id)
+            if space_token is not None:
+                tail = tail.replace(" ", space_token)
+            sequence_bias = {(tokenizer.convert_tokens_to_ids(token),): 10.0
+                             for token in _vocabulary_extensions(vocab, tail)}
+            if len(sequence_bias) == 1:
+                continue                            # nothing to heal with
+            sequence_bias[(tail_id,)] += 1.0        # keep "http" from becoming "https" too eagerly
+            generation_config.update(sequence_bias=sequence_bias)
+            trimmed_ids = row[:-1].clone()
+            if trimmed_ids.numel() == 0:
+                continue
+            if int((row != pad_token_id).sum()) == 1:
+                trimmed_ids[-1] = bos_token_id      # a one-token prompt regenerates from BOS
+            input_ids[batch_idx] = self.generate(trimmed_ids.unsqueeze(0), generation_config=generation_config)[0]
         return input_ids
 
     def _prefill(self, input_ids, generation_config, model_kwargs):

@@ -1,5 +1,5 @@
-"""Top-h, classifier-free guidance, Bark's and Dia's processors, and generate() with
-guidance_scale / top_h: results equal Hugging Face's (tests/fixtures/
+"""Top-h, classifier-free guidance, Bark's and Dia's processors, generate() with
+guidance_scale / top_h, and token healing: results equal Hugging Face's (tests/fixtures/
 make_logits_process_extras_fixtures.py)."""
 import json
 import os
@@ -84,3 +84,29 @@ def test_generate_with_top_h_filters_as_hf():
     np.testing.assert_allclose(out.scores[0].numpy(), ARRAYS["generate_top_h_scores"], rtol=1e-4, atol=1e-4)
     kept = np.isfinite(ARRAYS["generate_top_h_scores"][0]).nonzero()[0]
     assert all(int(token) in kept for token in out.sequences[0, 5:6].tolist())
+
+
+@pytest.fixture(scope="module")
+def gpt2_tokenizer():
+    from mindnlp.transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(os.path.join(FIXTURES, "..", "tokenizers", "gpt2_bpe"))
+    tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+@pytest.mark.parametrize("case", EXPECTED["healing"], ids=lambda case: repr(case["prompt"]))
+def test_token_healing_equals_hf(case, gpt2_tokenizer):
+    ids = gpt2_tokenizer(case["prompt"], return_tensors="pt")["input_ids"]
+    assert ids.tolist() == case["input_ids"]
+    assert load_tiny_lm().heal_tokens(ids, tokenizer=gpt2_tokenizer).tolist() == case["healed"]
+
+
+def test_generate_with_token_healing_equals_hf(gpt2_tokenizer):
+    model = load_tiny_lm()
+    for prompt, expected in EXPECTED["generate_healing"].items():
+        ids = gpt2_tokenizer(prompt, return_tensors="pt")["input_ids"]
+        out = model.generate(ids, token_healing=True, tokenizer=gpt2_tokenizer, max_new_tokens=5, do_sample=False)
+        assert out.tolist() == expected
+    with pytest.raises(ValueError, match="tokenizer"):
+        model.generate(ids, token_healing=True, max_new_tokens=2)
