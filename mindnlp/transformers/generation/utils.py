@@ -207,6 +207,9 @@ def _generation_mode(config, assistant_model=None):
         raise ValueError("group beam search (num_beam_groups > 1) is not supported")
     if config.dola_layers is not None:
         raise ValueError("DoLa decoding (dola_layers) is not supported")
+    if config.num_beams is not None and config.num_beams > 1 and config.low_memory:
+        raise ValueError("`low_memory=True` (sequential beam search) is not supported: HF dropped it in its beam "
+                         "search refactor (#35802)")
     if config.num_beams is None or config.num_beams == 1:
         if config.do_sample is True:
             return "sample"

@@ -151,3 +151,8 @@ def test_default_dynamic_cache_support_as_hf():
     assert load_tiny_lm()._supports_default_dynamic_cache()
     assert not type("XLNetLMHeadModel", (GenerationMixin,), {})._supports_default_dynamic_cache()
     assert not type("StatefulLM", (GenerationMixin,), {"_is_stateful": True})._supports_default_dynamic_cache()
+
+
+def test_low_memory_beam_search_is_refused_as_in_hf():
+    with pytest.raises(ValueError, match="low_memory"):
+        load_tiny_lm().generate(core.tensor([[3, 17]]), max_new_tokens=2, num_beams=2, low_memory=True)
