@@ -20,6 +20,7 @@ candidate generator makes the proposal; `GenerationMixin._assisted_decoding` che
   `assistant_early_exit` layers (for models trained for it, e.g. LayerSkip).
 """
 import copy
+import functools
 import importlib.util
 import weakref
 
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 
+@functools.lru_cache(maxsize=None)
 def is_sklearn_available():
     """Whether scikit-learn can be imported: the assistant's confidence threshold is then
     tuned from an ROC curve, as in HF."""
@@ -99,7 +101,9 @@ def _common_prefix_length(a, b):
 class AssistedCandidateGenerator(CandidateGenerator):
     """Drafts with an assistant model, with HF's arguments.
 
-    input_ids: the prompt (only its device matters here).
+    input_ids, inputs_tensor: HF's arguments (the prompt; the encoder input of an
+        encoder-decoder assistant, which is not supported). A decoder-only assistant drafts
+        from the ids each `get_candidates` call receives, so neither is needed.
     assistant_model: a smaller model with the model's vocabulary.
     generation_config: the main generation settings; the assistant decodes with them (greedy
         or sampling, temperature, top-k...) and returns its processed scores, which
@@ -322,6 +326,13 @@ class AssistedCandidateGeneratorDifferentTokenizers(AssistedCandidateGenerator):
         discrepancy_only = prompt_plus_new_tokens[:, new_token_start_index:new_token_start_index + discrepancy_length]
         return discrepancy_length, new_tokens_only, discrepancy_only
 
+    def _update_past_and_masks(self, input_ids, remove_from_pkv=0, num_added_tokens=1):
+        # The model's mask and token types do not fit the assistant's tokens: the assistant runs
+        # unpadded (assisted decoding has a batch of one).
+        self.assistant_kwargs.pop("attention_mask", None)
+        self.assistant_kwargs.pop("token_type_ids", None)
+        return super()._update_past_and_masks(input_ids, remove_from_pkv, num_added_tokens)
+
     def convert_source_tokens_to_target_tokens(self, input_ids, source_tokenizer, destination_tokenizer):
         """Token ids (1, L) of one tokenizer → the other's, through the decoded text."""
         text = source_tokenizer.decode(input_ids[0].tolist(), skip_special_tokens=True,
@@ -343,11 +354,6 @@ class AssistedCandidateGeneratorDifferentTokenizers(AssistedCandidateGenerator):
         kept = _common_prefix_length(previous, assistant_input_ids) if previous is not None else 0
         self._update_past_and_masks(assistant_input_ids, num_added_tokens=max(1, assistant_input_ids.shape[-1] - kept))
         generation_args = self._prepare_generation_args(assistant_input_ids, min_new_tokens, max_new_tokens)
-        # The model's mask does not fit the assistant's tokens: the assistant runs unpadded.
-        generation_args.pop("attention_mask", None)
-        self.assistant_kwargs.pop("attention_mask", None)
-        generation_args.pop("token_type_ids", None)
-        self.assistant_kwargs.pop("token_type_ids", None)
         assistant_output = self.assistant_model.generate(**generation_args)
         new_target_ids = self._process_assistant_outputs(input_ids, assistant_output.sequences)
         self.prev_target_ids_len = input_ids.shape[1]
@@ -618,12 +624,6 @@ class UniversalSpeculativeDecodingGenerator(AssistedCandidateGeneratorDifferentT
             assistant_input_ids, target_input_ids, self._prev_assistant_ids)
         self._target_seq_len_with_candidates = target_candidate_ids.shape[-1]
         return target_candidate_ids, self._atm_translator.get_target_logits(assistant_candidate_logits)
-
-    def _update_past_and_masks(self, assistant_input_ids, remove_from_pkv=0, num_added_tokens=1):
-        # The model's mask does not fit the assistant's tokens (no padding: batch of one).
-        self.assistant_kwargs.pop("attention_mask", None)
-        self.assistant_kwargs.pop("token_type_ids", None)
-        return super()._update_past_and_masks(assistant_input_ids, remove_from_pkv, num_added_tokens)
 
     def _prepare_assistant_input_ids(self, target_input_ids):
         """(the assistant's ids for the text so far, how many of them are new): only the model's
