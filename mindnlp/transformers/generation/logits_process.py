@@ -997,8 +997,9 @@ class WatermarkLogitsProcessor(LogitsProcessor):
         return core.tensor(torch_cpu_stream.randperm_table(self.hash_key, self.table_size))
 
     def _seed(self, input_seq):
-        """The generator seed for the green list after `input_seq` (a 1-D sequence of ids)."""
-        context = [int(token) for token in input_seq[-self.context_width:].tolist()]
+        """The generator seed for the green list after `input_seq` (1-D ids: a tensor, array or list)."""
+        tail = input_seq[-self.context_width:]
+        context = [int(token) for token in (tail.tolist() if hasattr(tail, "tolist") else tail)]
         if self.seeding_scheme == "selfhash":
             table = torch_cpu_stream.randperm_table(self.hash_key, self.table_size)
             b = int(table[context[-1] % self.table_size]) + 1
@@ -1011,6 +1012,11 @@ class WatermarkLogitsProcessor(LogitsProcessor):
     def _greenlist(self, input_seq):
         return torch_cpu_stream.randperm(self._seed(input_seq), self.vocab_size, prefix=self.greenlist_size)
 
+    def _is_green(self, input_seq, token):
+        """Whether `token` is in the green list after `input_seq` (faster than building the list)."""
+        return torch_cpu_stream.randperm_prefix_contains(self._seed(input_seq), self.vocab_size, self.greenlist_size,
+                                                         token)
+
     def _get_greenlist_ids(self, input_seq):
         """The green token ids after `input_seq`, as HF orders them (a 1-D int64 tensor)."""
         return core.tensor(self._greenlist(input_seq), dtype=core.int64, device=input_seq.device)
@@ -1019,11 +1025,8 @@ class WatermarkLogitsProcessor(LogitsProcessor):
         """selfhash: the best 40 candidates (fewer in a smaller vocabulary) that are green
         under their own seed."""
         order = core.sort(scores, dim=-1, descending=True)[1][:40].tolist()
-        green = []
-        for candidate in order:
-            extended = core.cat([input_seq, core.tensor([candidate], dtype=input_seq.dtype, device=input_seq.device)])
-            if candidate in set(self._greenlist(extended)):
-                green.append(candidate)
+        context = input_seq.tolist()
+        green = [candidate for candidate in order if self._is_green(context + [candidate], candidate)]
         return core.tensor(green, dtype=core.int64, device=input_seq.device)
 
     def __call__(self, input_ids, scores):

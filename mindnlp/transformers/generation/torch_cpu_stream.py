@@ -46,6 +46,33 @@ def randperm(seed, n, prefix=None):
     return permutation if prefix is None else permutation[:int(prefix)]
 
 
+def randperm_prefix_contains(seed, n, prefix, value):
+    """Whether `value` is among the first `prefix` entries of `randperm(seed, n)`, without
+    building the permutation: only the value's own path through the swaps is followed.
+
+    The value starts at index `value`. Swap i (of positions i and j_i >= i) moves it only if
+    it sits at i (to j_i) or at j_i (to i, where no later swap reaches it again). So from
+    its index p, the first step in [i, p) whose j equals p fixes it there; if there is none,
+    step p sends it on to j_p. Each search is one vectorised scan."""
+    n, prefix, value = int(n), int(prefix), int(value)
+    if n >= _SMALL_RANDPERM_LIMIT:
+        raise ValueError(f"randperm of {n} elements uses torch's 64-bit path, which is not reproduced")
+    steps = min(prefix, max(n - 1, 0))
+    offsets = np.arange(steps, dtype=np.int64)
+    targets = offsets + mt19937_words(seed, steps) % (n - offsets)
+    i, position = 0, value
+    while position < steps:
+        hits = np.flatnonzero(targets[i:position] == position)
+        if hits.size:
+            return i + int(hits[0]) < prefix
+        if targets[position] == position:
+            return position < prefix          # swapped with itself: fixed at a step < prefix
+        i, position = position + 1, int(targets[position])
+    # No swap reaches it any more (every step whose j could equal its index has passed).
+    hits = np.flatnonzero(targets[i:] == position)
+    return bool(hits.size) and i + int(hits[0]) < prefix
+
+
 @lru_cache(maxsize=8)
 def randint_table(seed, low, high, size):
     """torch.randint(low, high, (size,), generator=...manual_seed(seed)) as a read-only int64 array."""

@@ -73,7 +73,7 @@ class WatermarkDetector:
 
     def _get_ngram_score(self, prefix, target):
         """Whether `target` is green after the token ids `prefix` (a tuple)."""
-        return target in set(self.processor._greenlist(np.asarray(prefix, dtype=np.int64)))
+        return self.processor._is_green(prefix, target)
 
     def _score_ngrams_in_passage(self, input_ids):
         """(tokens scored, green tokens) per row. Each scored token is the last of an n-gram:

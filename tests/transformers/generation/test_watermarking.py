@@ -47,6 +47,17 @@ def test_torch_stream_randperm_prefix_is_the_full_permutation_start():
     assert torch_cpu_stream.randperm(123456789, 500, prefix=37) == full[:37]
 
 
+def test_membership_follows_the_value_through_the_swaps():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.choice([2, 3, 20, 421]))
+        prefix = int(rng.integers(1, n))
+        seed = int(rng.integers(0, 2 ** 40))
+        green = set(torch_cpu_stream.randperm(seed, n, prefix=prefix))
+        for value in rng.choice(n, size=min(n, 6), replace=False).tolist():
+            assert torch_cpu_stream.randperm_prefix_contains(seed, n, prefix, value) == (value in green)
+
+
 @pytest.mark.parametrize("index", range(3))
 def test_watermark_processor_scores_equal_hf(index):
     processor = WatermarkLogitsProcessor(vocab_size=421, device="cpu", **EXPECTED["processor_cases"][index])
