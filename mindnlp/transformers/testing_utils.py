@@ -177,20 +177,24 @@ def hub_retry(max_attempts=5, wait_before_retry=2):
     """Retry a test that reaches the Hub when it fails on a network error (httpx's)."""
     import httpx
 
-    def decorator(test_func):
-        @functools.wraps(test_func)
-        def wrapper(*args, **kwargs):
-            for _ in range(max_attempts - 1):
-                try:
-                    return test_func(*args, **kwargs)
-                except httpx.HTTPError:
-                    if wait_before_retry is not None:
-                        time.sleep(wait_before_retry)
-            return test_func(*args, **kwargs)
+    return lambda test_func: _retrying(test_func, max_attempts, wait_before_retry, httpx.HTTPError)
 
-        return wrapper
 
-    return decorator
+def _retrying(test_func, max_attempts, wait_before_retry, retry_on):
+    """test_func, called again (after wait_before_retry seconds) when it raises `retry_on`;
+    the last of max_attempts calls lets the error through."""
+
+    @functools.wraps(test_func)
+    def wrapper(*args, **kwargs):
+        for _ in range(max_attempts - 1):
+            try:
+                return test_func(*args, **kwargs)
+            except retry_on:
+                if wait_before_retry is not None:
+                    time.sleep(wait_before_retry)
+        return test_func(*args, **kwargs)
+
+    return wrapper
 
 
 def require_torch_sdpa(test_case):
@@ -216,16 +220,7 @@ def is_flaky(max_attempts=5, wait_before_retry=None, description=None):
     """Retry a test that fails by chance up to max_attempts times; RUN_FLAKY=0 skips it instead."""
 
     def decorator(test_func):
-        @functools.wraps(test_func)
-        def wrapper(*args, **kwargs):
-            for _ in range(max_attempts - 1):
-                try:
-                    return test_func(*args, **kwargs)
-                except Exception:
-                    if wait_before_retry is not None:
-                        time.sleep(wait_before_retry)
-            return test_func(*args, **kwargs)
-
+        wrapper = _retrying(test_func, max_attempts, wait_before_retry, Exception)
         return unittest.skipUnless(_run_flaky_tests, "test is flaky")(wrapper)
 
     return decorator
