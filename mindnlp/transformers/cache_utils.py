@@ -316,7 +316,7 @@ class StaticLayer(DynamicLayer):
         return self.max_cache_len
 
 
-def _layer_types(config):
+def attention_layer_types(config):
     """Per-layer attention kind from a model config: its `layer_types`, else sliding for every
     layer when `sliding_window` (or `attention_chunk_size`) is set, else full attention."""
     if config is None:
@@ -462,7 +462,7 @@ class DynamicCache(Cache):
         layers = []
         if config is not None:
             text_config = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
-            layer_types = _layer_types(text_config)
+            layer_types = attention_layer_types(text_config)
             for layer_type in layer_types or ():
                 if layer_type in ("sliding_attention", "chunked_attention"):
                     layers.append(DynamicSlidingWindowLayer(sliding_window=_window_of(text_config, layer_type)))
@@ -497,7 +497,7 @@ class StaticCache(Cache):
 
     def __init__(self, config, max_cache_len, offloading=False, offload_only_non_sliding=True, **kwargs):
         text_config = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
-        layer_types = _layer_types(text_config)
+        layer_types = attention_layer_types(text_config)
         if layer_types is None:
             raise ValueError("StaticCache needs a config with num_hidden_layers (or layer_types)")
         layers = []

@@ -42,8 +42,14 @@ def repeat_kv(hidden_states, n_rep):
     return expanded.reshape(batch, kv_heads * n_rep, seq, dim)
 
 
-def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """Returns (output (batch, seq, heads, dim), probabilities (batch, heads, q, kv))."""
+def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, softcap=None,
+                            sinks=None, **kwargs):
+    """Returns (output (batch, seq, heads, dim), probabilities (batch, heads, q, kv)).
+
+    `softcap` bounds the scores to (-softcap, softcap) by softcap·tanh(score/softcap) before
+    masking (Gemma 2). `sinks` (one logit per head, gpt-oss) joins every row's softmax as an
+    extra key without a value, so a query may give part of its attention to nothing.
+    """
     n_rep = query.shape[1] // key.shape[1]
     key = repeat_kv(key, n_rep)
     value = repeat_kv(value, n_rep)
@@ -52,25 +58,37 @@ def eager_attention_forward(module, query, key, value, attention_mask, scaling=N
     # Scaling the queries rather than the (q x kv) scores is the same product with a pass
     # over seq/kv times fewer elements.
     scores = core.matmul(query * scaling, key.transpose(2, 3))
+    if softcap is not None:
+        scores = core.tanh(scores / softcap) * softcap
     if attention_mask is not None:
         scores = scores + attention_mask[:, :, :, : key.shape[-2]]
+    if sinks is not None:
+        batch, heads, q_length, _ = scores.shape
+        sink_logits = sinks.to(scores.dtype).reshape(1, -1, 1, 1).expand(batch, heads, q_length, 1)
+        scores = core.cat([scores, sink_logits], dim=-1)
     if query.dtype == core.float32:
         probs = nn.functional.softmax(scores, dim=-1)
     else:
         # half-precision scores are normalised in float32, as HF does
         probs = nn.functional.softmax(scores, dim=-1, dtype=core.float32).to(query.dtype)
+    if sinks is not None:
+        probs = probs[..., :-1]
     probs = nn.functional.dropout(probs, p=dropout, training=module.training)
     output = core.matmul(probs, value).transpose(1, 2).contiguous()
     return output, probs
 
 
 def sdpa_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, is_causal=None,
-                           **kwargs):
+                           softcap=None, sinks=None, **kwargs):
     """Fused attention; the mask is additive (or None). Returns (output, None).
 
     Grouped-query key/value heads go in as they are (enable_gqa), so the cache is not
-    copied once per query group at every decoding step.
+    copied once per query group at every decoding step. The fused kernel knows neither
+    soft-capping nor sinks: attention that uses them runs the eager path.
     """
+    if softcap is not None or sinks is not None:
+        return eager_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
+                                       softcap=softcap, sinks=sinks)
     if attention_mask is not None and attention_mask.shape[-1] != key.shape[-2]:
         attention_mask = attention_mask[:, :, :, : key.shape[-2]]
     output = nn.functional.scaled_dot_product_attention(

@@ -1,6 +1,16 @@
-"""Layer base classes shared by models."""
+"""Layer base classes and the task heads that many families share.
+
+The heads are mixins in the manner of HF's `GenericFor...` classes: a family declares
+`class LlamaForTokenClassification(GenericForTokenClassification, LlamaPreTrainedModel)` and
+the head builds the family's base model under `base_model_prefix`, so its parameter names
+are the family's (`model.layers.0...`, `score.weight`). The small functions above them are
+the pieces of those heads that encoder and GPT-2 heads reuse with their own layer names.
+"""
+from .. import core
 from ..core import nn
 from ..core.utils.checkpoint import checkpoint
+from .loss_utils import question_answering_loss, sequence_classification_loss
+from .modeling_outputs import QuestionAnsweringModelOutput, SequenceClassifierOutputWithPast, TokenClassifierOutput
 
 
 class GradientCheckpointingLayer(nn.Module):
@@ -12,3 +22,158 @@ class GradientCheckpointingLayer(nn.Module):
         if self.gradient_checkpointing and self.training:
             return checkpoint(super().__call__, *args, **kwargs)
         return super().__call__(*args, **kwargs)
+
+
+def output_flags(config, output_attentions, output_hidden_states, return_dict):
+    """Per-call output flags, falling back to the config as HF does."""
+    return (
+        output_attentions if output_attentions is not None else config.output_attentions,
+        output_hidden_states if output_hidden_states is not None else config.output_hidden_states,
+        return_dict if return_dict is not None else config.use_return_dict,
+    )
+
+
+def base_model_kwargs(kwargs):
+    """The per-call options a head passes on to its base model (the rest are the head's own)."""
+    return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states", "cache_position") if k in kwargs}
+
+
+def keep_last_positions(hidden_states, logits_to_keep):
+    """HF's logits_to_keep: an int keeps that many last positions (0: all), a tensor lists the positions.
+
+    Generation asks for the last position only, which skips the vocabulary projection of
+    every other position of the prompt.
+    """
+    if isinstance(logits_to_keep, int):
+        return hidden_states[:, -logits_to_keep:, :] if logits_to_keep else hidden_states
+    return hidden_states[:, logits_to_keep, :]
+
+
+def last_non_pad_logits(config, logits, input_ids):
+    """Each row's logits at its last non-padding token (HF: the rightmost non-pad position).
+
+    Without a pad id, or from `inputs_embeds` (where padding cannot be seen), the last
+    position is read.
+    """
+    batch_size = logits.shape[0]
+    pad_token_id = config.pad_token_id
+    if pad_token_id is None and batch_size != 1:
+        raise ValueError("Cannot handle batch sizes > 1 if no padding token is defined.")
+    if pad_token_id is None or input_ids is None:
+        last = -1
+    else:
+        non_pad = (input_ids != pad_token_id).to(core.int32)
+        positions = core.arange(input_ids.shape[-1], dtype=core.int32, device=input_ids.device)
+        last = (positions * non_pad).argmax(-1)
+    return logits[core.arange(batch_size, device=logits.device), last]
+
+
+def token_classifier_dropout(config):
+    """`classifier_dropout`, else `hidden_dropout`, else 0.1, as HF's token-classification heads choose."""
+    for name in ("classifier_dropout", "hidden_dropout"):
+        if getattr(config, name, None) is not None:
+            return getattr(config, name)
+    return 0.1
+
+
+def token_classification_loss(logits, labels, num_labels):
+    return nn.functional.cross_entropy(logits.view(-1, num_labels).float(), labels.view(-1), ignore_index=-100)
+
+
+def span_prediction(qa_outputs, sequence_output, start_positions=None, end_positions=None, outputs=None):
+    """QuestionAnsweringModelOutput from a (hidden → 2) layer: start and end logits per token and,
+    given both positions, the mean of their cross-entropies."""
+    start_logits, end_logits = qa_outputs(sequence_output).split(1, dim=-1)
+    start_logits = start_logits.squeeze(-1).contiguous()
+    end_logits = end_logits.squeeze(-1).contiguous()
+    loss = None
+    if start_positions is not None and end_positions is not None:
+        loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
+    return QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
+                                        hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+
+
+class GenericHead:
+    """Builds the base model with the family's `base_model_class` under `base_model_prefix`."""
+
+    def _build_base_model(self, config):
+        setattr(self, self.base_model_prefix, self.base_model_class(config))
+
+    def _run_base_model(self, input_ids, kwargs, **inputs):
+        return getattr(self, self.base_model_prefix)(input_ids, return_dict=True, **inputs,
+                                                     **base_model_kwargs(kwargs))
+
+
+class GenericForSequenceClassification(GenericHead):
+    """A linear `score` (no bias) read at each row's last non-padding token."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self._build_base_model(config)
+        self.score = nn.Linear(config.hidden_size, self.num_labels, bias=False)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, labels=None, use_cache=None, return_dict=None, **kwargs):
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
+                                       past_key_values=past_key_values, inputs_embeds=inputs_embeds,
+                                       use_cache=use_cache)
+        pooled_logits = last_non_pad_logits(self.config, self.score(outputs.last_hidden_state), input_ids)
+        loss = sequence_classification_loss(self.config, self.num_labels, pooled_logits, labels) \
+            if labels is not None else None
+        output = SequenceClassifierOutputWithPast(loss=loss, logits=pooled_logits,
+                                                  past_key_values=outputs.past_key_values,
+                                                  hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+
+class GenericForTokenClassification(GenericHead):
+    """Dropout, then a linear `score` over every position."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self._build_base_model(config)
+        self.dropout = nn.Dropout(token_classifier_dropout(config))
+        self.score = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, labels=None, use_cache=None, return_dict=None, **kwargs):
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
+                                       past_key_values=past_key_values, inputs_embeds=inputs_embeds,
+                                       use_cache=use_cache)
+        logits = self.score(self.dropout(outputs.last_hidden_state))
+        loss = token_classification_loss(logits, labels, self.num_labels) if labels is not None else None
+        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                       attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+
+class GenericForQuestionAnswering(GenericHead):
+    """Span start/end logits from `qa_outputs` (hidden → 2)."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self._build_base_model(config)
+        self.qa_outputs = nn.Linear(config.hidden_size, 2)
+        self.post_init()
+
+    def get_input_embeddings(self):
+        return getattr(self, self.base_model_prefix).embed_tokens
+
+    def set_input_embeddings(self, value):
+        getattr(self, self.base_model_prefix).embed_tokens = value
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, start_positions=None, end_positions=None, return_dict=None, **kwargs):
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
+                                       past_key_values=past_key_values, inputs_embeds=inputs_embeds,
+                                       use_cache=False)
+        output = span_prediction(self.qa_outputs, outputs.last_hidden_state, start_positions, end_positions,
+                                 outputs)
+        return output if return_dict else output.to_tuple()

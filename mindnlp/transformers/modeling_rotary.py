@@ -3,11 +3,14 @@
 x·cos + rotate_half(x)·sin spelled with core ops costs seven dispatched ops per tensor and
 layer; at decode time, where each op touches a few kilobytes, that dispatch dominates. The
 fused node computes the same expression on the arrays and writes its backward with core
-ops (so higher-order gradients still work).
+ops (so higher-order gradients still work). `RotaryEmbedding` computes those cos/sin once per
+forward call for every layer of a decoder.
 """
 from .. import core
+from ..core import nn
 from ..core.autograd.function import Function
 from ..core.ops._helpers import fused_kernel, xp_of
+from .modeling_rope_utils import rope_init
 
 
 def rotate_half(x):
@@ -66,3 +69,45 @@ def apply_rotary(x, cos, sin, unsqueeze_dim=1):
 def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
     """Rotate query and key by their positions' angles; cos/sin gain a head axis at `unsqueeze_dim`."""
     return apply_rotary(q, cos, sin, unsqueeze_dim), apply_rotary(k, cos, sin, unsqueeze_dim)
+
+
+class RotaryEmbedding(nn.Module):
+    """cos/sin of position · inv_freq for the positions of a forward call, for every rope type of
+    `modeling_rope_utils` (default, linear, dynamic, yarn, llama3).
+
+    `inv_freq` is a non-persistent buffer (checkpoints do not store it). With "dynamic" RoPE
+    the frequencies are recomputed when a position beyond every one seen so far arrives
+    (and reset once sequences are short again), as HF's `dynamic_rope_update` does.
+    """
+
+    def __init__(self, config, device=None):
+        super().__init__()
+        self.config = config
+        self.rope_type = config.rope_parameters["rope_type"]
+        self.max_seq_len_cached = config.max_position_embeddings
+        self.original_max_seq_len = config.max_position_embeddings
+        inv_freq, self.attention_scaling = rope_init(config)
+        self.register_buffer("inv_freq", core.tensor(inv_freq, device=device), persistent=False)
+        self.register_buffer("original_inv_freq", core.tensor(inv_freq, device=device), persistent=False)
+
+    def _update_dynamic_frequencies(self, position_ids):
+        seq_len = int(position_ids.max()) + 1
+        if seq_len > self.max_seq_len_cached:
+            inv_freq, self.attention_scaling = rope_init(self.config, seq_len=seq_len)
+            self.inv_freq = core.tensor(inv_freq, device=self.inv_freq.device)
+            self.max_seq_len_cached = seq_len
+        if seq_len < self.original_max_seq_len < self.max_seq_len_cached:
+            self.inv_freq = self.original_inv_freq
+            self.max_seq_len_cached = self.original_max_seq_len
+
+    def forward(self, x, position_ids):
+        """(cos, sin), each (batch, seq, head_dim) in x's dtype."""
+        if "dynamic" in self.rope_type:
+            self._update_dynamic_frequencies(position_ids)
+        with core.no_grad():
+            freqs = position_ids[..., None].float() * self.inv_freq.float()
+            emb = core.cat((freqs, freqs), dim=-1)
+            cos, sin = emb.cos(), emb.sin()
+            if self.attention_scaling != 1.0:
+                cos, sin = cos * self.attention_scaling, sin * self.attention_scaling
+        return cos.to(x.dtype), sin.to(x.dtype)
