@@ -4,7 +4,7 @@ A decoder family is declared as its difference from these blocks (see docs/addin
 the classes read what varies from the config (`attention_bias`, `mlp_bias`, `head_dim`,
 `hidden_act`, `layer_types` / `sliding_window`, `attn_logit_softcapping`) and expose the rest
 as class attributes a family overrides (`DecoderLayer.attention_class`, `DecoderModel.norm_class`,
-`DecoderAttention.qk_norm`, ...), or as small methods (`DecoderModel.input_hidden_states`).
+`DecoderAttention.qk_norm`, ...), or as small methods (`DecoderModel.build_embeddings`).
 
 Decoding is memory-bound, so the per-token path stays lean: cos/sin are computed once per
 forward and shared by every layer, the cache writes new keys into preallocated storage, and
@@ -103,6 +103,9 @@ class DecoderAttention(nn.Module):
         self.attention_dropout = config.attention_dropout
         self.softcap = getattr(config, "attn_logit_softcapping", None)
         self.is_causal = True
+        # The window this layer attends over (None: all past keys), as HF's modules record it.
+        self.layer_type = attention_layer_types(config)[layer_idx]
+        self.sliding_window = config.sliding_window if self.layer_type == "sliding_attention" else None
         config_bias = getattr(config, "attention_bias", False)
         qkv_bias = config_bias if self.qkv_bias is None else self.qkv_bias
         o_bias = config_bias if self.o_bias is None else self.o_bias
@@ -206,7 +209,7 @@ class DecoderModel:
         super().__init__(config)
         self.padding_idx = config.pad_token_id
         self.vocab_size = config.vocab_size
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size, self.padding_idx)
+        self.embed_tokens = self.build_embeddings(config)
         self.layers = nn.ModuleList([self.layer_class(config, i) for i in range(config.num_hidden_layers)])
         self.norm = self.norm_class(config.hidden_size, eps=config.rms_norm_eps)
         self.rotary_emb = self.rotary_class(config=config)
@@ -219,9 +222,9 @@ class DecoderModel:
     def set_input_embeddings(self, value):
         self.embed_tokens = value
 
-    def input_hidden_states(self, inputs_embeds):
-        """The first layer's input; families that scale the embeddings (Gemma) override this."""
-        return inputs_embeds
+    def build_embeddings(self, config):
+        """The token embedding; a family whose embeddings are scaled (Gemma) returns its own."""
+        return nn.Embedding(config.vocab_size, config.hidden_size, self.padding_idx)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, use_cache=None, output_attentions=None, output_hidden_states=None,
@@ -246,7 +249,7 @@ class DecoderModel:
         masks = {kind: _MASK_FUNCTIONS[kind](self.config, inputs_embeds, attention_mask, past_key_values,
                                              cache_position=cache_position, position_ids=position_ids)
                  for kind in set(layer_types)}
-        hidden_states = self.input_hidden_states(inputs_embeds)
+        hidden_states = inputs_embeds
         position_embeddings = self.rotary_emb(hidden_states, position_ids)
         all_hidden = () if output_hidden_states else None
         all_attentions = () if output_attentions else None
