@@ -94,10 +94,11 @@ def span_prediction(qa_outputs, sequence_output, start_positions=None, end_posit
 
 
 class GenericHead:
-    """Builds the base model with the family's `base_model_class` under `base_model_prefix`."""
+    """Builds the base model with the family's `base_model_class` under `base_model_prefix`,
+    so that a family's head is its parent's head with another base model."""
 
-    def _build_base_model(self, config):
-        setattr(self, self.base_model_prefix, self.base_model_class(config))
+    def _build_base_model(self, config, **options):
+        setattr(self, self.base_model_prefix, self.base_model_class(config, **options))
 
     def _run_base_model(self, input_ids, kwargs, **inputs):
         return getattr(self, self.base_model_prefix)(input_ids, return_dict=True, **inputs,

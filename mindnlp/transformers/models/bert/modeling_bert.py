@@ -11,14 +11,15 @@ from ....core import nn
 from ...activations import ACT2FN
 from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
-from ...loss_utils import causal_lm_loss, masked_lm_loss, question_answering_loss, sequence_classification_loss
+from ...loss_utils import causal_lm_loss, masked_lm_loss, sequence_classification_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
-from ...modeling_layers import GradientCheckpointingLayer
+from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, keep_last_positions, output_flags,
+                                span_prediction, token_classification_loss)
 from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions,
                                  BaseModelOutputWithPoolingAndCrossAttentions, CausalLMOutputWithCrossAttentions,
                                  MaskedLMOutput, MultipleChoiceModelOutput, NextSentencePredictorOutput,
-                                 QuestionAnsweringModelOutput, SequenceClassifierOutput, TokenClassifierOutput)
+                                 SequenceClassifierOutput, TokenClassifierOutput)
 from ...modeling_utils import PreTrainedModel
 from ...utils.generic import ModelOutput
 from .configuration_bert import BertConfig
@@ -39,12 +40,17 @@ class BertEmbeddings(nn.Module):
         self.register_buffer("token_type_ids", core.zeros(1, config.max_position_embeddings, dtype=core.long),
                              persistent=False)
 
+    def default_position_ids(self, input_ids, inputs_embeds, past_key_values_length):
+        """Positions past_key_values_length, +1, ... (RoBERTa counts from its padding index instead)."""
+        seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        return self.position_ids[:, past_key_values_length: seq_length + past_key_values_length]
+
     def forward(self, input_ids=None, token_type_ids=None, position_ids=None, inputs_embeds=None,
                 past_key_values_length=0):
         input_shape = input_ids.shape if input_ids is not None else inputs_embeds.shape[:-1]
         batch_size, seq_length = input_shape
         if position_ids is None:
-            position_ids = self.position_ids[:, past_key_values_length: seq_length + past_key_values_length]
+            position_ids = self.default_position_ids(input_ids, inputs_embeds, past_key_values_length)
         if token_type_ids is None:
             buffered = self.token_type_ids.expand(position_ids.shape[0], -1)
             token_type_ids = core.gather(buffered, 1, position_ids).expand(batch_size, seq_length)
@@ -317,15 +323,6 @@ class BertPreTrainedModel(PreTrainedModel):
                 module.token_type_ids.zero_()
 
 
-def _output_flags(config, output_attentions, output_hidden_states, return_dict):
-    """Per-call flags, falling back to the config as HF does."""
-    return (
-        output_attentions if output_attentions is not None else config.output_attentions,
-        output_hidden_states if output_hidden_states is not None else config.output_hidden_states,
-        return_dict if return_dict is not None else config.use_return_dict,
-    )
-
-
 @dataclass
 class BertForPreTrainingOutput(ModelOutput):
     loss: Optional[object] = None
@@ -337,11 +334,12 @@ class BertForPreTrainingOutput(ModelOutput):
 
 class BertModel(BertPreTrainedModel):
     _no_split_modules = ["BertEmbeddings", "BertLayer"]
+    embeddings_class = BertEmbeddings
 
     def __init__(self, config, add_pooling_layer=True):
         super().__init__(config)
         self.config = config
-        self.embeddings = BertEmbeddings(config)
+        self.embeddings = self.embeddings_class(config)
         self.encoder = BertEncoder(config)
         self.pooler = BertPooler(config) if add_pooling_layer else None
         self.post_init()
@@ -355,7 +353,7 @@ class BertModel(BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, past_key_values=None,
                 use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = _output_flags(
+        output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
@@ -388,35 +386,49 @@ class BertModel(BertPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-def _bert_inputs(kwargs):
-    return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states") if k in kwargs}
+class BertPredictionHeadMixin:
+    """Where a token-predicting head keeps its decoder: BERT's `cls.predictions`, whose decoder is
+    tied to the word embeddings and whose `bias` is the decoder's bias. RoBERTa overrides
+    the three methods below for its `lm_head`."""
 
-
-class BertForPreTraining(BertPreTrainedModel):
     _tied_weights_keys = {
         "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
         "cls.predictions.decoder.bias": "cls.predictions.bias",
     }
 
-    def __init__(self, config):
-        super().__init__(config)
-        self.bert = BertModel(config)
-        self.cls = BertPreTrainingHeads(config)
-        self.post_init()
+    def build_prediction_head(self, config):
+        self.cls = BertOnlyMLMHead(config)
+
+    def prediction_head(self):
+        return self.cls.predictions
+
+    def predict_tokens(self, sequence_output):
+        return self.cls(sequence_output)
 
     def get_output_embeddings(self):
-        return self.cls.predictions.decoder
+        return self.prediction_head().decoder
 
     def set_output_embeddings(self, new_embeddings):
-        self.cls.predictions.decoder = new_embeddings
-        self.cls.predictions.bias = new_embeddings.bias
+        """The new decoder's bias becomes the head's `bias` too, so resizing keeps them tied."""
+        head = self.prediction_head()
+        head.decoder = new_embeddings
+        head.bias = new_embeddings.bias
+
+
+class BertForPreTraining(BertPredictionHeadMixin, GenericHead, BertPreTrainedModel):
+    base_model_class = BertModel
+
+    def __init__(self, config):
+        super().__init__(config)
+        self._build_base_model(config)
+        self.cls = BertPreTrainingHeads(config)
+        self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, next_sentence_label=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                            **_bert_inputs(kwargs))
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
         prediction_scores, seq_relationship_score = self.cls(outputs[0], outputs[1])
         loss = None
         if labels is not None and next_sentence_label is not None:
@@ -428,24 +440,14 @@ class BertForPreTraining(BertPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
-    _tied_weights_keys = {
-        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-        "cls.predictions.decoder.bias": "cls.predictions.bias",
-    }
+class BertLMHeadModel(BertPredictionHeadMixin, GenericHead, BertPreTrainedModel, GenerationMixin):
+    base_model_class = BertModel
 
     def __init__(self, config):
         super().__init__(config)
-        self.bert = BertModel(config, add_pooling_layer=False)
-        self.cls = BertOnlyMLMHead(config)
+        self._build_base_model(config, add_pooling_layer=False)
+        self.build_prediction_head(config)
         self.post_init()
-
-    def get_output_embeddings(self):
-        return self.cls.predictions.decoder
-
-    def set_output_embeddings(self, new_embeddings):
-        self.cls.predictions.decoder = new_embeddings
-        self.cls.predictions.bias = new_embeddings.bias
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
@@ -453,15 +455,12 @@ class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         if labels is not None:
             use_cache = False
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds,
-                            encoder_hidden_states=encoder_hidden_states,
-                            encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,
-                            use_cache=use_cache, return_dict=True, **_bert_inputs(kwargs))
-        hidden_states = outputs.last_hidden_state
-        if logits_to_keep:
-            hidden_states = hidden_states[:, -logits_to_keep:, :]
-        logits = self.cls(hidden_states)
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                       position_ids=position_ids, inputs_embeds=inputs_embeds,
+                                       encoder_hidden_states=encoder_hidden_states,
+                                       encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,
+                                       use_cache=use_cache)
+        logits = self.predict_tokens(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
         loss = causal_lm_loss(logits, labels, self.config.vocab_size) if labels is not None else None
         output = CausalLMOutputWithCrossAttentions(loss=loss, logits=logits, past_key_values=outputs.past_key_values,
                                                    hidden_states=outputs.hidden_states,
@@ -470,53 +469,44 @@ class BertLMHeadModel(BertPreTrainedModel, GenerationMixin):
         return output if return_dict else output.to_tuple()
 
 
-class BertForMaskedLM(BertPreTrainedModel):
-    _tied_weights_keys = {
-        "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-        "cls.predictions.decoder.bias": "cls.predictions.bias",
-    }
+class BertForMaskedLM(BertPredictionHeadMixin, GenericHead, BertPreTrainedModel):
+    base_model_class = BertModel
 
     def __init__(self, config):
         super().__init__(config)
-        self.bert = BertModel(config, add_pooling_layer=False)
-        self.cls = BertOnlyMLMHead(config)
+        self._build_base_model(config, add_pooling_layer=False)
+        self.build_prediction_head(config)
         self.post_init()
-
-    def get_output_embeddings(self):
-        return self.cls.predictions.decoder
-
-    def set_output_embeddings(self, new_embeddings):
-        self.cls.predictions.decoder = new_embeddings
-        self.cls.predictions.bias = new_embeddings.bias
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
                 return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds,
-                            encoder_hidden_states=encoder_hidden_states,
-                            encoder_attention_mask=encoder_attention_mask, return_dict=True, **_bert_inputs(kwargs))
-        prediction_scores = self.cls(outputs[0])
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                       position_ids=position_ids, inputs_embeds=inputs_embeds,
+                                       encoder_hidden_states=encoder_hidden_states,
+                                       encoder_attention_mask=encoder_attention_mask)
+        prediction_scores = self.predict_tokens(outputs[0])
         loss = masked_lm_loss(prediction_scores, labels, self.config.vocab_size) if labels is not None else None
         output = MaskedLMOutput(loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states,
                                 attentions=outputs.attentions)
         return output if return_dict else output.to_tuple()
 
 
-class BertForNextSentencePrediction(BertPreTrainedModel):
+class BertForNextSentencePrediction(GenericHead, BertPreTrainedModel):
+    base_model_class = BertModel
+
     def __init__(self, config):
         super().__init__(config)
-        self.bert = BertModel(config)
+        self._build_base_model(config)
         self.cls = BertOnlyNSPHead(config)
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                            **_bert_inputs(kwargs))
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
         scores = self.cls(outputs[1])
         loss = nn.functional.cross_entropy(scores.view(-1, 2), labels.view(-1)) if labels is not None else None
         output = NextSentencePredictorOutput(loss=loss, logits=scores, hidden_states=outputs.hidden_states,
@@ -524,27 +514,36 @@ class BertForNextSentencePrediction(BertPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-def _classifier_dropout(config):
+def classifier_dropout(config):
     return config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
 
 
-class BertForSequenceClassification(BertPreTrainedModel):
+class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
+    """dropout → classifier on the pooled first token."""
+
+    base_model_class = BertModel
+
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.config = config
-        self.bert = BertModel(config)
-        self.dropout = nn.Dropout(_classifier_dropout(config))
-        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.build_classifier(config)
         self.post_init()
+
+    def build_classifier(self, config):
+        self._build_base_model(config)
+        self.dropout = nn.Dropout(classifier_dropout(config))
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+
+    def classify(self, outputs):
+        return self.classifier(self.dropout(outputs.pooler_output))
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                            **_bert_inputs(kwargs))
-        logits = self.classifier(self.dropout(outputs[1]))
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        logits = self.classify(outputs)
         loss = sequence_classification_loss(self.config, self.num_labels, logits, labels) if labels is not None \
             else None
         output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
@@ -552,11 +551,15 @@ class BertForSequenceClassification(BertPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-class BertForMultipleChoice(BertPreTrainedModel):
+class BertForMultipleChoice(GenericHead, BertPreTrainedModel):
+    """Inputs are (batch, num_choices, seq); every choice is encoded on its own and scored."""
+
+    base_model_class = BertModel
+
     def __init__(self, config):
         super().__init__(config)
-        self.bert = BertModel(config)
-        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self._build_base_model(config)
+        self.dropout = nn.Dropout(classifier_dropout(config))
         self.classifier = nn.Linear(config.hidden_size, 1)
         self.post_init()
 
@@ -568,11 +571,11 @@ class BertForMultipleChoice(BertPreTrainedModel):
         def flat(t):
             return t.reshape(-1, t.shape[-1]) if t is not None else None
 
-        outputs = self.bert(flat(input_ids), attention_mask=flat(attention_mask), token_type_ids=flat(token_type_ids),
-                            position_ids=flat(position_ids),
-                            inputs_embeds=inputs_embeds.reshape(-1, inputs_embeds.shape[-2], inputs_embeds.shape[-1])
-                            if inputs_embeds is not None else None,
-                            return_dict=True, **_bert_inputs(kwargs))
+        flat_embeds = inputs_embeds.reshape(-1, inputs_embeds.shape[-2], inputs_embeds.shape[-1]) \
+            if inputs_embeds is not None else None
+        outputs = self._run_base_model(flat(input_ids), kwargs, attention_mask=flat(attention_mask),
+                                       token_type_ids=flat(token_type_ids), position_ids=flat(position_ids),
+                                       inputs_embeds=flat_embeds)
         logits = self.classifier(self.dropout(outputs[1])).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
         output = MultipleChoiceModelOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
@@ -580,52 +583,45 @@ class BertForMultipleChoice(BertPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-class BertForTokenClassification(BertPreTrainedModel):
+class BertForTokenClassification(GenericHead, BertPreTrainedModel):
+    base_model_class = BertModel
+
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
-        self.bert = BertModel(config, add_pooling_layer=False)
-        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self._build_base_model(config, add_pooling_layer=False)
+        self.dropout = nn.Dropout(classifier_dropout(config))
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                            **_bert_inputs(kwargs))
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
         logits = self.classifier(self.dropout(outputs[0]))
-        loss = nn.functional.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1)) \
-            if labels is not None else None
+        loss = token_classification_loss(logits, labels, self.num_labels) if labels is not None else None
         output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
                                        attentions=outputs.attentions)
         return output if return_dict else output.to_tuple()
 
 
-class BertForQuestionAnswering(BertPreTrainedModel):
+class BertForQuestionAnswering(GenericHead, BertPreTrainedModel):
+    base_model_class = BertModel
+
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
-        self.bert = BertModel(config, add_pooling_layer=False)
+        self._build_base_model(config, add_pooling_layer=False)
         self.qa_outputs = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, start_positions=None, end_positions=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.bert(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                            position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                            **_bert_inputs(kwargs))
-        logits = self.qa_outputs(outputs[0])
-        start_logits, end_logits = logits.split(1, dim=-1)
-        start_logits = start_logits.squeeze(-1).contiguous()
-        end_logits = end_logits.squeeze(-1).contiguous()
-        loss = None
-        if start_positions is not None and end_positions is not None:
-            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
-        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
-                                              hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        output = span_prediction(self.qa_outputs, outputs[0], start_positions, end_positions, outputs)
         return output if return_dict else output.to_tuple()
 
 

@@ -4,24 +4,16 @@ Two things differ from BERT. Position ids count from `pad_token_id + 1` and padd
 keep position `pad_token_id` (fairseq's convention, which the checkpoints were trained
 with), so padded rows embed exactly like unpadded ones. The heads differ too: the
 masked-LM head is `lm_head` (dense, gelu, layer_norm, decoder) and sequence classification
-reads the first token through its own dense + tanh head instead of the pooler.
-
-The model can also act as a decoder (`config.is_decoder`, `add_cross_attention`), as in HF.
+reads the first token through its own dense + tanh head instead of the pooler. The encoder
+layers are BERT's; the model can act as a decoder (`config.is_decoder`,
+`add_cross_attention`), as in HF.
 """
 from .... import core
 from ....core import nn
-from ...activations import ACT2FN
-from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
-from ...loss_utils import causal_lm_loss, masked_lm_loss, question_answering_loss, sequence_classification_loss
-from ...masking_utils import create_bidirectional_mask, create_causal_mask
-from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
-from ...modeling_layers import GradientCheckpointingLayer
-from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions,
-                                 BaseModelOutputWithPoolingAndCrossAttentions, CausalLMOutputWithCrossAttentions,
-                                 MaskedLMOutput, MultipleChoiceModelOutput, QuestionAnsweringModelOutput,
-                                 SequenceClassifierOutput, TokenClassifierOutput)
-from ...modeling_utils import PreTrainedModel
+from ..bert.modeling_bert import (BertEmbeddings, BertForMaskedLM, BertForMultipleChoice, BertForQuestionAnswering,
+                                  BertForSequenceClassification, BertForTokenClassification, BertLMHeadModel,
+                                  BertModel, BertPreTrainedModel, classifier_dropout)
 from .configuration_roberta import RobertaConfig
 
 
@@ -45,19 +37,11 @@ def create_position_ids_from_inputs_embeds(inputs_embeds, padding_idx):
     return position_ids.unsqueeze(0).expand(input_shape)
 
 
-class RobertaEmbeddings(nn.Module):
-    """Sum of word, position and token-type embeddings, then LayerNorm and dropout."""
+class RobertaEmbeddings(BertEmbeddings):
+    """BERT's embeddings with positions counted from the padding index (and its row kept at zero)."""
 
     def __init__(self, config):
-        super().__init__()
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
-        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.register_buffer("position_ids", core.arange(config.max_position_embeddings).expand((1, -1)),
-                             persistent=False)
-        self.register_buffer("token_type_ids", core.zeros(1, config.max_position_embeddings, dtype=core.long),
-                             persistent=False)
+        super().__init__(config)
         self.padding_idx = config.pad_token_id
         self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size,
                                                 padding_idx=self.padding_idx)
@@ -65,222 +49,10 @@ class RobertaEmbeddings(nn.Module):
     create_position_ids_from_input_ids = staticmethod(create_position_ids_from_input_ids)
     create_position_ids_from_inputs_embeds = staticmethod(create_position_ids_from_inputs_embeds)
 
-    def forward(self, input_ids=None, token_type_ids=None, position_ids=None, inputs_embeds=None,
-                past_key_values_length=0):
-        if position_ids is None:
-            if input_ids is not None:
-                position_ids = create_position_ids_from_input_ids(input_ids, self.padding_idx,
-                                                                  past_key_values_length)
-            else:
-                position_ids = create_position_ids_from_inputs_embeds(inputs_embeds, self.padding_idx)
-        input_shape = input_ids.shape if input_ids is not None else inputs_embeds.shape[:-1]
-        batch_size, seq_length = input_shape
-        if token_type_ids is None:
-            buffered = self.token_type_ids.expand(position_ids.shape[0], -1)
-            token_type_ids = core.gather(buffered, 1, position_ids).expand(batch_size, seq_length)
-        if inputs_embeds is None:
-            inputs_embeds = self.word_embeddings(input_ids)
-        embeddings = inputs_embeds + self.token_type_embeddings(token_type_ids)
-        embeddings = embeddings + self.position_embeddings(position_ids)
-        embeddings = self.LayerNorm(embeddings)
-        return self.dropout(embeddings)
-
-
-class RobertaSelfAttention(nn.Module):
-    """Multi-head attention over the layer's own states, or (cross-attention) over the encoder's."""
-
-    def __init__(self, config, is_causal=False, layer_idx=None, is_cross_attention=False):
-        super().__init__()
-        if config.hidden_size % config.num_attention_heads != 0 and not hasattr(config, "embedding_size"):
-            raise ValueError(
-                f"The hidden size ({config.hidden_size}) is not a multiple of the number of attention "
-                f"heads ({config.num_attention_heads})"
-            )
-        self.config = config
-        self.num_attention_heads = config.num_attention_heads
-        self.attention_head_size = int(config.hidden_size / config.num_attention_heads)
-        self.all_head_size = self.num_attention_heads * self.attention_head_size
-        self.scaling = self.attention_head_size ** -0.5
-        self.query = nn.Linear(config.hidden_size, self.all_head_size)
-        self.key = nn.Linear(config.hidden_size, self.all_head_size)
-        self.value = nn.Linear(config.hidden_size, self.all_head_size)
-        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
-        self.is_causal = is_causal
-        self.is_cross_attention = is_cross_attention
-        self.layer_idx = layer_idx
-
-    def _cross_key_value(self, encoder_hidden_states, past_key_values):
-        """Encoder keys/values: computed once, then read from the cross-attention cache."""
-        cache = past_key_values.cross_attention_cache if past_key_values is not None else None
-        if cache is not None and past_key_values.is_updated.get(self.layer_idx):
-            return cache.layers[self.layer_idx].keys, cache.layers[self.layer_idx].values
-        kv_shape = tuple(encoder_hidden_states.shape[:-1]) + (-1, self.attention_head_size)
-        key = self.key(encoder_hidden_states).view(kv_shape).transpose(1, 2)
-        value = self.value(encoder_hidden_states).view(kv_shape).transpose(1, 2)
-        if cache is not None:
-            key, value = cache.update(key, value, self.layer_idx)
-            past_key_values.is_updated[self.layer_idx] = True
-        return key, value
-
-    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, past_key_values=None,
-                output_attentions=False):
-        input_shape = tuple(hidden_states.shape[:-1])
-        head_shape = input_shape + (-1, self.attention_head_size)
-        query = self.query(hidden_states).view(head_shape).transpose(1, 2)
-        if self.is_cross_attention:
-            key, value = self._cross_key_value(encoder_hidden_states, past_key_values)
-        else:
-            key = self.key(hidden_states).view(head_shape).transpose(1, 2)
-            value = self.value(hidden_states).view(head_shape).transpose(1, 2)
-            if past_key_values is not None:
-                cache = past_key_values
-                if isinstance(cache, EncoderDecoderCache):
-                    cache = cache.self_attention_cache
-                key, value = cache.update(key, value, self.layer_idx)
-        implementation = "eager" if output_attentions else self.config._attn_implementation
-        attention = ALL_ATTENTION_FUNCTIONS.get_interface(implementation, eager_attention_forward)
-        output, weights = attention(self, query, key, value, attention_mask,
-                                    dropout=self.dropout.p if self.training else 0.0, scaling=self.scaling)
-        return output.reshape(input_shape + (-1,)), weights
-
-
-class RobertaSelfOutput(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-
-    def forward(self, hidden_states, input_tensor):
-        hidden_states = self.dropout(self.dense(hidden_states))
-        return self.LayerNorm(hidden_states + input_tensor)
-
-
-class RobertaAttention(nn.Module):
-    def __init__(self, config, is_causal=False, layer_idx=None, is_cross_attention=False):
-        super().__init__()
-        self.is_cross_attention = is_cross_attention
-        self.self = RobertaSelfAttention(config, is_causal=is_causal, layer_idx=layer_idx,
-                                         is_cross_attention=is_cross_attention)
-        self.output = RobertaSelfOutput(config)
-
-    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, output_attentions=False):
-        mask = encoder_attention_mask if self.is_cross_attention else attention_mask
-        attention_output, weights = self.self(hidden_states, mask, encoder_hidden_states=encoder_hidden_states,
-                                              past_key_values=past_key_values, output_attentions=output_attentions)
-        return self.output(attention_output, hidden_states), weights
-
-
-class RobertaIntermediate(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
-        act = config.hidden_act
-        self.intermediate_act_fn = ACT2FN[act] if isinstance(act, str) else act
-
-    def forward(self, hidden_states):
-        return self.intermediate_act_fn(self.dense(hidden_states))
-
-
-class RobertaOutput(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-
-    def forward(self, hidden_states, input_tensor):
-        hidden_states = self.dropout(self.dense(hidden_states))
-        return self.LayerNorm(hidden_states + input_tensor)
-
-
-def apply_chunking_to_forward(forward_fn, chunk_size, chunk_dim, *input_tensors):
-    """Run forward_fn on chunks of the inputs along chunk_dim (memory for time); 0 = no chunking."""
-    if chunk_size <= 0:
-        return forward_fn(*input_tensors)
-    length = input_tensors[0].shape[chunk_dim]
-    if length % chunk_size != 0:
-        raise ValueError(f"The dimension to be chunked {length} has to be a multiple of the chunk size {chunk_size}")
-    n_chunks = length // chunk_size
-    chunks = zip(*(t.chunk(n_chunks, dim=chunk_dim) for t in input_tensors))
-    return core.cat([forward_fn(*c) for c in chunks], dim=chunk_dim)
-
-
-class RobertaLayer(GradientCheckpointingLayer):
-    def __init__(self, config, layer_idx=None):
-        super().__init__()
-        self.chunk_size_feed_forward = config.chunk_size_feed_forward
-        self.seq_len_dim = 1
-        self.attention = RobertaAttention(config, is_causal=config.is_decoder, layer_idx=layer_idx)
-        self.is_decoder = config.is_decoder
-        self.add_cross_attention = config.add_cross_attention
-        if self.add_cross_attention:
-            if not self.is_decoder:
-                raise ValueError(f"{self} should be used as a decoder model if cross attention is added")
-            self.crossattention = RobertaAttention(config, layer_idx=layer_idx, is_cross_attention=True)
-        self.intermediate = RobertaIntermediate(config)
-        self.output = RobertaOutput(config)
-
-    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, output_attentions=False):
-        attention_output, self_weights = self.attention(hidden_states, attention_mask,
-                                                        past_key_values=past_key_values,
-                                                        output_attentions=output_attentions)
-        cross_weights = None
-        if self.is_decoder and encoder_hidden_states is not None:
-            if not hasattr(self, "crossattention"):
-                raise ValueError(
-                    f"If `encoder_hidden_states` are passed, {self} has to be instantiated with cross-attention "
-                    "layers by setting `config.add_cross_attention=True`"
-                )
-            attention_output, cross_weights = self.crossattention(
-                attention_output, None, encoder_hidden_states, encoder_attention_mask,
-                past_key_values=past_key_values, output_attentions=output_attentions)
-        layer_output = apply_chunking_to_forward(self.feed_forward_chunk, self.chunk_size_feed_forward,
-                                                 self.seq_len_dim, attention_output)
-        return layer_output, self_weights, cross_weights
-
-    def feed_forward_chunk(self, attention_output):
-        return self.output(self.intermediate(attention_output), attention_output)
-
-
-class RobertaEncoder(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.config = config
-        self.layer = nn.ModuleList([RobertaLayer(config, layer_idx=i) for i in range(config.num_hidden_layers)])
-        self.gradient_checkpointing = False
-
-    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, use_cache=None, output_attentions=False, output_hidden_states=False):
-        all_hidden = (hidden_states,) if output_hidden_states else None
-        all_attentions = () if output_attentions else None
-        all_cross = () if output_attentions and encoder_hidden_states is not None else None
-        for layer in self.layer:
-            hidden_states, weights, cross = layer(hidden_states, attention_mask, encoder_hidden_states,
-                                                  encoder_attention_mask, past_key_values, output_attentions)
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
-            if output_attentions:
-                all_attentions += (weights,)
-                if all_cross is not None:
-                    all_cross += (cross,)
-        return BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states, past_key_values=past_key_values if use_cache else None,
-            hidden_states=all_hidden, attentions=all_attentions, cross_attentions=all_cross)
-
-
-class RobertaPooler(nn.Module):
-    """tanh(dense(hidden state of the first token))."""
-
-    def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.activation = nn.Tanh()
-
-    def forward(self, hidden_states):
-        return self.activation(self.dense(hidden_states[:, 0]))
+    def default_position_ids(self, input_ids, inputs_embeds, past_key_values_length):
+        if input_ids is not None:
+            return create_position_ids_from_input_ids(input_ids, self.padding_idx, past_key_values_length)
+        return create_position_ids_from_inputs_embeds(inputs_embeds, self.padding_idx)
 
 
 class RobertaLMHead(nn.Module):
@@ -304,7 +76,7 @@ class RobertaClassificationHead(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self.dropout = nn.Dropout(classifier_dropout(config))
         self.out_proj = nn.Linear(config.hidden_size, config.num_labels)
 
     def forward(self, features, **kwargs):
@@ -313,271 +85,76 @@ class RobertaClassificationHead(nn.Module):
         return self.out_proj(x)
 
 
-def _classifier_dropout(config):
-    return config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
-
-
-class RobertaPreTrainedModel(PreTrainedModel):
+class RobertaPreTrainedModel(BertPreTrainedModel):
     config_class = RobertaConfig
     base_model_prefix = "roberta"
-    supports_gradient_checkpointing = True
-    _supports_sdpa = True
 
     def _init_weights(self, module):
         super()._init_weights(module)
         if isinstance(module, RobertaLMHead):
             nn.init.zeros_(module.bias)
-        elif isinstance(module, RobertaEmbeddings):
-            with core.no_grad():
-                module.position_ids.copy_(core.arange(module.position_ids.shape[-1]).expand((1, -1)))
-                module.token_type_ids.zero_()
 
 
-def _output_flags(config, output_attentions, output_hidden_states, return_dict):
-    """Per-call flags, falling back to the config as HF does."""
-    return (
-        output_attentions if output_attentions is not None else config.output_attentions,
-        output_hidden_states if output_hidden_states is not None else config.output_hidden_states,
-        return_dict if return_dict is not None else config.use_return_dict,
-    )
+class RobertaModel(BertModel, RobertaPreTrainedModel):
+    _no_split_modules = ["RobertaEmbeddings", "BertLayer"]
+    embeddings_class = RobertaEmbeddings
 
 
-def _output_kwargs(kwargs):
-    """The per-call output flags a head forwards to the base model."""
-    return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states") if k in kwargs}
+class RobertaPredictionHeadMixin:
+    """Token prediction through `lm_head` rather than BERT's `cls.predictions`."""
 
-
-class RobertaModel(RobertaPreTrainedModel):
-    _no_split_modules = ["RobertaEmbeddings", "RobertaLayer"]
-
-    def __init__(self, config, add_pooling_layer=True):
-        super().__init__(config)
-        self.config = config
-        self.embeddings = RobertaEmbeddings(config)
-        self.encoder = RobertaEncoder(config)
-        self.pooler = RobertaPooler(config) if add_pooling_layer else None
-        self.post_init()
-
-    def get_input_embeddings(self):
-        return self.embeddings.word_embeddings
-
-    def set_input_embeddings(self, value):
-        self.embeddings.word_embeddings = value
-
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
-                inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, past_key_values=None,
-                use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = _output_flags(
-            self.config, output_attentions, output_hidden_states, return_dict)
-        if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
-        use_cache = (use_cache if use_cache is not None else self.config.use_cache) if self.config.is_decoder else False
-        if use_cache and past_key_values is None:
-            past_key_values = (EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
-                               if encoder_hidden_states is not None else DynamicCache(config=self.config))
-        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
-        embedding_output = self.embeddings(input_ids=input_ids, position_ids=position_ids,
-                                           token_type_ids=token_type_ids, inputs_embeds=inputs_embeds,
-                                           past_key_values_length=past_length)
-        if self.config.is_decoder:
-            mask = create_causal_mask(self.config, embedding_output, attention_mask, past_key_values)
-        else:
-            mask = create_bidirectional_mask(self.config, embedding_output, attention_mask)
-        if encoder_attention_mask is not None:
-            encoder_attention_mask = create_bidirectional_mask(self.config, embedding_output, encoder_attention_mask,
-                                                               encoder_hidden_states=encoder_hidden_states)
-        encoder_outputs = self.encoder(embedding_output, attention_mask=mask,
-                                       encoder_hidden_states=encoder_hidden_states,
-                                       encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,
-                                       use_cache=use_cache, output_attentions=output_attentions,
-                                       output_hidden_states=output_hidden_states)
-        sequence_output = encoder_outputs.last_hidden_state
-        pooled_output = self.pooler(sequence_output) if self.pooler is not None else None
-        output = BaseModelOutputWithPoolingAndCrossAttentions(
-            last_hidden_state=sequence_output, pooler_output=pooled_output,
-            past_key_values=encoder_outputs.past_key_values, hidden_states=encoder_outputs.hidden_states,
-            attentions=encoder_outputs.attentions, cross_attentions=encoder_outputs.cross_attentions)
-        return output if return_dict else output.to_tuple()
-
-
-class RobertaForCausalLM(RobertaPreTrainedModel, GenerationMixin):
     _tied_weights_keys = {
         "lm_head.decoder.weight": "roberta.embeddings.word_embeddings.weight",
         "lm_head.decoder.bias": "lm_head.bias",
     }
 
-    def __init__(self, config):
-        super().__init__(config)
-        self.roberta = RobertaModel(config, add_pooling_layer=False)
+    def build_prediction_head(self, config):
         self.lm_head = RobertaLMHead(config)
-        self.post_init()
 
-    def get_output_embeddings(self):
-        return self.lm_head.decoder
+    def prediction_head(self):
+        return self.lm_head
 
-    def set_output_embeddings(self, new_embeddings):
-        """The new decoder's bias becomes the head's `bias` too, so resizing keeps them tied."""
-        self.lm_head.decoder = new_embeddings
-        self.lm_head.bias = new_embeddings.bias
-
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
-                inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
-                past_key_values=None, use_cache=None, return_dict=None, logits_to_keep=0, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        if labels is not None:
-            use_cache = False
-        outputs = self.roberta(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                               position_ids=position_ids, inputs_embeds=inputs_embeds,
-                               encoder_hidden_states=encoder_hidden_states,
-                               encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,
-                               use_cache=use_cache, return_dict=True, **_output_kwargs(kwargs))
-        hidden_states = outputs.last_hidden_state
-        if logits_to_keep:
-            hidden_states = hidden_states[:, -logits_to_keep:, :]
-        logits = self.lm_head(hidden_states)
-        loss = causal_lm_loss(logits, labels, self.config.vocab_size) if labels is not None else None
-        output = CausalLMOutputWithCrossAttentions(loss=loss, logits=logits, past_key_values=outputs.past_key_values,
-                                                   hidden_states=outputs.hidden_states,
-                                                   attentions=outputs.attentions,
-                                                   cross_attentions=outputs.cross_attentions)
-        return output if return_dict else output.to_tuple()
+    def predict_tokens(self, sequence_output):
+        return self.lm_head(sequence_output)
 
 
-class RobertaForMaskedLM(RobertaPreTrainedModel):
-    _tied_weights_keys = {
-        "lm_head.decoder.weight": "roberta.embeddings.word_embeddings.weight",
-        "lm_head.decoder.bias": "lm_head.bias",
-    }
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.roberta = RobertaModel(config, add_pooling_layer=False)
-        self.lm_head = RobertaLMHead(config)
-        self.post_init()
-
-    def get_output_embeddings(self):
-        return self.lm_head.decoder
-
-    def set_output_embeddings(self, new_embeddings):
-        """The new decoder's bias becomes the head's `bias` too, so resizing keeps them tied."""
-        self.lm_head.decoder = new_embeddings
-        self.lm_head.bias = new_embeddings.bias
-
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
-                inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
-                return_dict=None, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.roberta(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                               position_ids=position_ids, inputs_embeds=inputs_embeds,
-                               encoder_hidden_states=encoder_hidden_states,
-                               encoder_attention_mask=encoder_attention_mask, return_dict=True,
-                               **_output_kwargs(kwargs))
-        prediction_scores = self.lm_head(outputs[0])
-        loss = masked_lm_loss(prediction_scores, labels, self.config.vocab_size) if labels is not None else None
-        output = MaskedLMOutput(loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states,
-                                attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+class RobertaForCausalLM(RobertaPredictionHeadMixin, BertLMHeadModel, RobertaPreTrainedModel, GenerationMixin):
+    base_model_class = RobertaModel
 
 
-class RobertaForSequenceClassification(RobertaPreTrainedModel):
-    def __init__(self, config):
-        super().__init__(config)
-        self.num_labels = config.num_labels
-        self.config = config
-        self.roberta = RobertaModel(config, add_pooling_layer=False)
+class RobertaForMaskedLM(RobertaPredictionHeadMixin, BertForMaskedLM, RobertaPreTrainedModel):
+    base_model_class = RobertaModel
+
+
+class RobertaForSequenceClassification(BertForSequenceClassification, RobertaPreTrainedModel):
+    """Reads the first token through `RobertaClassificationHead`; the base model has no pooler."""
+
+    base_model_class = RobertaModel
+
+    def build_classifier(self, config):
+        self._build_base_model(config, add_pooling_layer=False)
         self.classifier = RobertaClassificationHead(config)
-        self.post_init()
 
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
-                inputs_embeds=None, labels=None, return_dict=None, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.roberta(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                               position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                               **_output_kwargs(kwargs))
-        logits = self.classifier(outputs[0])
-        loss = sequence_classification_loss(self.config, self.num_labels, logits, labels) if labels is not None \
-            else None
-        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                          attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+    def classify(self, outputs):
+        return self.classifier(outputs.last_hidden_state)
 
 
-class RobertaForMultipleChoice(RobertaPreTrainedModel):
+class RobertaForMultipleChoice(BertForMultipleChoice, RobertaPreTrainedModel):
+    """BERT's head, but its dropout is always `hidden_dropout_prob`."""
+
+    base_model_class = RobertaModel
+
     def __init__(self, config):
         super().__init__(config)
-        self.roberta = RobertaModel(config)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
-        self.classifier = nn.Linear(config.hidden_size, 1)
-        self.post_init()
-
-    def forward(self, input_ids=None, token_type_ids=None, attention_mask=None, labels=None, position_ids=None,
-                inputs_embeds=None, return_dict=None, **kwargs):
-        """Inputs are (batch, num_choices, seq); every choice is encoded on its own and scored."""
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        num_choices = input_ids.shape[1] if input_ids is not None else inputs_embeds.shape[1]
-
-        def flat(t):
-            return t.reshape(-1, t.shape[-1]) if t is not None else None
-
-        flat_embeds = inputs_embeds.reshape(-1, inputs_embeds.shape[-2], inputs_embeds.shape[-1]) \
-            if inputs_embeds is not None else None
-        outputs = self.roberta(flat(input_ids), position_ids=flat(position_ids), token_type_ids=flat(token_type_ids),
-                               attention_mask=flat(attention_mask), inputs_embeds=flat_embeds, return_dict=True,
-                               **_output_kwargs(kwargs))
-        logits = self.classifier(self.dropout(outputs[1])).view(-1, num_choices)
-        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        output = MultipleChoiceModelOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                           attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
 
 
-class RobertaForTokenClassification(RobertaPreTrainedModel):
-    def __init__(self, config):
-        super().__init__(config)
-        self.num_labels = config.num_labels
-        self.roberta = RobertaModel(config, add_pooling_layer=False)
-        self.dropout = nn.Dropout(_classifier_dropout(config))
-        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
-        self.post_init()
-
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
-                inputs_embeds=None, labels=None, return_dict=None, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.roberta(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                               position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                               **_output_kwargs(kwargs))
-        logits = self.classifier(self.dropout(outputs[0]))
-        loss = nn.functional.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1)) \
-            if labels is not None else None
-        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                       attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+class RobertaForTokenClassification(BertForTokenClassification, RobertaPreTrainedModel):
+    base_model_class = RobertaModel
 
 
-class RobertaForQuestionAnswering(RobertaPreTrainedModel):
-    def __init__(self, config):
-        super().__init__(config)
-        self.num_labels = config.num_labels
-        self.roberta = RobertaModel(config, add_pooling_layer=False)
-        self.qa_outputs = nn.Linear(config.hidden_size, config.num_labels)
-        self.post_init()
-
-    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
-                inputs_embeds=None, start_positions=None, end_positions=None, return_dict=None, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.roberta(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                               position_ids=position_ids, inputs_embeds=inputs_embeds, return_dict=True,
-                               **_output_kwargs(kwargs))
-        logits = self.qa_outputs(outputs[0])
-        start_logits, end_logits = logits.split(1, dim=-1)
-        start_logits = start_logits.squeeze(-1).contiguous()
-        end_logits = end_logits.squeeze(-1).contiguous()
-        loss = None
-        if start_positions is not None and end_positions is not None:
-            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
-        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
-                                              hidden_states=outputs.hidden_states, attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+class RobertaForQuestionAnswering(BertForQuestionAnswering, RobertaPreTrainedModel):
+    base_model_class = RobertaModel
 
 
 __all__ = [

@@ -18,7 +18,7 @@ class XLMRobertaPreTrainedModel(RobertaPreTrainedModel):
 
 
 class XLMRobertaModel(RobertaModel, XLMRobertaPreTrainedModel):
-    _no_split_modules = ["RobertaEmbeddings", "RobertaLayer"]
+    pass
 
 
 class XLMRobertaForCausalLM(RobertaForCausalLM, XLMRobertaPreTrainedModel, GenerationMixin):
