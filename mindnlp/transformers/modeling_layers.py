@@ -10,7 +10,8 @@ from .. import core
 from ..core import nn
 from ..core.utils.checkpoint import checkpoint
 from .loss_utils import question_answering_loss, sequence_classification_loss
-from .modeling_outputs import QuestionAnsweringModelOutput, SequenceClassifierOutputWithPast, TokenClassifierOutput
+from .modeling_outputs import (QuestionAnsweringModelOutput, SequenceClassifierOutput,
+                               SequenceClassifierOutputWithPast, TokenClassifierOutput)
 
 
 class GradientCheckpointingLayer(nn.Module):
@@ -76,8 +77,21 @@ def token_classifier_dropout(config):
     return 0.1
 
 
-def token_classification_loss(logits, labels, num_labels):
-    return nn.functional.cross_entropy(logits.view(-1, num_labels).float(), labels.view(-1), ignore_index=-100)
+def token_classification_output(logits, labels, outputs):
+    """TokenClassifierOutput with, given labels, the per-token cross-entropy (-100 ignored)."""
+    loss = None
+    if labels is not None:
+        loss = nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]).float(), labels.view(-1),
+                                           ignore_index=-100)
+    return TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                 attentions=outputs.attentions)
+
+
+def sequence_classification_output(config, logits, labels, outputs):
+    """SequenceClassifierOutput with, given labels, the loss `config.problem_type` calls for."""
+    loss = sequence_classification_loss(config, config.num_labels, logits, labels) if labels is not None else None
+    return SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
+                                    attentions=outputs.attentions)
 
 
 def span_prediction(qa_outputs, sequence_output, start_positions=None, end_positions=None, outputs=None):
@@ -147,10 +161,7 @@ class GenericForTokenClassification(GenericHead):
         outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
                                        past_key_values=past_key_values, inputs_embeds=inputs_embeds,
                                        use_cache=use_cache)
-        logits = self.score(self.dropout(outputs.last_hidden_state))
-        loss = token_classification_loss(logits, labels, self.num_labels) if labels is not None else None
-        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                       attentions=outputs.attentions)
+        output = token_classification_output(self.score(self.dropout(outputs.last_hidden_state)), labels, outputs)
         return output if return_dict else output.to_tuple()
 
 

@@ -40,3 +40,19 @@ def id_tensor_storage(tensor):
     if hasattr(root, "__array_interface__"):
         return tensor.device, root.__array_interface__["data"][0], root.nbytes
     return tensor.device, tensor.data_ptr(), tensor.numel() * tensor.element_size()
+
+
+def apply_chunking_to_forward(forward_fn, chunk_size, chunk_dim, *input_tensors):
+    """Run forward_fn on chunks of the inputs along chunk_dim (memory for time); 0 = no chunking.
+
+    Feed-forward layers act on each position alone, so chunking the sequence gives the same
+    result with a peak activation of one chunk.
+    """
+    if chunk_size <= 0:
+        return forward_fn(*input_tensors)
+    length = input_tensors[0].shape[chunk_dim]
+    if length % chunk_size != 0:
+        raise ValueError(f"The dimension to be chunked {length} has to be a multiple of the chunk size {chunk_size}")
+    n_chunks = length // chunk_size
+    chunks = zip(*(t.chunk(n_chunks, dim=chunk_dim) for t in input_tensors))
+    return core.cat([forward_fn(*c) for c in chunks], dim=chunk_dim)

@@ -11,16 +11,16 @@ from ....core import nn
 from ...activations import ACT2FN
 from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
-from ...loss_utils import causal_lm_loss, masked_lm_loss, sequence_classification_loss
+from ...loss_utils import causal_lm_loss, masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
 from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, keep_last_positions, output_flags,
-                                span_prediction, token_classification_loss)
+                                sequence_classification_output, span_prediction, token_classification_output)
 from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions,
                                  BaseModelOutputWithPoolingAndCrossAttentions, CausalLMOutputWithCrossAttentions,
-                                 MaskedLMOutput, MultipleChoiceModelOutput, NextSentencePredictorOutput,
-                                 SequenceClassifierOutput, TokenClassifierOutput)
+                                 MaskedLMOutput, MultipleChoiceModelOutput, NextSentencePredictorOutput)
 from ...modeling_utils import PreTrainedModel
+from ...pytorch_utils import apply_chunking_to_forward
 from ...utils.generic import ModelOutput
 from .configuration_bert import BertConfig
 
@@ -166,18 +166,6 @@ class BertOutput(nn.Module):
     def forward(self, hidden_states, input_tensor):
         hidden_states = self.dropout(self.dense(hidden_states))
         return self.LayerNorm(hidden_states + input_tensor)
-
-
-def apply_chunking_to_forward(forward_fn, chunk_size, chunk_dim, *input_tensors):
-    """Run forward_fn on chunks of the inputs along chunk_dim (memory for time); 0 = no chunking."""
-    if chunk_size <= 0:
-        return forward_fn(*input_tensors)
-    length = input_tensors[0].shape[chunk_dim]
-    if length % chunk_size != 0:
-        raise ValueError(f"The dimension to be chunked {length} has to be a multiple of the chunk size {chunk_size}")
-    n_chunks = length // chunk_size
-    chunks = zip(*(t.chunk(n_chunks, dim=chunk_dim) for t in input_tensors))
-    return core.cat([forward_fn(*c) for c in chunks], dim=chunk_dim)
 
 
 class BertLayer(GradientCheckpointingLayer):
@@ -543,11 +531,7 @@ class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
                                        position_ids=position_ids, inputs_embeds=inputs_embeds)
-        logits = self.classify(outputs)
-        loss = sequence_classification_loss(self.config, self.num_labels, logits, labels) if labels is not None \
-            else None
-        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                          attentions=outputs.attentions)
+        output = sequence_classification_output(self.config, self.classify(outputs), labels, outputs)
         return output if return_dict else output.to_tuple()
 
 
@@ -599,10 +583,7 @@ class BertForTokenClassification(GenericHead, BertPreTrainedModel):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
                                        position_ids=position_ids, inputs_embeds=inputs_embeds)
-        logits = self.classifier(self.dropout(outputs[0]))
-        loss = token_classification_loss(logits, labels, self.num_labels) if labels is not None else None
-        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                       attentions=outputs.attentions)
+        output = token_classification_output(self.classifier(self.dropout(outputs[0])), labels, outputs)
         return output if return_dict else output.to_tuple()
 
 

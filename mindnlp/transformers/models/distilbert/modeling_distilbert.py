@@ -9,13 +9,14 @@ There are no token types and no pooler: classification heads read the first toke
 from .... import core
 from ....core import nn
 from ...activations import get_activation
-from ...loss_utils import masked_lm_loss, question_answering_loss, sequence_classification_loss
+from ...loss_utils import masked_lm_loss
 from ...masking_utils import create_bidirectional_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
-from ...modeling_layers import GradientCheckpointingLayer
-from ...modeling_outputs import (BaseModelOutput, MaskedLMOutput, MultipleChoiceModelOutput,
-                                 QuestionAnsweringModelOutput, SequenceClassifierOutput, TokenClassifierOutput)
+from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, output_flags, sequence_classification_output,
+                                span_prediction, token_classification_output)
+from ...modeling_outputs import BaseModelOutput, MaskedLMOutput, MultipleChoiceModelOutput
 from ...modeling_utils import PreTrainedModel
+from ...pytorch_utils import apply_chunking_to_forward
 from .configuration_distilbert import DistilBertConfig
 
 
@@ -81,18 +82,6 @@ class DistilBertSelfAttention(nn.Module):
         output, weights = attention(self, query, key, value, attention_mask,
                                     dropout=self.dropout.p if self.training else 0.0, scaling=self.scaling)
         return self.out_lin(output.reshape(input_shape + (-1,))), weights
-
-
-def apply_chunking_to_forward(forward_fn, chunk_size, chunk_dim, *input_tensors):
-    """Run forward_fn on chunks of the inputs along chunk_dim (memory for time); 0 = no chunking."""
-    if chunk_size <= 0:
-        return forward_fn(*input_tensors)
-    length = input_tensors[0].shape[chunk_dim]
-    if length % chunk_size != 0:
-        raise ValueError(f"The dimension to be chunked {length} has to be a multiple of the chunk size {chunk_size}")
-    n_chunks = length // chunk_size
-    chunks = zip(*(t.chunk(n_chunks, dim=chunk_dim) for t in input_tensors))
-    return core.cat([forward_fn(*c) for c in chunks], dim=chunk_dim)
 
 
 class FFN(nn.Module):
@@ -165,21 +154,6 @@ class DistilBertPreTrainedModel(PreTrainedModel):
                 module.position_ids.copy_(core.arange(module.position_ids.shape[-1]).expand((1, -1)))
 
 
-def _output_kwargs(kwargs):
-    """The per-call output flags a head forwards to the base model."""
-    return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states") if k in kwargs}
-
-
-class _PositionEmbeddingsMixin:
-    """Heads expose the base model's position embeddings, as HF's DistilBERT heads do."""
-
-    def get_position_embeddings(self):
-        return self.distilbert.get_position_embeddings()
-
-    def resize_position_embeddings(self, new_num_position_embeddings):
-        self.distilbert.resize_position_embeddings(new_num_position_embeddings)
-
-
 class DistilBertModel(DistilBertPreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
@@ -219,10 +193,8 @@ class DistilBertModel(DistilBertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, position_ids=None,
                 output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
         config = self.config
-        output_attentions = output_attentions if output_attentions is not None else config.output_attentions
-        output_hidden_states = output_hidden_states if output_hidden_states is not None \
-            else config.output_hidden_states
-        return_dict = return_dict if return_dict is not None else config.use_return_dict
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            config, output_attentions, output_hidden_states, return_dict)
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
         embeddings = self.embeddings(input_ids, inputs_embeds, position_ids)
@@ -232,13 +204,30 @@ class DistilBertModel(DistilBertPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-class DistilBertForMaskedLM(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+class _DistilBertHead(GenericHead):
+    """Heads expose the base model's position embeddings, as HF's DistilBERT heads do, and
+    encode their inputs the same way."""
+
+    base_model_class = DistilBertModel
+
+    def get_position_embeddings(self):
+        return self.distilbert.get_position_embeddings()
+
+    def resize_position_embeddings(self, new_num_position_embeddings):
+        self.distilbert.resize_position_embeddings(new_num_position_embeddings)
+
+    def _encode(self, input_ids, attention_mask, inputs_embeds, position_ids, kwargs):
+        return self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                                    position_ids=position_ids)
+
+
+class DistilBertForMaskedLM(_DistilBertHead, DistilBertPreTrainedModel):
     _tied_weights_keys = {"vocab_projector.weight": "distilbert.embeddings.word_embeddings.weight"}
 
     def __init__(self, config):
         super().__init__(config)
         self.activation = get_activation(config.activation)
-        self.distilbert = DistilBertModel(config)
+        self._build_base_model(config)
         self.vocab_transform = nn.Linear(config.dim, config.dim)
         self.vocab_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
         self.vocab_projector = nn.Linear(config.dim, config.vocab_size)
@@ -253,8 +242,7 @@ class DistilBertForMaskedLM(_PositionEmbeddingsMixin, DistilBertPreTrainedModel)
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
                 return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs)
         hidden = self.activation(self.vocab_transform(outputs[0]))
         logits = self.vocab_projector(self.vocab_layer_norm(hidden))
         loss = masked_lm_loss(logits, labels, logits.shape[-1]) if labels is not None else None
@@ -263,12 +251,12 @@ class DistilBertForMaskedLM(_PositionEmbeddingsMixin, DistilBertPreTrainedModel)
         return output if return_dict else output.to_tuple()
 
 
-class DistilBertForSequenceClassification(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+class DistilBertForSequenceClassification(_DistilBertHead, DistilBertPreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.config = config
-        self.distilbert = DistilBertModel(config)
+        self._build_base_model(config)
         self.pre_classifier = nn.Linear(config.dim, config.dim)
         self.classifier = nn.Linear(config.dim, config.num_labels)
         self.dropout = nn.Dropout(config.seq_classif_dropout)
@@ -277,21 +265,16 @@ class DistilBertForSequenceClassification(_PositionEmbeddingsMixin, DistilBertPr
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
                 return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs)
         pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
-        logits = self.classifier(self.dropout(pooled))
-        loss = sequence_classification_loss(self.config, self.num_labels, logits, labels) if labels is not None \
-            else None
-        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                          attentions=outputs.attentions)
+        output = sequence_classification_output(self.config, self.classifier(self.dropout(pooled)), labels, outputs)
         return output if return_dict else output.to_tuple()
 
 
-class DistilBertForQuestionAnswering(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+class DistilBertForQuestionAnswering(_DistilBertHead, DistilBertPreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
-        self.distilbert = DistilBertModel(config)
+        self._build_base_model(config)
         self.qa_outputs = nn.Linear(config.dim, config.num_labels)
         if config.num_labels != 2:
             raise ValueError(f"config.num_labels should be 2, but it is {config.num_labels}")
@@ -301,25 +284,16 @@ class DistilBertForQuestionAnswering(_PositionEmbeddingsMixin, DistilBertPreTrai
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, start_positions=None,
                 end_positions=None, position_ids=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
-        logits = self.qa_outputs(self.dropout(outputs[0]))
-        start_logits, end_logits = logits.split(1, dim=-1)
-        start_logits = start_logits.squeeze(-1).contiguous()
-        end_logits = end_logits.squeeze(-1).contiguous()
-        loss = None
-        if start_positions is not None and end_positions is not None:
-            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
-        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
-                                              hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs)
+        output = span_prediction(self.qa_outputs, self.dropout(outputs[0]), start_positions, end_positions, outputs)
         return output if return_dict else output.to_tuple()
 
 
-class DistilBertForTokenClassification(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+class DistilBertForTokenClassification(_DistilBertHead, DistilBertPreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
-        self.distilbert = DistilBertModel(config)
+        self._build_base_model(config)
         self.dropout = nn.Dropout(config.dropout)
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
@@ -327,20 +301,15 @@ class DistilBertForTokenClassification(_PositionEmbeddingsMixin, DistilBertPreTr
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
                 return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.distilbert(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
-        logits = self.classifier(self.dropout(outputs[0]))
-        loss = nn.functional.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1)) \
-            if labels is not None else None
-        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                       attentions=outputs.attentions)
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs)
+        output = token_classification_output(self.classifier(self.dropout(outputs[0])), labels, outputs)
         return output if return_dict else output.to_tuple()
 
 
-class DistilBertForMultipleChoice(_PositionEmbeddingsMixin, DistilBertPreTrainedModel):
+class DistilBertForMultipleChoice(_DistilBertHead, DistilBertPreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
-        self.distilbert = DistilBertModel(config)
+        self._build_base_model(config)
         self.pre_classifier = nn.Linear(config.dim, config.dim)
         self.classifier = nn.Linear(config.dim, 1)
         self.dropout = nn.Dropout(config.seq_classif_dropout)
@@ -357,8 +326,7 @@ class DistilBertForMultipleChoice(_PositionEmbeddingsMixin, DistilBertPreTrained
             attention_mask = attention_mask.reshape(-1, attention_mask.shape[-1])
         if inputs_embeds is not None:
             inputs_embeds = inputs_embeds.reshape(-1, inputs_embeds.shape[-2], inputs_embeds.shape[-1])
-        outputs = self.distilbert(input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                                  position_ids=position_ids, return_dict=True, **_output_kwargs(kwargs))
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs)
         pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
         logits = self.classifier(self.dropout(pooled)).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None

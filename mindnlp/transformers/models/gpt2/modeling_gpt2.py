@@ -21,13 +21,13 @@ from ....core import nn
 from ...activations import ACT2FN, get_activation
 from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
-from ...loss_utils import causal_lm_loss, question_answering_loss, sequence_classification_loss
+from ...loss_utils import causal_lm_loss, sequence_classification_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
-from ...modeling_layers import GradientCheckpointingLayer
+from ...modeling_layers import (GradientCheckpointingLayer, base_model_kwargs, keep_last_positions, last_non_pad_logits,
+                                output_flags, span_prediction, token_classification_output, token_classifier_dropout)
 from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions,
-                                 QuestionAnsweringModelOutput, SequenceClassifierOutputWithPast,
-                                 TokenClassifierOutput)
+                                 SequenceClassifierOutputWithPast)
 from ...modeling_utils import PreTrainedModel
 from ...pytorch_utils import Conv1D
 from ...utils.generic import ModelOutput
@@ -260,15 +260,6 @@ class GPT2DoubleHeadsModelOutput(ModelOutput):
     attentions: Optional[tuple] = None
 
 
-def _output_flags(config, output_attentions, output_hidden_states, return_dict):
-    """Per-call flags, falling back to the config as HF does."""
-    return (
-        output_attentions if output_attentions is not None else config.output_attentions,
-        output_hidden_states if output_hidden_states is not None else config.output_hidden_states,
-        return_dict if return_dict is not None else config.use_return_dict,
-    )
-
-
 def _position_ids(attention_mask, past_length, query_length, device):
     """Positions of the new tokens: past_length .. past_length + query_length - 1, except that
     with a padded 2-D mask the real tokens are counted over the real tokens only, so left
@@ -306,7 +297,7 @@ class GPT2Model(GPT2PreTrainedModel):
                 position_ids=None, inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None,
                 cache_position=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = _output_flags(
+        output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         if input_ids is not None and inputs_embeds is not None:
             raise ValueError("You cannot specify both input_ids and inputs_embeds at the same time")
@@ -375,17 +366,6 @@ class GPT2Model(GPT2PreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-def _base_inputs(kwargs):
-    return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states", "cache_position") if k in kwargs}
-
-
-def _keep_last(hidden_states, logits_to_keep):
-    """HF's logits_to_keep: an int keeps that many last positions (0: all), a tensor lists the positions."""
-    if isinstance(logits_to_keep, int):
-        return hidden_states[:, -logits_to_keep:, :] if logits_to_keep else hidden_states
-    return hidden_states[:, logits_to_keep, :]
-
-
 class GPT2LMHeadModel(GPT2PreTrainedModel, GenerationMixin):
     """GPT-2 with its language-modelling head, tied to the token embeddings."""
 
@@ -416,8 +396,8 @@ class GPT2LMHeadModel(GPT2PreTrainedModel, GenerationMixin):
                                    token_type_ids=token_type_ids, position_ids=position_ids,
                                    inputs_embeds=inputs_embeds, encoder_hidden_states=encoder_hidden_states,
                                    encoder_attention_mask=encoder_attention_mask, use_cache=use_cache,
-                                   return_dict=True, **_base_inputs(kwargs))
-        logits = self.lm_head(_keep_last(outputs.last_hidden_state, logits_to_keep))
+                                   return_dict=True, **base_model_kwargs(kwargs))
+        logits = self.lm_head(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
         loss = None
         if labels is not None:
             loss = causal_lm_loss(logits, labels, self.config.vocab_size,
@@ -459,7 +439,7 @@ class GPT2DoubleHeadsModel(GPT2PreTrainedModel, GenerationMixin):
         outputs = self.transformer(input_ids, past_key_values=past_key_values, attention_mask=attention_mask,
                                    token_type_ids=token_type_ids, position_ids=position_ids,
                                    inputs_embeds=inputs_embeds, use_cache=use_cache, return_dict=True,
-                                   **_base_inputs(kwargs))
+                                   **base_model_kwargs(kwargs))
         hidden_states = outputs.last_hidden_state
         lm_logits = self.lm_head(hidden_states)
         mc_logits = self.multiple_choice_head(hidden_states, mc_token_ids).squeeze(-1)
@@ -479,19 +459,6 @@ class GPT2DoubleHeadsModel(GPT2PreTrainedModel, GenerationMixin):
         return output if return_dict else output.to_tuple()
 
 
-def _last_token_indices(config, input_ids, batch_size):
-    """Index of each row's last non-padding token (the rightmost non-pad position); -1 without a pad id
-    or without input_ids (padding cannot be seen in inputs_embeds)."""
-    pad_token_id = config.pad_token_id
-    if pad_token_id is None and batch_size != 1:
-        raise ValueError("Cannot handle batch sizes > 1 if no padding token is defined.")
-    if pad_token_id is None or input_ids is None:
-        return -1
-    non_pad = (input_ids != pad_token_id).to(core.int32)
-    positions = core.arange(input_ids.shape[-1], dtype=core.int32, device=input_ids.device)
-    return (positions * non_pad).argmax(-1)
-
-
 class GPT2ForSequenceClassification(GPT2PreTrainedModel):
     """Classifies a sequence from the scores at its last non-padding token."""
 
@@ -508,11 +475,8 @@ class GPT2ForSequenceClassification(GPT2PreTrainedModel):
         outputs = self.transformer(input_ids, past_key_values=past_key_values, attention_mask=attention_mask,
                                    token_type_ids=token_type_ids, position_ids=position_ids,
                                    inputs_embeds=inputs_embeds, use_cache=use_cache, return_dict=True,
-                                   **_base_inputs(kwargs))
-        logits = self.score(outputs.last_hidden_state)
-        batch_size = logits.shape[0]
-        last = _last_token_indices(self.config, input_ids, batch_size)
-        pooled_logits = logits[core.arange(batch_size, device=logits.device), last]
+                                   **base_model_kwargs(kwargs))
+        pooled_logits = last_non_pad_logits(self.config, self.score(outputs.last_hidden_state), input_ids)
         loss = sequence_classification_loss(self.config, self.num_labels, pooled_logits, labels) \
             if labels is not None else None
         output = SequenceClassifierOutputWithPast(loss=loss, logits=pooled_logits,
@@ -521,19 +485,12 @@ class GPT2ForSequenceClassification(GPT2PreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-def _classifier_dropout(config):
-    for name in ("classifier_dropout", "hidden_dropout"):
-        if getattr(config, name, None) is not None:
-            return getattr(config, name)
-    return 0.1
-
-
 class GPT2ForTokenClassification(GPT2PreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
         self.transformer = GPT2Model(config)
-        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self.dropout = nn.Dropout(token_classifier_dropout(config))
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
@@ -543,13 +500,9 @@ class GPT2ForTokenClassification(GPT2PreTrainedModel):
         outputs = self.transformer(input_ids, past_key_values=past_key_values, attention_mask=attention_mask,
                                    token_type_ids=token_type_ids, position_ids=position_ids,
                                    inputs_embeds=inputs_embeds, use_cache=use_cache, return_dict=True,
-                                   **_base_inputs(kwargs))
-        logits = self.classifier(self.dropout(outputs.last_hidden_state))
-        loss = None
-        if labels is not None:
-            loss = nn.functional.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1))
-        output = TokenClassifierOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                       attentions=outputs.attentions)
+                                   **base_model_kwargs(kwargs))
+        output = token_classification_output(self.classifier(self.dropout(outputs.last_hidden_state)), labels,
+                                             outputs)
         return output if return_dict else output.to_tuple()
 
 
@@ -568,16 +521,8 @@ class GPT2ForQuestionAnswering(GPT2PreTrainedModel):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         outputs = self.transformer(input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
                                    position_ids=position_ids, inputs_embeds=inputs_embeds, use_cache=False,
-                                   return_dict=True, **_base_inputs(kwargs))
-        logits = self.qa_outputs(outputs.last_hidden_state)
-        start_logits, end_logits = logits.split(1, dim=-1)
-        start_logits = start_logits.squeeze(-1).contiguous()
-        end_logits = end_logits.squeeze(-1).contiguous()
-        loss = None
-        if start_positions is not None and end_positions is not None:
-            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
-        output = QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
-                                              hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+                                   return_dict=True, **base_model_kwargs(kwargs))
+        output = span_prediction(self.qa_outputs, outputs.last_hidden_state, start_positions, end_positions, outputs)
         return output if return_dict else output.to_tuple()
 
 
