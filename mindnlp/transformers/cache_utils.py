@@ -619,3 +619,29 @@ SlidingWindowCache = StaticCache
 
 QuantoQuantizedLayer = unsupported("QuantoQuantizedLayer", "the optimum-quanto quantized KV cache")
 HQQQuantizedLayer = unsupported("HQQQuantizedLayer", "the HQQ quantized KV cache")
+
+
+def update_self_attention(past_key_values, key, value, layer_idx):
+    """A self-attention layer's keys/values with the cached ones before them (as they are
+    without a cache); an EncoderDecoderCache keeps them in its self-attention half."""
+    if past_key_values is None:
+        return key, value
+    cache = past_key_values
+    if isinstance(cache, EncoderDecoderCache):
+        cache = cache.self_attention_cache
+    return cache.update(key, value, layer_idx)
+
+
+def cross_attention_key_value(past_key_values, layer_idx, compute):
+    """The encoder's keys/values for a cross-attention layer. They are the same at every
+    decoding step: `compute()` runs once, then they are read from the cross-attention half
+    of an EncoderDecoderCache."""
+    cache = past_key_values.cross_attention_cache if isinstance(past_key_values, EncoderDecoderCache) else None
+    if cache is not None and past_key_values.is_updated.get(layer_idx):
+        layer = cache.layers[layer_idx]
+        return layer.keys, layer.values
+    key, value = compute()
+    if cache is not None:
+        key, value = cache.update(key, value, layer_idx)
+        past_key_values.is_updated[layer_idx] = True
+    return key, value

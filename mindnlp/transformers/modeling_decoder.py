@@ -289,21 +289,26 @@ class GenericForCausalLM(GenericHead):
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, labels=None, use_cache=None, return_dict=None, logits_to_keep=0, **kwargs):
-        """Next-token logits; with `labels`, also the shifted cross-entropy (-100 ignored).
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        loss, logits, outputs = self.predict_next_tokens(
+            input_ids, labels, logits_to_keep, kwargs, attention_mask=attention_mask, position_ids=position_ids,
+            past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache)
+        output = CausalLMOutputWithPast(loss=loss, logits=logits, past_key_values=outputs.past_key_values,
+                                        hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+        return output if return_dict else output.to_tuple()
+
+    def predict_next_tokens(self, input_ids, labels, logits_to_keep, kwargs, **inputs):
+        """(loss, logits, base model outputs): next-token logits and, with `labels`, the shifted
+        cross-entropy (-100 ignored).
 
         `logits_to_keep` (an int n: the last n positions, or a tensor of positions) lets
         generation skip the vocabulary projection of the prompt's other positions.
         """
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
-                                       past_key_values=past_key_values, inputs_embeds=inputs_embeds,
-                                       use_cache=use_cache)
+        outputs = self._run_base_model(input_ids, kwargs, **inputs)
         logits = self.lm_head(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
         loss = None
         if labels is not None:
             loss = causal_lm_loss(logits, labels, self.config.vocab_size,
                                   num_items_in_batch=kwargs.get("num_items_in_batch"),
                                   shift_labels=kwargs.get("shift_labels"))
-        output = CausalLMOutputWithPast(loss=loss, logits=logits, past_key_values=outputs.past_key_values,
-                                        hidden_states=outputs.hidden_states, attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return loss, logits, outputs

@@ -9,7 +9,7 @@ from typing import Optional
 from .... import core
 from ....core import nn
 from ...activations import ACT2FN
-from ...cache_utils import DynamicCache, EncoderDecoderCache
+from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
 from ...loss_utils import causal_lm_loss, masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
@@ -89,24 +89,14 @@ class BertSelfAttention(nn.Module):
         head_shape = input_shape + (-1, self.attention_head_size)
         query = self.query(hidden_states).view(head_shape).transpose(1, 2)
         if self.is_cross_attention:
-            cache = past_key_values.cross_attention_cache if past_key_values is not None else None
-            if cache is not None and past_key_values.is_updated.get(self.layer_idx):
-                key, value = cache.layers[self.layer_idx].keys, cache.layers[self.layer_idx].values
-            else:
-                kv_shape = tuple(encoder_hidden_states.shape[:-1]) + (-1, self.attention_head_size)
-                key = self.key(encoder_hidden_states).view(kv_shape).transpose(1, 2)
-                value = self.value(encoder_hidden_states).view(kv_shape).transpose(1, 2)
-                if cache is not None:
-                    key, value = cache.update(key, value, self.layer_idx)
-                    past_key_values.is_updated[self.layer_idx] = True
+            kv_shape = tuple(encoder_hidden_states.shape[:-1]) + (-1, self.attention_head_size)
+            key, value = cross_attention_key_value(past_key_values, self.layer_idx, lambda: (
+                self.key(encoder_hidden_states).view(kv_shape).transpose(1, 2),
+                self.value(encoder_hidden_states).view(kv_shape).transpose(1, 2)))
         else:
             key = self.key(hidden_states).view(head_shape).transpose(1, 2)
             value = self.value(hidden_states).view(head_shape).transpose(1, 2)
-            if past_key_values is not None:
-                cache = past_key_values
-                if isinstance(cache, EncoderDecoderCache):
-                    cache = cache.self_attention_cache
-                key, value = cache.update(key, value, self.layer_idx)
+            key, value = update_self_attention(past_key_values, key, value, self.layer_idx)
         implementation = "eager" if output_attentions else self.config._attn_implementation
         attention = ALL_ATTENTION_FUNCTIONS.get_interface(implementation, eager_attention_forward)
         output, weights = attention(self, query, key, value, attention_mask,
@@ -118,9 +108,11 @@ BertCrossAttention = BertSelfAttention
 
 
 class BertSelfOutput(nn.Module):
-    def __init__(self, config):
+    """dense → dropout → LayerNorm(· + residual): how attention and the feed-forward both end."""
+
+    def __init__(self, config, input_size=None):
         super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dense = nn.Linear(input_size or config.hidden_size, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
@@ -156,16 +148,11 @@ class BertIntermediate(nn.Module):
         return self.intermediate_act_fn(self.dense(hidden_states))
 
 
-class BertOutput(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+class BertOutput(BertSelfOutput):
+    """The feed-forward's closing projection, from intermediate_size."""
 
-    def forward(self, hidden_states, input_tensor):
-        hidden_states = self.dropout(self.dense(hidden_states))
-        return self.LayerNorm(hidden_states + input_tensor)
+    def __init__(self, config):
+        super().__init__(config, input_size=config.intermediate_size)
 
 
 class BertLayer(GradientCheckpointingLayer):

@@ -19,12 +19,13 @@ from typing import Optional
 from .... import core
 from ....core import nn
 from ...activations import ACT2FN, get_activation
-from ...cache_utils import DynamicCache, EncoderDecoderCache
+from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
-from ...loss_utils import causal_lm_loss, sequence_classification_loss
+from ...loss_utils import sequence_classification_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
-from ...modeling_layers import (GradientCheckpointingLayer, base_model_kwargs, keep_last_positions, last_non_pad_logits,
+from ...modeling_decoder import GenericForCausalLM
+from ...modeling_layers import (GradientCheckpointingLayer, base_model_kwargs, last_non_pad_logits,
                                 output_flags, span_prediction, token_classification_output, token_classifier_dropout)
 from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions,
                                  SequenceClassifierOutputWithPast)
@@ -97,27 +98,16 @@ class GPT2Attention(nn.Module):
                     "to instantiate class with `GPT2Attention(..., is_cross_attention=True)`."
                 )
             query = self._heads(self.q_attn(hidden_states))
-            # The encoder's keys/values are the same at every decoding step: computed once,
-            # then read from the cross-attention half of an EncoderDecoderCache.
-            cross_cache = past_key_values.cross_attention_cache if isinstance(past_key_values,
-                                                                              EncoderDecoderCache) else None
-            if cross_cache is not None and past_key_values.is_updated.get(self.layer_idx):
-                layer = cross_cache.layers[self.layer_idx]
-                key, value = layer.keys, layer.values
-            else:
+
+            def encoder_key_value():
                 key, value = self.c_attn(encoder_hidden_states).split(self.split_size, dim=2)
-                key, value = self._heads(key), self._heads(value)
-                if cross_cache is not None:
-                    key, value = cross_cache.update(key, value, self.layer_idx)
-                    past_key_values.is_updated[self.layer_idx] = True
+                return self._heads(key), self._heads(value)
+
+            key, value = cross_attention_key_value(past_key_values, self.layer_idx, encoder_key_value)
         else:
             query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
             query, key, value = self._heads(query), self._heads(key), self._heads(value)
-            if past_key_values is not None:
-                cache = past_key_values
-                if isinstance(cache, EncoderDecoderCache):
-                    cache = cache.self_attention_cache
-                key, value = cache.update(key, value, self.layer_idx)
+            key, value = update_self_attention(past_key_values, key, value, self.layer_idx)
         implementation = "eager" if output_attentions else self.config._attn_implementation
         dropout = self.attn_dropout.p if self.training else 0.0
         if self.reorder_and_upcast_attn and implementation in (None, "eager"):
@@ -366,43 +356,22 @@ class GPT2Model(GPT2PreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-class GPT2LMHeadModel(GPT2PreTrainedModel, GenerationMixin):
-    """GPT-2 with its language-modelling head, tied to the token embeddings."""
+class GPT2LMHeadModel(GenericForCausalLM, GPT2PreTrainedModel, GenerationMixin):
+    """GPT-2 with its language-modelling head, tied to the token embeddings; its forward also
+    takes token types and, with `add_cross_attention`, an encoder's states."""
 
+    base_model_class = GPT2Model
     _tied_weights_keys = {"lm_head.weight": "transformer.wte.weight"}
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.transformer = GPT2Model(config)
-        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        self.post_init()
-
-    def get_output_embeddings(self):
-        return self.lm_head
-
-    def set_output_embeddings(self, new_embeddings):
-        self.lm_head = new_embeddings
 
     def forward(self, input_ids=None, past_key_values=None, attention_mask=None, token_type_ids=None,
                 position_ids=None, inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 labels=None, use_cache=None, return_dict=None, logits_to_keep=0, **kwargs):
-        """Next-token logits; with `labels`, also the shifted cross-entropy (-100 ignored).
-
-        `logits_to_keep` (an int n: the last n positions, or a tensor of positions) lets
-        generation skip the vocabulary projection of the prompt's other positions.
-        """
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.transformer(input_ids, past_key_values=past_key_values, attention_mask=attention_mask,
-                                   token_type_ids=token_type_ids, position_ids=position_ids,
-                                   inputs_embeds=inputs_embeds, encoder_hidden_states=encoder_hidden_states,
-                                   encoder_attention_mask=encoder_attention_mask, use_cache=use_cache,
-                                   return_dict=True, **base_model_kwargs(kwargs))
-        logits = self.lm_head(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
-        loss = None
-        if labels is not None:
-            loss = causal_lm_loss(logits, labels, self.config.vocab_size,
-                                  num_items_in_batch=kwargs.get("num_items_in_batch"),
-                                  shift_labels=kwargs.get("shift_labels"))
+        loss, logits, outputs = self.predict_next_tokens(
+            input_ids, labels, logits_to_keep, kwargs, past_key_values=past_key_values, attention_mask=attention_mask,
+            token_type_ids=token_type_ids, position_ids=position_ids, inputs_embeds=inputs_embeds,
+            encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask,
+            use_cache=use_cache)
         output = CausalLMOutputWithCrossAttentions(
             loss=loss, logits=logits, past_key_values=outputs.past_key_values, hidden_states=outputs.hidden_states,
             attentions=outputs.attentions, cross_attentions=outputs.cross_attentions)
