@@ -361,15 +361,22 @@ class BertModel(BertPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-class BertPredictionHeadMixin:
-    """Where a token-predicting head keeps its decoder: BERT's `cls.predictions`, whose decoder is
-    tied to the word embeddings and whose `bias` is the decoder's bias. RoBERTa overrides
-    the three methods below for its `lm_head`."""
+class BertPredictionHeadMixin(GenericHead):
+    """A head that predicts tokens. Its decoder is BERT's `cls.predictions`, tied to the word
+    embeddings, with `bias` as the decoder's bias; RoBERTa overrides the three methods
+    below for its `lm_head`."""
 
+    add_pooling_layer = False
     _tied_weights_keys = {
         "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
         "cls.predictions.decoder.bias": "cls.predictions.bias",
     }
+
+    def __init__(self, config):
+        super().__init__(config)
+        self._build_base_model(config, add_pooling_layer=self.add_pooling_layer)
+        self.build_prediction_head(config)
+        self.post_init()
 
     def build_prediction_head(self, config):
         self.cls = BertOnlyMLMHead(config)
@@ -390,14 +397,14 @@ class BertPredictionHeadMixin:
         head.bias = new_embeddings.bias
 
 
-class BertForPreTraining(BertPredictionHeadMixin, GenericHead, BertPreTrainedModel):
-    base_model_class = BertModel
+class BertForPreTraining(BertPredictionHeadMixin, BertPreTrainedModel):
+    """Masked-LM and next-sentence heads together, the latter on the pooled first token."""
 
-    def __init__(self, config):
-        super().__init__(config)
-        self._build_base_model(config)
+    base_model_class = BertModel
+    add_pooling_layer = True
+
+    def build_prediction_head(self, config):
         self.cls = BertPreTrainingHeads(config)
-        self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, next_sentence_label=None, return_dict=None, **kwargs):
@@ -415,14 +422,8 @@ class BertForPreTraining(BertPredictionHeadMixin, GenericHead, BertPreTrainedMod
         return output if return_dict else output.to_tuple()
 
 
-class BertLMHeadModel(BertPredictionHeadMixin, GenericHead, BertPreTrainedModel, GenerationMixin):
+class BertLMHeadModel(BertPredictionHeadMixin, BertPreTrainedModel, GenerationMixin):
     base_model_class = BertModel
-
-    def __init__(self, config):
-        super().__init__(config)
-        self._build_base_model(config, add_pooling_layer=False)
-        self.build_prediction_head(config)
-        self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
@@ -444,14 +445,8 @@ class BertLMHeadModel(BertPredictionHeadMixin, GenericHead, BertPreTrainedModel,
         return output if return_dict else output.to_tuple()
 
 
-class BertForMaskedLM(BertPredictionHeadMixin, GenericHead, BertPreTrainedModel):
+class BertForMaskedLM(BertPredictionHeadMixin, BertPreTrainedModel):
     base_model_class = BertModel
-
-    def __init__(self, config):
-        super().__init__(config)
-        self._build_base_model(config, add_pooling_layer=False)
-        self.build_prediction_head(config)
-        self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, labels=None,
