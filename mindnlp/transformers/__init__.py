@@ -15,6 +15,7 @@ from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
 from .models.qwen2.configuration_qwen2 import Qwen2Config
+from .models.qwen3.configuration_qwen3 import Qwen3Config
 from .models.roberta.configuration_roberta import RobertaConfig
 from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
 from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
@@ -81,6 +82,10 @@ _LAZY_MODEL_NAMES = {
     "models.qwen2.modeling_qwen2": [
         "Qwen2ForCausalLM", "Qwen2ForQuestionAnswering", "Qwen2ForSequenceClassification",
         "Qwen2ForTokenClassification", "Qwen2Model", "Qwen2PreTrainedModel",
+    ],
+    "models.qwen3.modeling_qwen3": [
+        "Qwen3ForCausalLM", "Qwen3ForQuestionAnswering", "Qwen3ForSequenceClassification",
+        "Qwen3ForTokenClassification", "Qwen3Model", "Qwen3PreTrainedModel",
     ],
     "models.gemma.modeling_gemma": [
         "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification", "GemmaModel",

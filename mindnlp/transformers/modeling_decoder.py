@@ -273,6 +273,9 @@ class GenericForCausalLM(GenericHead):
     """Next-token logits from `lm_head` (tied to the embeddings when the config says so)."""
 
     _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
+    # How HF's tensor and pipeline parallelism split the head (metadata HF's tooling reads).
+    _tp_plan = {"lm_head": "colwise_gather_output"}
+    _pp_plan = {"lm_head": (["hidden_states"], ["logits"])}
 
     def __init__(self, config):
         super().__init__(config)

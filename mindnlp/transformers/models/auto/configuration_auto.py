@@ -18,6 +18,7 @@ CONFIG_MAPPING_NAMES = {
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),
     "qwen2": ("qwen2", "Qwen2Config"),
+    "qwen3": ("qwen3", "Qwen3Config"),
     "roberta": ("roberta", "RobertaConfig"),
     "xlm-roberta": ("xlm_roberta", "XLMRobertaConfig"),
 }

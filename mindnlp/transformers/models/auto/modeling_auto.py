@@ -16,6 +16,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("llama", "LlamaModel"),
     ("mistral", "MistralModel"),
     ("qwen2", "Qwen2Model"),
+    ("qwen3", "Qwen3Model"),
     ("gemma", "GemmaModel"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
@@ -42,6 +43,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("llama", "LlamaForCausalLM"),
     ("mistral", "MistralForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
+    ("qwen3", "Qwen3ForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
@@ -53,6 +55,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("llama", "LlamaForSequenceClassification"),
     ("mistral", "MistralForSequenceClassification"),
     ("qwen2", "Qwen2ForSequenceClassification"),
+    ("qwen3", "Qwen3ForSequenceClassification"),
     ("gemma", "GemmaForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
@@ -64,6 +67,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("llama", "LlamaForTokenClassification"),
     ("mistral", "MistralForTokenClassification"),
     ("qwen2", "Qwen2ForTokenClassification"),
+    ("qwen3", "Qwen3ForTokenClassification"),
     ("gemma", "GemmaForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
@@ -75,6 +79,7 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("llama", "LlamaForQuestionAnswering"),
     ("mistral", "MistralForQuestionAnswering"),
     ("qwen2", "Qwen2ForQuestionAnswering"),
+    ("qwen3", "Qwen3ForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForMultipleChoice"),

@@ -28,6 +28,7 @@ TOKENIZER_MAPPING = {
     "mistral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,
+    "qwen3": Qwen2TokenizerFast,
 }
 
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).

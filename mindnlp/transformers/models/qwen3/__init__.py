@@ -1,0 +1,1 @@
+from .configuration_qwen3 import Qwen3Config
