@@ -20,6 +20,7 @@ from ..core import nn
 from .configuration_utils import PretrainedConfig
 from .conversion_mapping import get_model_conversion_mapping
 from .core_model_loading import rename_key
+from .modeling_rope_utils import rope_init
 from .generation.configuration_utils import GenerationConfig
 from .utils import CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
 from .utils.hub import cached_file
@@ -177,6 +178,12 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
     # also under bfloat16): names matched against the module path, as in HF.
     _keep_in_fp32_modules = None
     _keep_in_fp32_modules_strict = None
+    # Tensor/pipeline/expert-parallel plans for the modules a class adds itself ({"lm_head":
+    # "colwise_gather_output"}); the base model's come from its config. Metadata HF's tooling
+    # reads: mindnlp runs unsharded.
+    _tp_plan = None
+    _pp_plan = None
+    _ep_plan = None
     # Attention kernels a family can run: eager always, sdpa through core's fused
     # scaled_dot_product_attention; flash and flex attention are CUDA kernels mindnlp does not have.
     _supports_sdpa = True
@@ -209,9 +216,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         (parallel plans, tied keys, float32 modules, unsplittable modules) onto this model,
         then initialise the weights and tie them."""
         own = self.base_model is self
-        self._tp_plan = dict(self.config.base_model_tp_plan or {}) if own else {}
-        self._pp_plan = dict(self.config.base_model_pp_plan or {}) if own else {}
-        self._ep_plan = dict(self.config.base_model_ep_plan or {}) if own else {}
+        for plan in ("tp", "pp", "ep"):
+            from_config = getattr(self.config, f"base_model_{plan}_plan", None) if own else None
+            setattr(self, f"_{plan}_plan", {**(getattr(type(self), f"_{plan}_plan") or {}), **(from_config or {})})
         self.all_tied_weights_keys = self._own_tied_weights_keys()
         self._keep_in_fp32_modules = set(type(self)._keep_in_fp32_modules or [])
         self._keep_in_fp32_modules_strict = set(type(self)._keep_in_fp32_modules_strict or [])
@@ -253,7 +260,11 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         return self._pp_plan
 
     def init_weights(self):
-        self.apply(self._initialize_weights)
+        """Initialise every module not yet initialised, then tie. Built under the meta device
+        there is no memory to write: nothing is initialised (nor marked so), and a later
+        `to_empty(device=...)` + `init_weights()` initialises parameters and buffers alike."""
+        if core.get_default_device().type != "meta":
+            self.apply(self._initialize_weights)
         self.tie_weights()
 
     def _initialize_weights(self, module):
@@ -279,6 +290,13 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                 nn.init.ones_(module.weight)
             if getattr(module, "bias", None) is not None:
                 nn.init.zeros_(module.bias)
+        elif hasattr(module, "original_inv_freq") and hasattr(module, "config"):
+            # A rotary embedding: its frequencies are a function of the config, never stored in a
+            # checkpoint, so initialising means computing them again (a model built on meta needs it).
+            inv_freq, _ = rope_init(module.config, layer_type=getattr(module, "layer_type", None))
+            with core.no_grad():
+                module.inv_freq.copy_(core.tensor(inv_freq))
+                module.original_inv_freq.copy_(core.tensor(inv_freq))
 
     @property
     def base_model(self):
@@ -437,54 +455,69 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                     "integer. Please make sure to pass an integer"
                 )
             new_num_tokens = -(-new_num_tokens // pad_to_multiple_of) * pad_to_multiple_of
-        new = self._resized_embedding(old, new_num_tokens, mean_resizing)
-        new.weight.requires_grad_(old.weight.requires_grad)
-        self.set_input_embeddings(new)
+        # set_*_embeddings again: a model may hold a resized parameter in a second place (BERT's
+        # prediction bias is its decoder's bias)
+        self._resize_embedding_rows(old, new_num_tokens, mean_resizing)
+        self.set_input_embeddings(old)
         output = self.get_output_embeddings()
         if output is not None:
-            head = self._resized_lm_head(output, new_num_tokens, mean_resizing)
-            head.weight.requires_grad_(output.weight.requires_grad)
-            self.set_output_embeddings(head)
+            self._resize_lm_head_rows(output, new_num_tokens, mean_resizing)
+            self.set_output_embeddings(output)
         self.config.get_text_config().vocab_size = new_num_tokens
         self.vocab_size = new_num_tokens
         self.tie_weights()
         return self.get_input_embeddings()
 
-    def _resized_embedding(self, old, new_num, mean_resizing):
-        old_num, dim = old.weight.shape
+    def _resize_embedding_rows(self, embedding, new_num, mean_resizing):
+        """Give `embedding` a weight of new_num rows, in place: the module (and its class, such as
+        a scaled embedding) stays, as HF keeps it. Old rows are copied; added rows are initialised
+        as the model initialises embeddings, or set to the old rows' mean with mean_resizing."""
+        old_num, dim = embedding.weight.shape
         if old_num == new_num:
-            return old
-        new = nn.Embedding(new_num, dim, padding_idx=old.padding_idx, dtype=old.weight.dtype,
-                           device=old.weight.device)
-        self._init_weights(new)
-        with core.no_grad():
-            n = min(old_num, new_num)
-            new.weight[:n] = old.weight[:n]
-            if new_num > old_num and mean_resizing:
-                mean = old.weight.float().mean(0, keepdim=True).to(old.weight.dtype)
-                new.weight[old_num:] = mean.expand(new_num - old_num, dim)
-        return new
+            return
+        padding_idx = embedding.padding_idx if embedding.padding_idx is not None and embedding.padding_idx < new_num \
+            else None
+        fresh = nn.Embedding(new_num, dim, padding_idx=padding_idx, dtype=embedding.weight.dtype,
+                             device=embedding.weight.device)
+        self._init_weights(fresh)
+        self._copy_rows(embedding.weight, fresh.weight, mean_resizing)
+        fresh.weight.requires_grad_(embedding.weight.requires_grad)
+        embedding.weight = fresh.weight
+        embedding.num_embeddings = new_num
+        embedding.padding_idx = padding_idx
 
-    def _resized_lm_head(self, old, new_num, mean_resizing):
-        """A new Linear with new_num output rows: old rows copied, added rows as in _resized_embedding
-        (the bias of added rows: the old bias mean)."""
-        old_num, dim = old.weight.shape
+    def _resize_lm_head_rows(self, head, new_num, mean_resizing):
+        """As _resize_embedding_rows for an output projection (a bias's added rows: the old bias mean)."""
+        old_num, dim = head.weight.shape
         if old_num == new_num:
-            return old
-        has_bias = getattr(old, "bias", None) is not None
-        new = nn.Linear(dim, new_num, bias=has_bias, dtype=old.weight.dtype, device=old.weight.device)
-        self._init_weights(new)
+            return
+        has_bias = getattr(head, "bias", None) is not None
+        fresh = nn.Linear(dim, new_num, bias=has_bias, dtype=head.weight.dtype, device=head.weight.device)
+        self._init_weights(fresh)
+        self._copy_rows(head.weight, fresh.weight, mean_resizing)
+        fresh.weight.requires_grad_(head.weight.requires_grad)
+        head.weight = fresh.weight
+        if has_bias:
+            n = min(old_num, new_num)
+            with core.no_grad():
+                fresh.bias[:n] = head.bias[:n]
+                if new_num > old_num and mean_resizing:
+                    fresh.bias[old_num:] = head.bias.float().mean().to(head.bias.dtype)
+            fresh.bias.requires_grad_(head.bias.requires_grad)
+            head.bias = fresh.bias
+        head.out_features = new_num
+
+    @staticmethod
+    def _copy_rows(old_weight, new_weight, mean_resizing):
+        """Copy the rows both weights have; with mean_resizing, added rows take the old rows' mean."""
+        old_num, dim = old_weight.shape
+        new_num = new_weight.shape[0]
         n = min(old_num, new_num)
         with core.no_grad():
-            new.weight[:n] = old.weight[:n]
-            if has_bias:
-                new.bias[:n] = old.bias[:n]
+            new_weight[:n] = old_weight[:n]
             if new_num > old_num and mean_resizing:
-                mean = old.weight.float().mean(0, keepdim=True).to(old.weight.dtype)
-                new.weight[old_num:] = mean.expand(new_num - old_num, dim)
-                if has_bias:
-                    new.bias[old_num:] = old.bias.float().mean().to(old.bias.dtype)
-        return new
+                mean = old_weight.float().mean(0, keepdim=True).to(old_weight.dtype)
+                new_weight[old_num:] = mean.expand(new_num - old_num, dim)
 
     def set_output_embeddings(self, new_embeddings):
         raise NotImplementedError(f"{self.__class__.__name__} does not define set_output_embeddings")
@@ -621,6 +654,12 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         key_mapping ({regex: replacement}) renames checkpoint keys before they are matched to
         the model's parameters, for checkpoints saved under other names.
         """
+        if core.get_default_device().type == "meta":
+            # The weights would be read into tensors that hold no data: refuse before any work.
+            raise RuntimeError(
+                "You are using `from_pretrained` with a meta device context manager or "
+                "`core.set_default_device('meta')`: the loaded weights would have no data. Build the model "
+                "from its config under the meta device instead (`model_class(config)`), or leave the context.")
         for legacy in ("low_cpu_mem_usage", "_fast_init", "trust_remote_code", "from_tf", "from_flax",
                        "offload_state_dict", "use_auth_token"):
             kwargs.pop(legacy, None)

@@ -175,9 +175,6 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterM
         mask = core.tensor([[0] * (width - n) + [1] * n for n in lengths])
         return ids.masked_fill(mask == 0, tester.pad_token_id), mask
 
-    def test_model(self):
-        self.model_tester.create_and_check_model(*self.model_tester.prepare_config_and_inputs())
-
     def test_for_causal_lm(self):
         self.model_tester.create_and_check_for_causal_lm(*self.model_tester.prepare_config_and_inputs())
 

@@ -7,6 +7,7 @@ configs say `hidden_act="gelu"` but mean the tanh approximation, so that value i
 import logging
 
 from ...configuration_utils import PretrainedConfig
+from ..llama.configuration_llama import LlamaConfig
 
 logger = logging.getLogger(__name__)
 
@@ -14,6 +15,8 @@ logger = logging.getLogger(__name__)
 class GemmaConfig(PretrainedConfig):
     model_type = "gemma"
     keys_to_ignore_at_inference = ["past_key_values"]
+    base_model_tp_plan = LlamaConfig.base_model_tp_plan
+    base_model_pp_plan = LlamaConfig.base_model_pp_plan
 
     vocab_size: int = 256000
     hidden_size: int = 3072

@@ -6,6 +6,7 @@ attention). RoPE parameters as in LlamaConfig.
 import logging
 
 from ...configuration_utils import PretrainedConfig
+from ..llama.configuration_llama import LlamaConfig
 
 logger = logging.getLogger(__name__)
 
@@ -13,6 +14,8 @@ logger = logging.getLogger(__name__)
 class MistralConfig(PretrainedConfig):
     model_type = "mistral"
     keys_to_ignore_at_inference = ["past_key_values"]
+    base_model_tp_plan = LlamaConfig.base_model_tp_plan
+    base_model_pp_plan = LlamaConfig.base_model_pp_plan
 
     vocab_size: int = 32000
     hidden_size: int = 4096

@@ -5,11 +5,14 @@ when `use_sliding_window` is set (otherwise `sliding_window` is cleared to None)
 to layers from `max_window_layers` on; `layer_types` records the result per layer.
 """
 from ...configuration_utils import PretrainedConfig
+from ..llama.configuration_llama import LlamaConfig
 
 
 class Qwen2Config(PretrainedConfig):
     model_type = "qwen2"
     keys_to_ignore_at_inference = ["past_key_values"]
+    base_model_tp_plan = LlamaConfig.base_model_tp_plan
+    base_model_pp_plan = LlamaConfig.base_model_pp_plan
 
     vocab_size: int = 151936
     hidden_size: int = 4096

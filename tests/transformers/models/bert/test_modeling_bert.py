@@ -17,10 +17,9 @@ from mindnlp.transformers import (
     BertLMHeadModel,
     BertModel,
 )
-from mindnlp.transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from mindnlp.transformers.cache_utils import DynamicCache
 from mindnlp.transformers.testing_utils import require_torch, torch_device
 
-from ...test_configuration_common import ConfigTester
 from ...test_modeling_common import (
     ModelTesterMixin,
     floats_tensor,
@@ -93,80 +92,12 @@ class BertModelTester:
     def _model(self, model_class, config):
         return model_class(config).to(torch_device).eval()
 
-    def create_and_check_model(self, config, input_ids, token_type_ids, input_mask, sequence_labels, token_labels,
-                               choice_labels):
-        model = self._model(BertModel, config)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids)
-        result = model(input_ids, token_type_ids=token_type_ids)
-        result = model(input_ids)
-        self.parent.assertEqual(result.last_hidden_state.shape, (self.batch_size, self.seq_length, self.hidden_size))
-        self.parent.assertEqual(result.pooler_output.shape, (self.batch_size, self.hidden_size))
-
-    def create_and_check_model_as_decoder(self, config, input_ids, token_type_ids, input_mask, sequence_labels,
-                                          token_labels, choice_labels, encoder_hidden_states, encoder_attention_mask):
-        config.add_cross_attention = True
-        model = self._model(BertModel, config)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids,
-                       encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids,
-                       encoder_hidden_states=encoder_hidden_states)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids)
-        self.parent.assertEqual(result.last_hidden_state.shape, (self.batch_size, self.seq_length, self.hidden_size))
-        self.parent.assertEqual(result.pooler_output.shape, (self.batch_size, self.hidden_size))
-
     def create_and_check_for_causal_lm(self, config, input_ids, token_type_ids, input_mask, sequence_labels,
                                        token_labels, choice_labels, encoder_hidden_states, encoder_attention_mask):
         model = self._model(BertLMHeadModel, config)
         result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids, labels=token_labels)
         self.parent.assertEqual(result.logits.shape, (self.batch_size, self.seq_length, self.vocab_size))
         self.parent.assertEqual(result.loss.ndim, 0)
-
-    def create_and_check_for_masked_lm(self, config, input_ids, token_type_ids, input_mask, sequence_labels,
-                                       token_labels, choice_labels):
-        model = self._model(BertForMaskedLM, config)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids, labels=token_labels)
-        self.parent.assertEqual(result.logits.shape, (self.batch_size, self.seq_length, self.vocab_size))
-        self.parent.assertEqual(result.loss.ndim, 0)
-
-    def create_and_check_model_for_causal_lm_as_decoder(self, config, input_ids, token_type_ids, input_mask,
-                                                        sequence_labels, token_labels, choice_labels,
-                                                        encoder_hidden_states, encoder_attention_mask):
-        config.add_cross_attention = True
-        model = self._model(BertLMHeadModel, config)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids, labels=token_labels,
-                       encoder_hidden_states=encoder_hidden_states, encoder_attention_mask=encoder_attention_mask)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids, labels=token_labels,
-                       encoder_hidden_states=encoder_hidden_states)
-        self.parent.assertEqual(result.logits.shape, (self.batch_size, self.seq_length, self.vocab_size))
-
-    def create_and_check_decoder_model_past_large_inputs(self, config, input_ids, token_type_ids, input_mask,
-                                                         sequence_labels, token_labels, choice_labels,
-                                                         encoder_hidden_states, encoder_attention_mask):
-        """Feeding 3 new tokens with the cache of the first pass equals running on the whole sequence."""
-        config.is_decoder = True
-        config.add_cross_attention = True
-        model = self._model(BertLMHeadModel, config)
-        outputs = model(input_ids, attention_mask=input_mask, encoder_hidden_states=encoder_hidden_states,
-                        encoder_attention_mask=encoder_attention_mask, use_cache=True)
-        past_key_values = outputs.past_key_values
-        self.parent.assertIsInstance(past_key_values, EncoderDecoderCache)
-        self.parent.assertEqual(past_key_values.get_seq_length(), self.seq_length)
-
-        next_tokens = ids_tensor((self.batch_size, 3), config.vocab_size)
-        next_mask = ids_tensor((self.batch_size, 3), vocab_size=2)
-        next_input_ids = core.cat([input_ids, next_tokens], dim=-1)
-        next_attention_mask = core.cat([input_mask, next_mask], dim=-1)
-
-        output_from_no_past = model(next_input_ids, attention_mask=next_attention_mask,
-                                    encoder_hidden_states=encoder_hidden_states,
-                                    encoder_attention_mask=encoder_attention_mask,
-                                    output_hidden_states=True)["hidden_states"][-1]
-        output_from_past = model(next_tokens, attention_mask=next_attention_mask,
-                                 encoder_hidden_states=encoder_hidden_states,
-                                 encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,
-                                 output_hidden_states=True)["hidden_states"][-1]
-        self.parent.assertEqual(output_from_past.shape[1], next_tokens.shape[1])
-        self.parent.assertTrue(core.allclose(output_from_past, output_from_no_past[:, -3:], atol=1e-4))
 
     def create_and_check_decoder_model_past(self, config, input_ids, token_type_ids, input_mask, sequence_labels,
                                             token_labels, choice_labels, encoder_hidden_states,
@@ -185,21 +116,6 @@ class BertModelTester:
             cache = out.past_key_values
             steps.append(out.logits)
         self.parent.assertTrue(core.allclose(core.cat(steps, dim=1), full, atol=1e-4))
-
-    def create_and_check_for_next_sequence_prediction(self, config, input_ids, token_type_ids, input_mask,
-                                                      sequence_labels, token_labels, choice_labels):
-        model = self._model(BertForNextSentencePrediction, config)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids, labels=sequence_labels)
-        self.parent.assertEqual(result.logits.shape, (self.batch_size, 2))
-
-    def create_and_check_for_pretraining(self, config, input_ids, token_type_ids, input_mask, sequence_labels,
-                                         token_labels, choice_labels):
-        model = self._model(BertForPreTraining, config)
-        result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids, labels=token_labels,
-                       next_sentence_label=sequence_labels)
-        self.parent.assertEqual(result.prediction_logits.shape, (self.batch_size, self.seq_length, self.vocab_size))
-        self.parent.assertEqual(result.seq_relationship_logits.shape, (self.batch_size, 2))
-        self.parent.assertEqual(result.loss.ndim, 0)
 
     def create_and_check_for_question_answering(self, config, input_ids, token_type_ids, input_mask,
                                                 sequence_labels, token_labels, choice_labels):
@@ -222,18 +138,6 @@ class BertModelTester:
         model = self._model(BertForTokenClassification, config)
         result = model(input_ids, attention_mask=input_mask, token_type_ids=token_type_ids, labels=token_labels)
         self.parent.assertEqual(result.logits.shape, (self.batch_size, self.seq_length, self.num_labels))
-
-    def create_and_check_for_multiple_choice(self, config, input_ids, token_type_ids, input_mask, sequence_labels,
-                                             token_labels, choice_labels):
-        config.num_choices = self.num_choices
-        model = self._model(BertForMultipleChoice, config)
-
-        def expand(t):
-            return t.unsqueeze(1).expand(-1, self.num_choices, -1).contiguous()
-
-        result = model(expand(input_ids), attention_mask=expand(input_mask), token_type_ids=expand(token_type_ids),
-                       labels=choice_labels)
-        self.parent.assertEqual(result.logits.shape, (self.batch_size, self.num_choices))
 
     def prepare_config_and_inputs_for_common(self):
         config, input_ids, token_type_ids, input_mask, *_ = self.prepare_config_and_inputs()
@@ -268,47 +172,13 @@ class BertModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCase):
 
     def setUp(self):
         self.model_tester = BertModelTester(self)
-        self.config_tester = ConfigTester(self, config_class=BertConfig, hidden_size=37)
-
-    def test_config(self):
-        self.config_tester.run_common_tests()
-
-    def test_model(self):
-        self.model_tester.create_and_check_model(*self.model_tester.prepare_config_and_inputs())
-
-    def test_model_as_decoder(self):
-        self.model_tester.create_and_check_model_as_decoder(*self.model_tester.prepare_config_and_inputs_for_decoder())
-
-    def test_model_as_decoder_with_default_input_mask(self):
-        config, input_ids, token_type_ids, _, *rest = self.model_tester.prepare_config_and_inputs_for_decoder()
-        self.model_tester.create_and_check_model_as_decoder(config, input_ids, token_type_ids, None, *rest)
 
     def test_for_causal_lm(self):
         self.model_tester.create_and_check_for_causal_lm(*self.model_tester.prepare_config_and_inputs_for_decoder())
 
-    def test_for_masked_lm(self):
-        self.model_tester.create_and_check_for_masked_lm(*self.model_tester.prepare_config_and_inputs())
-
-    def test_for_causal_lm_decoder(self):
-        self.model_tester.create_and_check_model_for_causal_lm_as_decoder(
-            *self.model_tester.prepare_config_and_inputs_for_decoder())
-
-    def test_decoder_model_past_with_large_inputs(self):
-        self.model_tester.create_and_check_decoder_model_past_large_inputs(
-            *self.model_tester.prepare_config_and_inputs_for_decoder())
-
     def test_decoder_model_past(self):
         self.model_tester.create_and_check_decoder_model_past(
             *self.model_tester.prepare_config_and_inputs_for_decoder())
-
-    def test_for_multiple_choice(self):
-        self.model_tester.create_and_check_for_multiple_choice(*self.model_tester.prepare_config_and_inputs())
-
-    def test_for_next_sequence_prediction(self):
-        self.model_tester.create_and_check_for_next_sequence_prediction(*self.model_tester.prepare_config_and_inputs())
-
-    def test_for_pretraining(self):
-        self.model_tester.create_and_check_for_pretraining(*self.model_tester.prepare_config_and_inputs())
 
     def test_for_question_answering(self):
         self.model_tester.create_and_check_for_question_answering(*self.model_tester.prepare_config_and_inputs())

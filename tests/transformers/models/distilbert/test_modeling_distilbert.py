@@ -26,7 +26,6 @@ from ...encoder_fixtures import (
     EncoderFixtures,
     check_loss_reaches_every_parameter,
 )
-from ...test_configuration_common import ConfigTester
 from ...test_modeling_common import ModelTesterMixin, ids_tensor, random_attention_mask
 from ...test_pipeline_mixin import PipelineTesterMixin
 
@@ -79,20 +78,6 @@ class DistilBertModelTester:
     def _model(self, model_class, config):
         return model_class(config).to(torch_device).eval()
 
-    def create_and_check_distilbert_model(self, config, input_ids, input_mask, sequence_labels, token_labels,
-                                          choice_labels):
-        model = self._model(DistilBertModel, config)
-        result = model(input_ids, input_mask)
-        result = model(input_ids)
-        self.parent.assertEqual(result.last_hidden_state.shape, (self.batch_size, self.seq_length, self.hidden_size))
-
-    def create_and_check_distilbert_for_masked_lm(self, config, input_ids, input_mask, sequence_labels, token_labels,
-                                                  choice_labels):
-        model = self._model(DistilBertForMaskedLM, config)
-        result = model(input_ids, attention_mask=input_mask, labels=token_labels)
-        self.parent.assertEqual(result.logits.shape, (self.batch_size, self.seq_length, self.vocab_size))
-        self.parent.assertEqual(result.loss.ndim, 0)
-
     def create_and_check_distilbert_for_question_answering(self, config, input_ids, input_mask, sequence_labels,
                                                            token_labels, choice_labels):
         model = self._model(DistilBertForQuestionAnswering, config)
@@ -114,17 +99,6 @@ class DistilBertModelTester:
         model = self._model(DistilBertForTokenClassification, config)
         result = model(input_ids, attention_mask=input_mask, labels=token_labels)
         self.parent.assertEqual(result.logits.shape, (self.batch_size, self.seq_length, self.num_labels))
-
-    def create_and_check_distilbert_for_multiple_choice(self, config, input_ids, input_mask, sequence_labels,
-                                                        token_labels, choice_labels):
-        config.num_choices = self.num_choices
-        model = self._model(DistilBertForMultipleChoice, config)
-
-        def expand(t):
-            return t.unsqueeze(1).expand(-1, self.num_choices, -1).contiguous()
-
-        result = model(expand(input_ids), attention_mask=expand(input_mask), labels=choice_labels)
-        self.parent.assertEqual(result.logits.shape, (self.batch_size, self.num_choices))
 
     def prepare_config_and_inputs_for_common(self):
         config, input_ids, input_mask, *_ = self.prepare_config_and_inputs()
@@ -148,16 +122,6 @@ class DistilBertModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCa
 
     def setUp(self):
         self.model_tester = DistilBertModelTester(self)
-        self.config_tester = ConfigTester(self, config_class=DistilBertConfig, dim=37)
-
-    def test_config(self):
-        self.config_tester.run_common_tests()
-
-    def test_distilbert_model(self):
-        self.model_tester.create_and_check_distilbert_model(*self.model_tester.prepare_config_and_inputs())
-
-    def test_for_masked_lm(self):
-        self.model_tester.create_and_check_distilbert_for_masked_lm(*self.model_tester.prepare_config_and_inputs())
 
     def test_for_question_answering(self):
         self.model_tester.create_and_check_distilbert_for_question_answering(
@@ -169,10 +133,6 @@ class DistilBertModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCa
 
     def test_for_token_classification(self):
         self.model_tester.create_and_check_distilbert_for_token_classification(
-            *self.model_tester.prepare_config_and_inputs())
-
-    def test_for_multiple_choice(self):
-        self.model_tester.create_and_check_distilbert_for_multiple_choice(
             *self.model_tester.prepare_config_and_inputs())
 
     def test_question_answering_needs_two_labels(self):

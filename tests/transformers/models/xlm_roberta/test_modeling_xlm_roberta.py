@@ -65,19 +65,6 @@ class XLMRobertaModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCa
         return tiny_sentencepiece_tokenizer(config, special_tokens, single="<s> $A </s>",
                                             pair="<s> $A </s> </s> $B </s>")
 
-    def test_inputs_embeds(self):
-        """As for RoBERTa: ids equal to padding_idx get a different position from inputs_embeds (HF's semantics)."""
-        prepare = self.model_tester.prepare_config_and_inputs_for_common
-
-        def without_padding_ids():
-            config, inputs = prepare()
-            ids = inputs["input_ids"].clone()
-            ids[ids == config.pad_token_id] = config.pad_token_id + 1
-            return config, dict(inputs, input_ids=ids)
-
-        self.model_tester.prepare_config_and_inputs_for_common = without_padding_ids
-        super().test_inputs_embeds()
-
     def test_classes_use_the_xlm_roberta_config(self):
         for model_class in self.all_model_classes:
             self.assertIs(model_class.config_class, XLMRobertaConfig, model_class.__name__)
