@@ -68,6 +68,12 @@ class Qwen3ModelTest(CausalLMModelTest, unittest.TestCase):
         np.testing.assert_allclose(query.detach().numpy(), expected, rtol=1e-4, atol=1e-5)
         self.assertEqual(tuple(key.shape), (2, 2, 5, 16))
 
+    def test_config_defaults_are_qwen3_8b(self):
+        config = Qwen3Config()
+        self.assertEqual((config.model_type, config.head_dim, config.attention_bias), ("qwen3", 128, False))
+        self.assertIsNone(config.sliding_window)
+        self.assertEqual(set(config.layer_types), {"full_attention"})
+
     def test_auto_classes_pick_qwen3(self):
         config = AutoConfig.for_model("qwen3", hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
                                       num_key_value_heads=2, head_dim=8, intermediate_size=37, vocab_size=99)
