@@ -17,6 +17,7 @@ from .models.mistral.configuration_mistral import MistralConfig
 from .models.qwen2.configuration_qwen2 import Qwen2Config
 from .models.qwen3.configuration_qwen3 import Qwen3Config
 from .models.roberta.configuration_roberta import RobertaConfig
+from .models.starcoder2.configuration_starcoder2 import Starcoder2Config
 from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
 from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
@@ -86,6 +87,10 @@ _LAZY_MODEL_NAMES = {
     "models.qwen3.modeling_qwen3": [
         "Qwen3ForCausalLM", "Qwen3ForQuestionAnswering", "Qwen3ForSequenceClassification",
         "Qwen3ForTokenClassification", "Qwen3Model", "Qwen3PreTrainedModel",
+    ],
+    "models.starcoder2.modeling_starcoder2": [
+        "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification",
+        "Starcoder2Model", "Starcoder2PreTrainedModel",
     ],
     "models.gemma.modeling_gemma": [
         "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification", "GemmaModel",

@@ -3,8 +3,9 @@
 A decoder family is declared as its difference from these blocks (see docs/adding_a_model.md):
 the classes read what varies from the config (`attention_bias`, `mlp_bias`, `head_dim`,
 `hidden_act`, `layer_types` / `sliding_window`, `attn_logit_softcapping`) and expose the rest
-as class attributes a family overrides (`DecoderLayer.attention_class`, `DecoderModel.norm_class`,
-`DecoderAttention.qk_norm`, ...), or as small methods (`DecoderModel.build_embeddings`).
+as class attributes a family overrides (`DecoderLayer.attention_class`, `DecoderLayer.norm_class`,
+`DecoderAttention.qk_norm`, ...), or as small methods (`DecoderLayer.build_norm`,
+`DecoderModel.build_embeddings`, ...).
 
 Decoding is memory-bound, so the per-token path stays lean: cos/sin are computed once per
 forward and shared by every layer, the cache writes new keys into preallocated storage, and
@@ -106,9 +107,7 @@ class DecoderAttention(nn.Module):
         # The window this layer attends over (None: all past keys), as HF's modules record it.
         self.layer_type = attention_layer_types(config)[layer_idx]
         self.sliding_window = config.sliding_window if self.layer_type == "sliding_attention" else None
-        config_bias = getattr(config, "attention_bias", False)
-        qkv_bias = config_bias if self.qkv_bias is None else self.qkv_bias
-        o_bias = config_bias if self.o_bias is None else self.o_bias
+        qkv_bias, o_bias = self.projection_biases(config)
         q_size = config.num_attention_heads * self.head_dim
         kv_size = config.num_key_value_heads * self.head_dim
         self.q_proj = nn.Linear(config.hidden_size, q_size, bias=qkv_bias)
@@ -120,6 +119,12 @@ class DecoderAttention(nn.Module):
             self.q_norm = self.norm_class(q_norm_size, eps=config.rms_norm_eps)
             self.k_norm = self.norm_class(k_norm_size, eps=config.rms_norm_eps)
         self.sinks = nn.Parameter(core.empty(config.num_attention_heads)) if self.has_sinks else None
+
+    def projection_biases(self, config):
+        """(q/k/v bias, o_proj bias): the class's `qkv_bias`/`o_bias`, else `config.attention_bias`."""
+        config_bias = getattr(config, "attention_bias", False)
+        return (config_bias if self.qkv_bias is None else self.qkv_bias,
+                config_bias if self.o_bias is None else self.o_bias)
 
     def project(self, hidden_states):
         """(query, key, value), each (batch, heads, seq, head_dim), q/k normalised if the family says so."""
@@ -159,8 +164,13 @@ class DecoderLayer(GradientCheckpointingLayer):
         self.hidden_size = config.hidden_size
         self.self_attn = self.attention_class(config=config, layer_idx=layer_idx)
         self.mlp = self.mlp_class(config)
-        self.input_layernorm = self.norm_class(config.hidden_size, eps=config.rms_norm_eps)
-        self.post_attention_layernorm = self.norm_class(config.hidden_size, eps=config.rms_norm_eps)
+        self.input_layernorm = self.build_norm(config)
+        self.post_attention_layernorm = self.build_norm(config)
+
+    @classmethod
+    def build_norm(cls, config):
+        """A norm over hidden_size; the model builds its final norm the same way."""
+        return cls.norm_class(config.hidden_size, eps=config.rms_norm_eps)
 
     def forward(self, hidden_states, position_embeddings, attention_mask=None, past_key_values=None,
                 output_attentions=False, **kwargs):
@@ -202,7 +212,6 @@ class DecoderModel:
     """
 
     layer_class = DecoderLayer
-    norm_class = RMSNorm
     rotary_class = RotaryEmbedding
 
     def __init__(self, config):
@@ -211,7 +220,7 @@ class DecoderModel:
         self.vocab_size = config.vocab_size
         self.embed_tokens = self.build_embeddings(config)
         self.layers = nn.ModuleList([self.layer_class(config, i) for i in range(config.num_hidden_layers)])
-        self.norm = self.norm_class(config.hidden_size, eps=config.rms_norm_eps)
+        self.norm = self.layer_class.build_norm(config)
         self.rotary_emb = self.rotary_class(config=config)
         self.gradient_checkpointing = False
         self.post_init()
@@ -225,6 +234,10 @@ class DecoderModel:
     def build_embeddings(self, config):
         """The token embedding; a family whose embeddings are scaled (Gemma) returns its own."""
         return nn.Embedding(config.vocab_size, config.hidden_size, self.padding_idx)
+
+    def input_hidden_states(self, inputs_embeds):
+        """The first layer's input from the token embeddings (StarCoder2 applies dropout here)."""
+        return inputs_embeds
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, use_cache=None, output_attentions=None, output_hidden_states=None,
@@ -249,7 +262,7 @@ class DecoderModel:
         masks = {kind: _MASK_FUNCTIONS[kind](self.config, inputs_embeds, attention_mask, past_key_values,
                                              cache_position=cache_position, position_ids=position_ids)
                  for kind in set(layer_types)}
-        hidden_states = inputs_embeds
+        hidden_states = self.input_hidden_states(inputs_embeds)
         position_embeddings = self.rotary_emb(hidden_states, position_ids)
         all_hidden = () if output_hidden_states else None
         all_attentions = () if output_attentions else None

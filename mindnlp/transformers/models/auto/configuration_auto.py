@@ -20,6 +20,7 @@ CONFIG_MAPPING_NAMES = {
     "qwen2": ("qwen2", "Qwen2Config"),
     "qwen3": ("qwen3", "Qwen3Config"),
     "roberta": ("roberta", "RobertaConfig"),
+    "starcoder2": ("starcoder2", "Starcoder2Config"),
     "xlm-roberta": ("xlm_roberta", "XLMRobertaConfig"),
 }
 

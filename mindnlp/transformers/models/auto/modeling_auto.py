@@ -17,6 +17,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("mistral", "MistralModel"),
     ("qwen2", "Qwen2Model"),
     ("qwen3", "Qwen3Model"),
+    ("starcoder2", "Starcoder2Model"),
     ("gemma", "GemmaModel"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
@@ -44,6 +45,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("mistral", "MistralForCausalLM"),
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
+    ("starcoder2", "Starcoder2ForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
@@ -56,6 +58,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mistral", "MistralForSequenceClassification"),
     ("qwen2", "Qwen2ForSequenceClassification"),
     ("qwen3", "Qwen3ForSequenceClassification"),
+    ("starcoder2", "Starcoder2ForSequenceClassification"),
     ("gemma", "GemmaForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
@@ -68,6 +71,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mistral", "MistralForTokenClassification"),
     ("qwen2", "Qwen2ForTokenClassification"),
     ("qwen3", "Qwen3ForTokenClassification"),
+    ("starcoder2", "Starcoder2ForTokenClassification"),
     ("gemma", "GemmaForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([

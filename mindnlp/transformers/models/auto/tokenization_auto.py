@@ -29,6 +29,7 @@ TOKENIZER_MAPPING = {
     "gemma": GemmaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,
     "qwen3": Qwen2TokenizerFast,
+    "starcoder2": GPT2TokenizerFast,
 }
 
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).

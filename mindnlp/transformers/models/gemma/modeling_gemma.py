@@ -50,7 +50,6 @@ class GemmaPreTrainedModel(LlamaPreTrainedModel):
 
 class GemmaModel(LlamaModel, GemmaPreTrainedModel):
     layer_class = GemmaDecoderLayer
-    norm_class = GemmaRMSNorm
 
     def build_embeddings(self, config):
         return GemmaTextScaledWordEmbedding(config.vocab_size, config.hidden_size, self.padding_idx,

@@ -47,7 +47,6 @@ class LlamaPreTrainedModel(DecoderPreTrainedModel):
 
 class LlamaModel(DecoderModel, LlamaPreTrainedModel):
     layer_class = LlamaDecoderLayer
-    norm_class = LlamaRMSNorm
     rotary_class = LlamaRotaryEmbedding
 
 

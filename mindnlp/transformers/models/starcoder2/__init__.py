@@ -1,0 +1,1 @@
+from .configuration_starcoder2 import Starcoder2Config
