@@ -14,6 +14,7 @@ from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
+from .models.olmo2.configuration_olmo2 import Olmo2Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
 from .models.qwen3.configuration_qwen3 import Qwen3Config
 from .models.roberta.configuration_roberta import RobertaConfig
@@ -92,6 +93,7 @@ _LAZY_MODEL_NAMES = {
         "Starcoder2ForCausalLM", "Starcoder2ForSequenceClassification", "Starcoder2ForTokenClassification",
         "Starcoder2Model", "Starcoder2PreTrainedModel",
     ],
+    "models.olmo2.modeling_olmo2": ["Olmo2ForCausalLM", "Olmo2Model", "Olmo2PreTrainedModel"],
     "models.gemma.modeling_gemma": [
         "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification", "GemmaModel",
         "GemmaPreTrainedModel",

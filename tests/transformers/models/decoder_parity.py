@@ -175,6 +175,8 @@ class DecoderParityMixin:
             _finite_close(processors(prefix, logits), expected, f"{case.name} sampling step {step}")
 
     def test_sequence_classification(self, case):
+        if "seq_cls/left/logits" not in case.expected:
+            pytest.skip(f"HF ships no classification heads for {case.name}")
         model = case.load("ForSequenceClassification", num_labels=3)
         with core.no_grad():
             model.score.weight.copy_(case.heads()["seq_cls/score.weight"])
@@ -185,6 +187,8 @@ class DecoderParityMixin:
                 assert_close(out.loss, case.expected[f"seq_cls/{side}/loss"], f"{case.name} {side} loss")
 
     def test_token_classification(self, case):
+        if "tok_cls/logits" not in case.expected:
+            pytest.skip(f"HF ships no classification heads for {case.name}")
         model = case.load("ForTokenClassification", num_labels=5)
         heads = case.heads()
         ids, mask = case.padded("right")

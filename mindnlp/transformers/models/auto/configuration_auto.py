@@ -17,6 +17,7 @@ CONFIG_MAPPING_NAMES = {
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),
+    "olmo2": ("olmo2", "Olmo2Config"),
     "qwen2": ("qwen2", "Qwen2Config"),
     "qwen3": ("qwen3", "Qwen3Config"),
     "roberta": ("roberta", "RobertaConfig"),

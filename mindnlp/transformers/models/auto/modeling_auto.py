@@ -18,6 +18,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("qwen2", "Qwen2Model"),
     ("qwen3", "Qwen3Model"),
     ("starcoder2", "Starcoder2Model"),
+    ("olmo2", "Olmo2Model"),
     ("gemma", "GemmaModel"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
@@ -46,6 +47,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("qwen2", "Qwen2ForCausalLM"),
     ("qwen3", "Qwen3ForCausalLM"),
     ("starcoder2", "Starcoder2ForCausalLM"),
+    ("olmo2", "Olmo2ForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([

@@ -1,0 +1,1 @@
+from .configuration_olmo2 import Olmo2Config
