@@ -77,6 +77,13 @@ def token_classifier_dropout(config):
     return 0.1
 
 
+def head_output(output_class, outputs, return_dict, **fields):
+    """`output_class(**fields)` with the base model's hidden states and attentions, as a tuple
+    unless `return_dict`: how every head ends."""
+    output = output_class(**fields, hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+    return output if return_dict else output.to_tuple()
+
+
 def token_classification_output(logits, labels, outputs):
     """TokenClassifierOutput with, given labels, the per-token cross-entropy (-100 ignored)."""
     loss = None
@@ -131,10 +138,14 @@ class GenericForSequenceClassification(GenericHead):
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, labels=None, use_cache=None, return_dict=None, **kwargs):
+        return self.classify_last_token(input_ids, labels, return_dict, kwargs, attention_mask=attention_mask,
+                                        position_ids=position_ids, past_key_values=past_key_values,
+                                        inputs_embeds=inputs_embeds, use_cache=use_cache)
+
+    def classify_last_token(self, input_ids, labels, return_dict, kwargs, **inputs):
+        """The forward of every such head, whatever inputs its base model takes besides input_ids."""
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
-                                       past_key_values=past_key_values, inputs_embeds=inputs_embeds,
-                                       use_cache=use_cache)
+        outputs = self._run_base_model(input_ids, kwargs, **inputs)
         pooled_logits = last_non_pad_logits(self.config, self.score(outputs.last_hidden_state), input_ids)
         loss = sequence_classification_loss(self.config, self.num_labels, pooled_logits, labels) \
             if labels is not None else None

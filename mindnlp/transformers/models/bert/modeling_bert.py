@@ -14,8 +14,9 @@ from ...generation import GenerationMixin
 from ...loss_utils import causal_lm_loss, masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
-from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, keep_last_positions, output_flags,
-                                sequence_classification_output, span_prediction, token_classification_output)
+from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, head_output, keep_last_positions,
+                                output_flags, sequence_classification_output, span_prediction,
+                                token_classification_output)
 from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions,
                                  BaseModelOutputWithPoolingAndCrossAttentions, CausalLMOutputWithCrossAttentions,
                                  MaskedLMOutput, MultipleChoiceModelOutput, NextSentencePredictorOutput)
@@ -416,10 +417,8 @@ class BertForPreTraining(BertPredictionHeadMixin, BertPreTrainedModel):
         if labels is not None and next_sentence_label is not None:
             loss = masked_lm_loss(prediction_scores, labels, self.config.vocab_size) + nn.functional.cross_entropy(
                 seq_relationship_score.view(-1, 2), next_sentence_label.view(-1))
-        output = BertForPreTrainingOutput(loss=loss, prediction_logits=prediction_scores,
-                                          seq_relationship_logits=seq_relationship_score,
-                                          hidden_states=outputs.hidden_states, attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return head_output(BertForPreTrainingOutput, outputs, return_dict, loss=loss,
+                           prediction_logits=prediction_scores, seq_relationship_logits=seq_relationship_score)
 
 
 class BertLMHeadModel(BertPredictionHeadMixin, BertPreTrainedModel, GenerationMixin):
@@ -458,9 +457,7 @@ class BertForMaskedLM(BertPredictionHeadMixin, BertPreTrainedModel):
                                        encoder_attention_mask=encoder_attention_mask)
         prediction_scores = self.predict_tokens(outputs[0])
         loss = masked_lm_loss(prediction_scores, labels, self.config.vocab_size) if labels is not None else None
-        output = MaskedLMOutput(loss=loss, logits=prediction_scores, hidden_states=outputs.hidden_states,
-                                attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return head_output(MaskedLMOutput, outputs, return_dict, loss=loss, logits=prediction_scores)
 
 
 class BertForNextSentencePrediction(GenericHead, BertPreTrainedModel):
@@ -479,9 +476,7 @@ class BertForNextSentencePrediction(GenericHead, BertPreTrainedModel):
                                        position_ids=position_ids, inputs_embeds=inputs_embeds)
         scores = self.cls(outputs[1])
         loss = nn.functional.cross_entropy(scores.view(-1, 2), labels.view(-1)) if labels is not None else None
-        output = NextSentencePredictorOutput(loss=loss, logits=scores, hidden_states=outputs.hidden_states,
-                                             attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return head_output(NextSentencePredictorOutput, outputs, return_dict, loss=loss, logits=scores)
 
 
 def classifier_dropout(config):
@@ -544,9 +539,7 @@ class BertForMultipleChoice(GenericHead, BertPreTrainedModel):
                                        inputs_embeds=flat_embeds)
         logits = self.classifier(self.dropout(outputs[1])).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        output = MultipleChoiceModelOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                           attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return head_output(MultipleChoiceModelOutput, outputs, return_dict, loss=loss, logits=logits)
 
 
 class BertForTokenClassification(GenericHead, BertPreTrainedModel):

@@ -12,8 +12,8 @@ from ...activations import get_activation
 from ...loss_utils import masked_lm_loss
 from ...masking_utils import create_bidirectional_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
-from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, output_flags, sequence_classification_output,
-                                span_prediction, token_classification_output)
+from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, head_output, output_flags,
+                                sequence_classification_output, span_prediction, token_classification_output)
 from ...modeling_outputs import BaseModelOutput, MaskedLMOutput, MultipleChoiceModelOutput
 from ...modeling_utils import PreTrainedModel
 from ...pytorch_utils import apply_chunking_to_forward
@@ -246,9 +246,7 @@ class DistilBertForMaskedLM(_DistilBertHead, DistilBertPreTrainedModel):
         hidden = self.activation(self.vocab_transform(outputs[0]))
         logits = self.vocab_projector(self.vocab_layer_norm(hidden))
         loss = masked_lm_loss(logits, labels, logits.shape[-1]) if labels is not None else None
-        output = MaskedLMOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return head_output(MaskedLMOutput, outputs, return_dict, loss=loss, logits=logits)
 
 
 class DistilBertForSequenceClassification(_DistilBertHead, DistilBertPreTrainedModel):
@@ -330,9 +328,7 @@ class DistilBertForMultipleChoice(_DistilBertHead, DistilBertPreTrainedModel):
         pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
         logits = self.classifier(self.dropout(pooled)).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        output = MultipleChoiceModelOutput(loss=loss, logits=logits, hidden_states=outputs.hidden_states,
-                                           attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return head_output(MultipleChoiceModelOutput, outputs, return_dict, loss=loss, logits=logits)
 
 
 __all__ = [

@@ -21,14 +21,12 @@ from ....core import nn
 from ...activations import ACT2FN, get_activation
 from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
-from ...loss_utils import sequence_classification_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
 from ...modeling_decoder import GenericForCausalLM
-from ...modeling_layers import (GradientCheckpointingLayer, base_model_kwargs, last_non_pad_logits,
+from ...modeling_layers import (GenericForSequenceClassification, GradientCheckpointingLayer, base_model_kwargs,
                                 output_flags, span_prediction, token_classification_output, token_classifier_dropout)
-from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions,
-                                 SequenceClassifierOutputWithPast)
+from ...modeling_outputs import BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions
 from ...modeling_utils import PreTrainedModel
 from ...pytorch_utils import Conv1D
 from ...utils.generic import ModelOutput
@@ -428,30 +426,17 @@ class GPT2DoubleHeadsModel(GPT2PreTrainedModel, GenerationMixin):
         return output if return_dict else output.to_tuple()
 
 
-class GPT2ForSequenceClassification(GPT2PreTrainedModel):
-    """Classifies a sequence from the scores at its last non-padding token."""
+class GPT2ForSequenceClassification(GenericForSequenceClassification, GPT2PreTrainedModel):
+    """Classifies a sequence from the scores at its last non-padding token; the shared head with
+    GPT-2's inputs."""
 
-    def __init__(self, config):
-        super().__init__(config)
-        self.num_labels = config.num_labels
-        self.transformer = GPT2Model(config)
-        self.score = nn.Linear(config.n_embd, self.num_labels, bias=False)
-        self.post_init()
+    base_model_class = GPT2Model
 
     def forward(self, input_ids=None, past_key_values=None, attention_mask=None, token_type_ids=None,
                 position_ids=None, inputs_embeds=None, labels=None, use_cache=None, return_dict=None, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self.transformer(input_ids, past_key_values=past_key_values, attention_mask=attention_mask,
-                                   token_type_ids=token_type_ids, position_ids=position_ids,
-                                   inputs_embeds=inputs_embeds, use_cache=use_cache, return_dict=True,
-                                   **base_model_kwargs(kwargs))
-        pooled_logits = last_non_pad_logits(self.config, self.score(outputs.last_hidden_state), input_ids)
-        loss = sequence_classification_loss(self.config, self.num_labels, pooled_logits, labels) \
-            if labels is not None else None
-        output = SequenceClassifierOutputWithPast(loss=loss, logits=pooled_logits,
-                                                  past_key_values=outputs.past_key_values,
-                                                  hidden_states=outputs.hidden_states, attentions=outputs.attentions)
-        return output if return_dict else output.to_tuple()
+        return self.classify_last_token(input_ids, labels, return_dict, kwargs, past_key_values=past_key_values,
+                                        attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                        position_ids=position_ids, inputs_embeds=inputs_embeds, use_cache=use_cache)
 
 
 class GPT2ForTokenClassification(GPT2PreTrainedModel):
