@@ -1,7 +1,7 @@
 """Rotary position embedding (RoPE) parameters: standardisation, validation, inverse frequencies.
 
 A config describes its RoPE in one dict, `config.rope_parameters`, as Hugging Face transformers
-v5 does: `{"rope_type": "default" | "linear" | "dynamic" | "yarn" | "llama3", "rope_theta": ...,
+v5 does: `{"rope_type": "default" | "linear" | "dynamic" | "yarn" | "longrope" | "llama3", "rope_theta": ...,
 plus the keys that type needs}`. Checkpoints written by transformers v4 keep `rope_theta` at the
 top level and the scaling in `rope_scaling` (sometimes spelled `{"type": ...}`); configs fold
 both into `rope_parameters` when they are built, so model code reads one place only.
@@ -180,12 +180,31 @@ def _validate_llama3(config, params):
         )
 
 
+def _validate_longrope(config, params):
+    required = {"rope_type", "short_factor", "long_factor", "rope_theta", "original_max_position_embeddings"}
+    _check_keys("longrope", params, required, {"attention_factor", "factor"})
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    half = int(head_dim * params.get("partial_rotary_factor", 1.0)) // 2
+    for key in ("short_factor", "long_factor"):
+        factors = params[key]
+        if not isinstance(factors, list) or not all(_is_number(x) for x in factors):
+            logger.warning("rope_parameters' %s must be a list of numbers, got %r", key, factors)
+        elif len(factors) != half:
+            logger.warning("rope_parameters' %s must have length %d, got %d", key, half, len(factors))
+    if params.get("factor") is not None:
+        _warn_if_bad_factor(params)
+    attention_factor = params.get("attention_factor")
+    if attention_factor is not None and (not isinstance(attention_factor, float) or attention_factor < 0):
+        logger.warning("rope_parameters' attention_factor must be a float > 0, got %r", attention_factor)
+
+
 _VALIDATORS = {
     "default": _validate_default,
     "linear": _validate_linear,
     "dynamic": _validate_dynamic,
     "yarn": _validate_yarn,
     "llama3": _validate_llama3,
+    "longrope": _validate_longrope,
 }
 
 
@@ -330,12 +349,33 @@ def compute_llama3_parameters(config, seq_len=None, layer_type=None):
     return np.where(is_medium, smoothed, scaled).astype(np.float32), 1.0
 
 
+def compute_longrope_parameters(config, seq_len=None, layer_type=None):
+    """LongRoPE (Phi-3): each frequency divided by its own factor, `short_factor` within the
+    pretraining length and `long_factor` beyond it (`seq_len` decides); cos/sin are scaled by
+    sqrt(1 + ln(factor) / ln(original length)) unless `attention_factor` is given, where
+    `factor` defaults to max_position_embeddings / original_max_position_embeddings."""
+    params, dim = _params_and_dim(config, layer_type)
+    original = params["original_max_position_embeddings"]
+    factor = params.get("factor")
+    if factor is None:
+        factor = config.max_position_embeddings / original
+    attention_factor = params.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    ext_factors = np.asarray(params["long_factor"] if seq_len and seq_len > original else params["short_factor"],
+                             dtype=np.float32)
+    exponents = np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)
+    inv_freq = np.float32(1.0) / (ext_factors * np.float32(params["rope_theta"]) ** exponents)
+    return inv_freq.astype(np.float32), attention_factor
+
+
 ROPE_INIT_FUNCTIONS = {
     "default": compute_default_rope_parameters,
     "linear": compute_linear_scaling_rope_parameters,
     "dynamic": compute_dynamic_ntk_parameters,
     "yarn": compute_yarn_parameters,
     "llama3": compute_llama3_parameters,
+    "longrope": compute_longrope_parameters,
 }
 
 
@@ -343,7 +383,8 @@ def rope_init(config, seq_len=None, layer_type=None):
     """`(inv_freq, attention_factor)` for the config's RoPE type (per `layer_type` when nested).
 
     `seq_len` matters only to "dynamic", which model code calls again when a sequence grows
-    past `max_position_embeddings`.
+    past `max_position_embeddings`, and to "longrope", whose factors change past the
+    pretraining length.
     """
     params = config.rope_parameters[layer_type] if layer_type is not None else config.rope_parameters
     rope_type = params["rope_type"]

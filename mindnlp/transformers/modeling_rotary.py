@@ -73,11 +73,13 @@ def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
 
 class RotaryEmbedding(nn.Module):
     """cos/sin of position · inv_freq for the positions of a forward call, for every rope type of
-    `modeling_rope_utils` (default, linear, dynamic, yarn, llama3).
+    `modeling_rope_utils` (default, linear, dynamic, yarn, longrope, llama3).
 
-    `inv_freq` is a non-persistent buffer (checkpoints do not store it). With "dynamic" RoPE
-    the frequencies are recomputed when a position beyond every one seen so far arrives
-    (and reset once sequences are short again), as HF's `dynamic_rope_update` does.
+    `inv_freq` is a non-persistent buffer (checkpoints do not store it). As HF's
+    `dynamic_rope_update` does, with "dynamic" RoPE the frequencies are recomputed when a
+    position beyond every one seen so far arrives (and reset once sequences are short again),
+    and with "longrope" they switch to the long factors while a position lies past the
+    pretraining length.
     """
 
     def __init__(self, config, device=None):
@@ -100,10 +102,23 @@ class RotaryEmbedding(nn.Module):
             self.inv_freq = self.original_inv_freq
             self.max_seq_len_cached = self.original_max_seq_len
 
+    def _update_longrope_frequencies(self, position_ids):
+        original = self.config.rope_parameters["original_max_position_embeddings"]
+        if int(position_ids.max()) + 1 <= original:
+            self.inv_freq = self.original_inv_freq
+            return
+        long_inv_freq = getattr(self, "_long_inv_freq", None)  # computed on the first long input
+        if long_inv_freq is None:
+            inv_freq, _ = rope_init(self.config, seq_len=original + 1)
+            long_inv_freq = self._long_inv_freq = core.tensor(inv_freq, device=self.inv_freq.device)
+        self.inv_freq = long_inv_freq
+
     def forward(self, x, position_ids):
         """(cos, sin), each (batch, seq, head_dim) in x's dtype."""
         if "dynamic" in self.rope_type:
             self._update_dynamic_frequencies(position_ids)
+        elif self.rope_type == "longrope":
+            self._update_longrope_frequencies(position_ids)
         with core.no_grad():
             freqs = position_ids[..., None].float() * self.inv_freq.float()
             emb = core.cat((freqs, freqs), dim=-1)

@@ -3,7 +3,7 @@
 Each layer is pre-norm: RMSNorm → self-attention with rotary position embeddings (RoPE) →
 residual, then RMSNorm → SwiGLU MLP → residual. Attention may be grouped-query
 (`num_key_value_heads` < `num_attention_heads`); `attention_bias` and `mlp_bias` add biases
-to the projections. The RoPE variant (default, linear, dynamic, llama3, yarn) comes from
+to the projections. The RoPE variant (default, linear, dynamic, yarn, longrope, llama3) comes from
 `config.rope_parameters`.
 
 Llama is the shared decoder blocks of `modeling_decoder` as they are, under Llama's names;

@@ -108,7 +108,7 @@ class LlamaModelTest(CausalLMModelTest, unittest.TestCase):
 
 
 LLAMA_CASES = ["llama", "llama_tied_bias_head_dim", "llama_rope_linear", "llama_rope_dynamic", "llama_rope_llama3",
-               "llama_rope_yarn"]
+               "llama_rope_yarn", "llama_rope_longrope"]
 
 
 class TestLlamaParity(DecoderParityMixin, QuestionAnsweringParityMixin):
