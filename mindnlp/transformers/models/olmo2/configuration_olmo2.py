@@ -14,9 +14,7 @@ class Olmo2Config(PretrainedConfig):
     # reads a replicated input (metadata HF's tooling reads).
     base_model_tp_plan = {
         **LlamaConfig.base_model_tp_plan,
-        "layers.*.self_attn.q_proj": "colwise_gather_output",
-        "layers.*.self_attn.k_proj": "colwise_gather_output",
-        "layers.*.self_attn.v_proj": "colwise_gather_output",
+        **{f"layers.*.self_attn.{name}_proj": "colwise_gather_output" for name in "qkv"},
         "layers.*.self_attn.o_proj": "rowwise_split_input",
     }
     base_model_pp_plan = LlamaConfig.base_model_pp_plan
