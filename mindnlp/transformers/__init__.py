@@ -14,8 +14,10 @@ from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
+from .models.mt5.configuration_mt5 import MT5Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
 from .models.roberta.configuration_roberta import RobertaConfig
+from .models.t5.configuration_t5 import T5Config
 from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
 from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
@@ -89,6 +91,14 @@ _LAZY_MODEL_NAMES = {
     "models.gpt2.modeling_gpt2": [
         "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering", "GPT2ForSequenceClassification",
         "GPT2ForTokenClassification", "GPT2LMHeadModel", "GPT2Model", "GPT2PreTrainedModel",
+    ],
+    "models.t5.modeling_t5": [
+        "T5EncoderModel", "T5ForConditionalGeneration", "T5ForQuestionAnswering", "T5ForSequenceClassification",
+        "T5ForTokenClassification", "T5Model", "T5PreTrainedModel",
+    ],
+    "models.mt5.modeling_mt5": [
+        "MT5EncoderModel", "MT5ForConditionalGeneration", "MT5ForQuestionAnswering", "MT5ForSequenceClassification",
+        "MT5ForTokenClassification", "MT5Model", "MT5PreTrainedModel",
     ],
     "pipelines": ["Pipeline", "pipeline"],
     "trainer": ["Trainer"],

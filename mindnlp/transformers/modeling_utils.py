@@ -361,6 +361,33 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                 return encoder
         return self
 
+    _DECODER_NAMES = ("language_model", "text_model", "decoder", "text_decoder")
+
+    def get_decoder(self):
+        """The decoder of an encoder-decoder or multimodal model (or of its base model); a
+        decoder-only base model is its own decoder."""
+        for name in self._DECODER_NAMES:
+            if hasattr(self, name):
+                return getattr(self, name)
+        base = self.base_model
+        if base is not self and isinstance(base, PreTrainedModel):
+            return base.get_decoder()
+        return self
+
+    def set_decoder(self, decoder):
+        """Replace the module `get_decoder` returns."""
+        for name in self._DECODER_NAMES[:3]:
+            if hasattr(self, name):
+                setattr(self, name, decoder)
+                return
+        base = self.base_model
+        if base is not self and isinstance(base, PreTrainedModel):
+            base.set_decoder(decoder)
+        elif base is not self:
+            self.model = decoder
+        else:
+            raise ValueError(f"{type(self).__name__} has no decoder module to replace")
+
     def get_position_embeddings(self):
         raise NotImplementedError(
             f"`get_position_embeddings` is not implemented for {self.__class__}`. You should try to overwrite it "

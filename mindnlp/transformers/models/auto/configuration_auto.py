@@ -17,8 +17,10 @@ CONFIG_MAPPING_NAMES = {
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),
+    "mt5": ("mt5", "MT5Config"),
     "qwen2": ("qwen2", "Qwen2Config"),
     "roberta": ("roberta", "RobertaConfig"),
+    "t5": ("t5", "T5Config"),
     "xlm-roberta": ("xlm_roberta", "XLMRobertaConfig"),
 }
 
