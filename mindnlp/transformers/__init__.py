@@ -30,11 +30,13 @@ from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
+from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
 from .utils import is_torch_available, logging
 from .utils.unsupported import unsupported
 
 BartForConditionalGeneration = unsupported("BartForConditionalGeneration", "the BART encoder-decoder family")
 BartTokenizer = unsupported("BartTokenizer", "the BART tokenizer")
+ByT5Tokenizer = unsupported("ByT5Tokenizer", "the ByT5 byte-level tokenizer")
 SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
 Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")

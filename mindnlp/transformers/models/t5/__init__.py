@@ -1,4 +1,5 @@
 from .configuration_t5 import T5Config
+from .tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
 
 
 def __getattr__(name):
