@@ -1,4 +1,5 @@
 """mT5: T5 v1.1's model under its own names; only the config class (and model_type) differ."""
+from ...generation import GenerationMixin
 from ..t5.modeling_t5 import (
     T5EncoderModel,
     T5ForConditionalGeneration,
@@ -20,7 +21,9 @@ class MT5Model(T5Model):
     model_type = "mt5"
 
 
-class MT5ForConditionalGeneration(T5ForConditionalGeneration):
+class MT5ForConditionalGeneration(T5ForConditionalGeneration, GenerationMixin):
+    """GenerationMixin is named among the bases, as HF lists it, for code that inspects them."""
+
     config_class = MT5Config
     model_type = "mt5"
 
