@@ -233,3 +233,34 @@ def test_config_derives_the_feed_forward_and_rejects_bad_ones():
         transformers.T5Config(feed_forward_proj="gated-gelu-new")
     assert transformers.MT5Config().model_type == "mt5"
     assert transformers.MT5Config(tie_word_embeddings=True).scale_decoder_outputs is False
+
+
+def test_generate_refuses_what_it_cannot_do():
+    config = transformers.T5Config(vocab_size=20, d_model=8, d_kv=4, d_ff=8, num_layers=1, num_heads=2)
+    model = transformers.T5ForConditionalGeneration(config).eval()
+    ids = core.tensor([[5, 6, 1]])
+    with pytest.raises(ValueError, match="decoder_start_token_id"):
+        model.generate(ids, max_new_tokens=2)
+    with pytest.raises(NotImplementedError, match="decoder-only"):
+        model.generate(ids, max_new_tokens=2, decoder_start_token_id=0, prompt_lookup_num_tokens=2)
+    with pytest.raises(ValueError, match="`decoder_start_token_id` expected to have length 1"):
+        model.generate(ids, max_new_tokens=2, decoder_start_token_id=[0, 0])
+
+
+def test_encoder_decoder_cache_reuses_cross_attention_keys():
+    """The cross-attention keys are projected at the first step only; later steps read them back."""
+    config = transformers.T5Config(vocab_size=20, d_model=8, d_kv=4, d_ff=8, num_layers=2, num_heads=2,
+                                   decoder_start_token_id=0)
+    model = transformers.T5ForConditionalGeneration(config).eval()
+    ids = core.tensor([[5, 6, 7, 1]])
+    with core.no_grad():
+        first = model(input_ids=ids, decoder_input_ids=core.tensor([[0]]), use_cache=True)
+        cache = first.past_key_values
+        assert isinstance(cache, transformers.EncoderDecoderCache)
+        assert cache.is_updated == {0: True, 1: True}
+        assert cache.cross_attention_cache.get_seq_length() == 4
+        step = model(encoder_outputs=(first.encoder_last_hidden_state,), decoder_input_ids=core.tensor([[3]]),
+                     past_key_values=cache, use_cache=True)
+        full = model(input_ids=ids, decoder_input_ids=core.tensor([[0, 3]]), use_cache=False)
+    assert cache.get_seq_length() == 2 and cache.cross_attention_cache.get_seq_length() == 4
+    assert_close(step.logits[:, -1], full.logits[:, -1].numpy(), "cached step")
