@@ -14,11 +14,13 @@ from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
+from .models.mt5.configuration_mt5 import MT5Config
 from .models.olmo2.configuration_olmo2 import Olmo2Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
 from .models.qwen3.configuration_qwen3 import Qwen3Config
 from .models.roberta.configuration_roberta import RobertaConfig
 from .models.starcoder2.configuration_starcoder2 import Starcoder2Config
+from .models.t5.configuration_t5 import T5Config
 from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
 from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
@@ -31,11 +33,13 @@ from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
+from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
 from .utils import is_torch_available, logging
 from .utils.unsupported import unsupported
 
 BartForConditionalGeneration = unsupported("BartForConditionalGeneration", "the BART encoder-decoder family")
 BartTokenizer = unsupported("BartTokenizer", "the BART tokenizer")
+ByT5Tokenizer = unsupported("ByT5Tokenizer", "the ByT5 byte-level tokenizer")
 SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
 Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")
@@ -101,6 +105,14 @@ _LAZY_MODEL_NAMES = {
     "models.gpt2.modeling_gpt2": [
         "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering", "GPT2ForSequenceClassification",
         "GPT2ForTokenClassification", "GPT2LMHeadModel", "GPT2Model", "GPT2PreTrainedModel",
+    ],
+    "models.t5.modeling_t5": [
+        "T5EncoderModel", "T5ForConditionalGeneration", "T5ForQuestionAnswering", "T5ForSequenceClassification",
+        "T5ForTokenClassification", "T5Model", "T5PreTrainedModel",
+    ],
+    "models.mt5.modeling_mt5": [
+        "MT5EncoderModel", "MT5ForConditionalGeneration", "MT5ForQuestionAnswering", "MT5ForSequenceClassification",
+        "MT5ForTokenClassification", "MT5Model", "MT5PreTrainedModel",
     ],
     "pipelines": ["Pipeline", "pipeline"],
     "trainer": ["Trainer"],

@@ -577,7 +577,8 @@ class EncoderDecoderCache(Cache):
         self.self_attention_cache.reorder_cache(beam_idx)
         self.cross_attention_cache.reorder_cache(beam_idx)
 
-    def _check_dynamic(self, method):
+    def check_dynamic_cache(self, method):
+        """Raise unless both parts are dynamic caches (the batch and crop operations need it)."""
         if not (isinstance(self.self_attention_cache, DynamicCache)
                 and isinstance(self.cross_attention_cache, DynamicCache)):
             raise TypeError(
@@ -587,16 +588,16 @@ class EncoderDecoderCache(Cache):
 
     def crop(self, tokens_to_remove):
         """Only the self-attention keys are cropped: the encoder output does not change."""
-        self._check_dynamic("crop")
+        self.check_dynamic_cache("crop")
         self.self_attention_cache.crop(tokens_to_remove)
 
     def batch_repeat_interleave(self, repeats):
-        self._check_dynamic("batch_repeat_interleave")
+        self.check_dynamic_cache("batch_repeat_interleave")
         self.self_attention_cache.batch_repeat_interleave(repeats)
         self.cross_attention_cache.batch_repeat_interleave(repeats)
 
     def batch_select_indices(self, indices):
-        self._check_dynamic("batch_select_indices")
+        self.check_dynamic_cache("batch_select_indices")
         self.self_attention_cache.batch_select_indices(indices)
         self.cross_attention_cache.batch_select_indices(indices)
 

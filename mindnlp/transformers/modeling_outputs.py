@@ -130,3 +130,58 @@ class MultipleChoiceModelOutput(ModelOutput):
     logits: Optional[object] = None
     hidden_states: Optional[tuple] = None
     attentions: Optional[tuple] = None
+
+
+@dataclass
+class Seq2SeqModelOutput(ModelOutput):
+    """An encoder-decoder's output: the decoder's (last hidden state, cache, per-layer states
+    and self-/cross-attentions) followed by the encoder's."""
+
+    last_hidden_state: Optional[object] = None
+    past_key_values: Optional[object] = None
+    decoder_hidden_states: Optional[tuple] = None
+    decoder_attentions: Optional[tuple] = None
+    cross_attentions: Optional[tuple] = None
+    encoder_last_hidden_state: Optional[object] = None
+    encoder_hidden_states: Optional[tuple] = None
+    encoder_attentions: Optional[tuple] = None
+
+
+@dataclass
+class Seq2SeqLMOutput(ModelOutput):
+    loss: Optional[object] = None
+    logits: Optional[object] = None
+    past_key_values: Optional[object] = None
+    decoder_hidden_states: Optional[tuple] = None
+    decoder_attentions: Optional[tuple] = None
+    cross_attentions: Optional[tuple] = None
+    encoder_last_hidden_state: Optional[object] = None
+    encoder_hidden_states: Optional[tuple] = None
+    encoder_attentions: Optional[tuple] = None
+
+
+@dataclass
+class Seq2SeqSequenceClassifierOutput(ModelOutput):
+    loss: Optional[object] = None
+    logits: Optional[object] = None
+    past_key_values: Optional[object] = None
+    decoder_hidden_states: Optional[tuple] = None
+    decoder_attentions: Optional[tuple] = None
+    cross_attentions: Optional[tuple] = None
+    encoder_last_hidden_state: Optional[object] = None
+    encoder_hidden_states: Optional[tuple] = None
+    encoder_attentions: Optional[tuple] = None
+
+
+@dataclass
+class Seq2SeqQuestionAnsweringModelOutput(ModelOutput):
+    loss: Optional[object] = None
+    start_logits: Optional[object] = None
+    end_logits: Optional[object] = None
+    past_key_values: Optional[object] = None
+    decoder_hidden_states: Optional[tuple] = None
+    decoder_attentions: Optional[tuple] = None
+    cross_attentions: Optional[tuple] = None
+    encoder_last_hidden_state: Optional[object] = None
+    encoder_hidden_states: Optional[tuple] = None
+    encoder_attentions: Optional[tuple] = None

@@ -361,6 +361,33 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                 return encoder
         return self
 
+    _DECODER_NAMES = ("language_model", "text_model", "decoder", "text_decoder")
+
+    def get_decoder(self):
+        """The decoder of an encoder-decoder or multimodal model (or of its base model); a
+        decoder-only base model is its own decoder."""
+        for name in self._DECODER_NAMES:
+            if hasattr(self, name):
+                return getattr(self, name)
+        base = self.base_model
+        if base is not self and isinstance(base, PreTrainedModel):
+            return base.get_decoder()
+        return self
+
+    def set_decoder(self, decoder):
+        """Replace the module `get_decoder` returns."""
+        for name in self._DECODER_NAMES[:3]:
+            if hasattr(self, name):
+                setattr(self, name, decoder)
+                return
+        base = self.base_model
+        if base is not self and isinstance(base, PreTrainedModel):
+            base.set_decoder(decoder)
+        elif base is not self:
+            self.model = decoder
+        else:
+            raise ValueError(f"{type(self).__name__} has no decoder module to replace")
+
     def get_position_embeddings(self):
         raise NotImplementedError(
             f"`get_position_embeddings` is not implemented for {self.__class__}`. You should try to overwrite it "
@@ -726,6 +753,8 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                 return key[len(prefix) + 1:] if key.startswith(prefix + ".") else None
             return key
 
+        if self._untie_pairs_the_checkpoint_holds({to_model_key(k) for k in checkpoint.keys}):
+            own = self.state_dict(keep_vars=True)
         found, unexpected, mismatched = set(), [], []
 
         def consume(shard):
@@ -762,6 +791,25 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         # sets, as HF v5 reports them
         return {"missing_keys": missing, "unexpected_keys": unexpected, "mismatched_keys": set(mismatched),
                 "error_msgs": []}
+
+    def _untie_pairs_the_checkpoint_holds(self, model_keys):
+        """Give each tied target its own Parameter when the checkpoint holds both it and its
+        source, so both load; `tie_weights` then re-ties the pair only if the values agree (a
+        model built tied, such as T5 whose config always ties, still loads Flan-T5's own
+        head). Returns whether anything was untied."""
+        untied = False
+        for target, source in self._tied_mapping().items():
+            if target not in model_keys or source not in model_keys:
+                continue
+            target_param = self.get_parameter(target)
+            if target_param is not self.get_parameter(source):
+                continue
+            parent_name, _, name = target.rpartition(".")
+            parent = self.get_submodule(parent_name) if parent_name else self
+            setattr(parent, name, nn.Parameter(target_param.detach().clone(),
+                                               requires_grad=target_param.requires_grad))
+            untied = True
+        return untied
 
     def _initialize_missing(self, missing):
         """Run _init_weights on modules owning a parameter the checkpoint did not provide.

@@ -1,6 +1,12 @@
 """`GenerationMixin.generate()`: greedy decoding, multinomial sampling, beam search and
 assisted decoding (`assistant_model=`, `prompt_lookup_num_tokens=`; see candidate_generator)
-for decoder-only models, with Hugging Face transformers v5's arguments, defaults and results.
+for decoder-only models, and greedy decoding, sampling and beam search for encoder-decoders,
+with Hugging Face transformers v5's arguments, defaults and results.
+
+An encoder-decoder's prompt goes through the encoder once (its output rides along in
+`encoder_outputs`, repeated per beam); the decoder starts from `decoder_start_token_id`
+(after any `decoder_input_ids` the caller gives) and caches its self-attention keys and the
+projected encoder output in an `EncoderDecoderCache`.
 
 The decoding loops follow HF v5 step for step (same processors in the same order, same beam
 bookkeeping), so a model that computes the same logits generates the same tokens and
@@ -18,7 +24,7 @@ from typing import Optional
 
 from ... import core
 from ...core.nn import functional as F
-from ..cache_utils import DynamicCache, StaticCache
+from ..cache_utils import DynamicCache, EncoderDecoderCache, StaticCache
 from ..utils.generic import ModelOutput
 from .candidate_generator import (
     AssistantVocabTranslatorCache, AssistedCandidateGenerator, AssistedCandidateGeneratorDifferentTokenizers,
@@ -250,7 +256,23 @@ class GenerationMixin:
                                       attention_mask=None, inputs_embeds=None, is_first_iteration=False, **kwargs):
         """The keyword arguments of one forward call: only the `next_sequence_length` newest
         tokens (all when None), their position ids, the cache and the 2-D attention mask;
-        `inputs_embeds` replace the ids on the first iteration only."""
+        `inputs_embeds` replace the ids on the first iteration only.
+
+        An encoder-decoder gets the ids as `decoder_input_ids`, `attention_mask` (the
+        encoder's padding) and everything else in kwargs (`encoder_outputs`,
+        `decoder_attention_mask`, ...) as they are."""
+        if self.config.is_encoder_decoder:
+            if next_sequence_length is not None:
+                input_ids = input_ids[:, -next_sequence_length:]
+            model_inputs = {"decoder_input_ids": input_ids}
+            if past_key_values is not None:
+                model_inputs["past_key_values"] = past_key_values
+            if attention_mask is not None:
+                model_inputs["attention_mask"] = attention_mask
+            for key, value in kwargs.items():
+                if key not in ("labels", "next_sequence_length", "decoder_input_ids"):
+                    model_inputs[key] = value
+            return model_inputs
         model_inputs = {}
         if inputs_embeds is not None and is_first_iteration:
             model_inputs["input_ids"] = None
@@ -279,8 +301,13 @@ class GenerationMixin:
         return model_inputs
 
     def _prepare_model_inputs(self, inputs, bos_token_id, model_kwargs):
-        """(the main input tensor, its name, the remaining model kwargs)."""
+        """(the main input tensor, its name, the remaining model kwargs). An encoder-decoder's
+        main input is its encoder's: `inputs_embeds` given instead of ids go to the encoder."""
         input_name = self.main_input_name
+        is_encoder_decoder = self.config.is_encoder_decoder
+        encoder = getattr(self, "encoder", None) if is_encoder_decoder else None
+        if encoder is not None and getattr(encoder, "main_input_name", input_name) != input_name:
+            input_name = encoder.main_input_name
         from_kwargs = model_kwargs.pop(input_name, None)
         if from_kwargs is not None and inputs is not None:
             raise ValueError(
@@ -292,6 +319,10 @@ class GenerationMixin:
         if input_name == "input_ids" and "inputs_embeds" in model_kwargs:
             if model_kwargs["inputs_embeds"] is None:
                 model_kwargs.pop("inputs_embeds")
+            elif is_encoder_decoder:
+                if inputs is not None:
+                    raise ValueError("You passed `inputs_embeds` and `input_ids` to `.generate()`. Please pick one.")
+                return model_kwargs.pop("inputs_embeds"), "inputs_embeds", model_kwargs
             else:
                 if "inputs_embeds" not in _parameters(self.prepare_inputs_for_generation):
                     raise ValueError(
@@ -305,9 +336,15 @@ class GenerationMixin:
         return inputs, input_name, model_kwargs
 
     def _maybe_initialize_input_ids_for_generation(self, inputs, bos_token_id, model_kwargs):
-        """Without a prompt: a (batch, 0) tensor next to inputs_embeds, else one BOS per row."""
+        """Without a prompt: a (batch, 0) tensor next to inputs_embeds, else one BOS per row;
+        for an encoder-decoder given `encoder_outputs`, placeholder ids of -100 in the
+        encoder's shape (they are never encoded)."""
         if inputs is not None:
             return inputs
+        encoder_outputs = model_kwargs.get("encoder_outputs")
+        if self.config.is_encoder_decoder and encoder_outputs is not None:
+            shape = tuple(encoder_outputs[0].shape[:-1])
+            return core.full(shape, -100, dtype=core.int64, device=self.device)
         batch_size = next((v.shape[0] for v in model_kwargs.values() if isinstance(v, core.Tensor)), 1)
         if "inputs_embeds" in model_kwargs:
             return core.ones((batch_size, 0), dtype=core.int64, device=model_kwargs["inputs_embeds"].device)
@@ -345,9 +382,58 @@ class GenerationMixin:
         return core.arange(inputs_tensor.shape[1] + past_length, dtype=core.int64,
                            device=inputs_tensor.device).unsqueeze(0)
 
+    def _prepare_encoder_decoder_kwargs_for_generation(self, inputs_tensor, model_kwargs, model_input_name,
+                                                       generation_config):
+        """Run the encoder once over the prompt and keep its output in
+        `model_kwargs["encoder_outputs"]`. It gets the model kwargs meant for it (none of the
+        decoder's, nor the cache's) and the attentions / hidden states generate() will return."""
+        encoder = self.get_encoder()
+        irrelevant_prefixes = ("decoder_", "cross_attn", "use_cache")
+        encoder_kwargs = {key: value for key, value in model_kwargs.items()
+                          if not key.startswith(irrelevant_prefixes)}
+        encoder_params = _parameters(encoder.forward)
+        if not encoder_params & {"kwargs", "model_kwargs"}:
+            encoder_kwargs = {key: value for key, value in encoder_kwargs.items() if key in encoder_params}
+        encoder_kwargs["output_attentions"] = generation_config.output_attentions
+        encoder_kwargs["output_hidden_states"] = generation_config.output_hidden_states
+        encoder_kwargs["return_dict"] = True
+        encoder_kwargs[model_input_name if model_input_name is not None else self.main_input_name] = inputs_tensor
+        model_kwargs["encoder_outputs"] = encoder(**encoder_kwargs)
+        return model_kwargs
+
+    def _prepare_decoder_input_ids_for_generation(self, batch_size, model_input_name, model_kwargs,
+                                                  decoder_start_token_id, device=None):
+        """(the decoder's first ids, model kwargs): `decoder_start_token_id` per row (a scalar,
+        or one id per row), followed by the caller's `decoder_input_ids` when they do not
+        already start with it (a given `decoder_attention_mask` then grows by one column)."""
+        if "decoder_input_ids" in model_kwargs:
+            decoder_input_ids = model_kwargs.pop("decoder_input_ids")
+        elif "input_ids" in model_kwargs and model_input_name != "input_ids":
+            decoder_input_ids = model_kwargs.pop("input_ids")
+        else:
+            decoder_input_ids = None
+        device = device if device is not None else self.device
+        if decoder_start_token_id.ndim == 1:
+            if decoder_start_token_id.shape[0] != batch_size:
+                raise ValueError(f"`decoder_start_token_id` expected to have length {batch_size} but got "
+                                 f"{decoder_start_token_id.shape[0]}")
+            start = decoder_start_token_id.view(-1, 1).to(device)
+        else:
+            start = core.full((batch_size, 1), int(decoder_start_token_id), dtype=core.int64, device=device)
+        if decoder_input_ids is None:
+            return start, model_kwargs
+        if bool((decoder_input_ids[:, 0] != start[:, 0]).all()):
+            decoder_input_ids = core.cat([start.to(decoder_input_ids.dtype), decoder_input_ids], dim=-1)
+            decoder_attention_mask = model_kwargs.get("decoder_attention_mask")
+            if decoder_attention_mask is not None:
+                model_kwargs["decoder_attention_mask"] = core.cat(
+                    [core.ones_like(decoder_attention_mask)[:, :1], decoder_attention_mask], dim=-1)
+        return decoder_input_ids, model_kwargs
+
     def _expand_inputs_for_generation(self, expand_size=1, is_encoder_decoder=False, input_ids=None,
                                       **model_kwargs):
-        """Repeat every row (ids and tensor kwargs) expand_size times: one row per beam/sample."""
+        """Repeat every row (ids and tensor kwargs, the encoder's output too) expand_size times:
+        one row per beam/sample."""
         if expand_size == 1:
             return input_ids, model_kwargs
         if input_ids is not None:
@@ -356,6 +442,13 @@ class GenerationMixin:
             if isinstance(value, core.Tensor):
                 batch_dim = 1 if key == "position_ids" and value.ndim == 3 else 0
                 model_kwargs[key] = value.repeat_interleave(expand_size, dim=batch_dim)
+        if is_encoder_decoder:
+            encoder_outputs = model_kwargs.get("encoder_outputs")
+            if encoder_outputs is None:
+                raise ValueError("If `is_encoder_decoder` is True, make sure that `encoder_outputs` is defined.")
+            for key, value in list(encoder_outputs.items()):
+                if isinstance(value, core.Tensor):
+                    encoder_outputs[key] = value.repeat_interleave(expand_size, dim=0)
         return input_ids, model_kwargs
 
     def _update_model_kwargs_for_generation(self, outputs, model_kwargs, is_encoder_decoder=False,
@@ -364,9 +457,18 @@ class GenerationMixin:
 
         With a padding mask, a new token's position is the number of attended tokens before it
         (HF's cumsum of the mask, so right padding is skipped too, and generating in two calls
-        through a cache gives the positions of one call); without one, positions count on."""
+        through a cache gives the positions of one call); without one, positions count on.
+        An encoder-decoder's `attention_mask` is the encoder's and stays; its
+        `decoder_attention_mask` grows instead."""
         if "past_key_values" in outputs:
             model_kwargs["past_key_values"] = outputs.past_key_values
+        if self.config.is_encoder_decoder:
+            decoder_attention_mask = model_kwargs.get("decoder_attention_mask")
+            if decoder_attention_mask is not None:
+                model_kwargs["decoder_attention_mask"] = core.cat(
+                    [decoder_attention_mask,
+                     decoder_attention_mask.new_ones((decoder_attention_mask.shape[0], num_new_tokens))], dim=-1)
+            return model_kwargs
         token_type_ids = model_kwargs.get("token_type_ids")
         if token_type_ids is not None:
             model_kwargs["token_type_ids"] = core.cat([token_type_ids, token_type_ids[:, -num_new_tokens:]], dim=-1)
@@ -440,8 +542,9 @@ class GenerationMixin:
 
     def _prepare_special_tokens(self, generation_config, kwargs_has_attention_mask=None, device=None,
                                 batch_size=None):
-        """Store bos/eos/pad ids as tensors on the config (`_eos_token_tensor` is always 1-D); an
-        unset pad id becomes the first EOS id."""
+        """Store bos/eos/pad (and decoder start) ids as tensors on the config
+        (`_eos_token_tensor` is always 1-D); an unset pad id becomes the first EOS id, an
+        unset decoder start id the BOS id."""
 
         def as_tensor(token):
             if token is None:
@@ -453,6 +556,12 @@ class GenerationMixin:
         bos = as_tensor(generation_config.bos_token_id)
         eos = as_tensor(generation_config.eos_token_id)
         pad = as_tensor(generation_config.pad_token_id)
+        decoder_start = as_tensor(generation_config.decoder_start_token_id)
+        if self.config.is_encoder_decoder:
+            decoder_start = decoder_start if decoder_start is not None else bos
+            if decoder_start is None:
+                raise ValueError(
+                    "`decoder_start_token_id` or `bos_token_id` has to be defined for encoder-decoder generation.")
         batched = batch_size is None or batch_size > 1
         if eos is not None and eos.ndim == 0:
             eos = eos.unsqueeze(0)
@@ -479,6 +588,7 @@ class GenerationMixin:
         generation_config._bos_token_tensor = bos
         generation_config._eos_token_tensor = eos
         generation_config._pad_token_tensor = pad
+        generation_config._decoder_start_token_tensor = decoder_start
 
     def _prepare_generated_length(self, generation_config, has_default_max_length, has_default_min_length,
                                   model_input_name, input_ids_length, inputs_tensor):
@@ -491,7 +601,7 @@ class GenerationMixin:
                 )
             generation_config.max_length = generation_config.max_new_tokens + input_ids_length
         elif (model_input_name == "inputs_embeds" and input_ids_length != inputs_tensor.shape[1]
-              and not has_default_max_length):
+              and not self.config.is_encoder_decoder and not has_default_max_length):
             generation_config.max_length -= inputs_tensor.shape[1]
         elif has_default_max_length:
             generation_config.max_length = generation_config.max_length + input_ids_length
@@ -505,7 +615,8 @@ class GenerationMixin:
                     f"{generation_config.min_length}) seem to have been set. `min_new_tokens` will take precedence."
                 )
             generation_config.min_length = generation_config.min_new_tokens + input_ids_length
-        elif model_input_name == "inputs_embeds" and input_ids_length != inputs_tensor.shape[1]:
+        elif (model_input_name == "inputs_embeds" and input_ids_length != inputs_tensor.shape[1]
+              and not self.config.is_encoder_decoder):
             generation_config.min_length = max(generation_config.min_length - inputs_tensor.shape[1], 0)
         return generation_config
 
@@ -570,6 +681,9 @@ class GenerationMixin:
             return
         implementation = generation_config.cache_implementation
         text_config = self.config.get_text_config(decoder=True)
+        if self.config.is_encoder_decoder and implementation in (None, "dynamic"):
+            # Layers appear as the decoder reaches them: its depth need not be the config's num_layers.
+            implementation = "dynamic_full"
         if implementation in STATIC_CACHE_IMPLEMENTATIONS:
             if generation_config.max_cache_len is not None:
                 max_cache_length = max(max_cache_length, generation_config.max_cache_len)
@@ -581,6 +695,9 @@ class GenerationMixin:
             model_kwargs["past_key_values"] = DynamicCache()
         else:
             raise NotImplementedError(f"cache_implementation={implementation!r} is not supported")
+        if self.config.is_encoder_decoder and not isinstance(model_kwargs["past_key_values"], EncoderDecoderCache):
+            # The cross-attention part fills once, with the projected encoder output.
+            model_kwargs["past_key_values"] = EncoderDecoderCache(model_kwargs["past_key_values"], DynamicCache())
 
     def _get_logits_processor(self, generation_config, input_ids_seq_length=None, encoder_input_ids=None,
                               prefix_allowed_tokens_fn=None, logits_processor=None, device=None, model_kwargs=None,
@@ -745,14 +862,14 @@ class GenerationMixin:
         (attention_mask, past_key_values, ...) go to the model. `tokenizer=` is needed for
         `stop_strings`. Returns the sequences (batch * num_return_sequences, length), or a
         `GenerateDecoderOnlyOutput`/`GenerateBeamDecoderOnlyOutput` with
-        `return_dict_in_generate=True`.
+        `return_dict_in_generate=True`. For an encoder-decoder, `inputs` is the encoder's input,
+        the sequences are the decoder's (starting with `decoder_start_token_id`) and the
+        dict outputs are `GenerateEncoderDecoderOutput`/`GenerateBeamEncoderDecoderOutput`.
         """
         if custom_generate is not None:
             raise NotImplementedError("generate(): `custom_generate` is not supported")
         if synced_gpus:
             raise NotImplementedError("generate(): `synced_gpus` is not supported")
-        if getattr(self.config, "is_encoder_decoder", False):
-            raise NotImplementedError("generate() supports decoder-only models")
         with core.no_grad():
             return self._generate(inputs, generation_config, logits_processor, stopping_criteria,
                                   prefix_allowed_tokens_fn, streamer, kwargs, assistant_model,
@@ -774,6 +891,12 @@ class GenerationMixin:
                                   and (model_defaults is None or model_defaults.min_length is None))
         generation_config, model_kwargs = self._prepare_generation_config(generation_config, **kwargs)
         mode = _generation_mode(generation_config, assistant_model)
+        is_encoder_decoder = self.config.is_encoder_decoder
+        if is_encoder_decoder and mode == "assisted":
+            raise NotImplementedError("assisted generation (assistant_model / prompt_lookup_num_tokens / "
+                                      "assistant_early_exit) is implemented for decoder-only models only")
+        if is_encoder_decoder and generation_config.token_healing:
+            raise ValueError("token healing re-tokenizes a decoder-only model's prompt; an encoder-decoder has none")
         if generation_config.prefill_chunk_size is not None:
             raise NotImplementedError("prefill_chunk_size is not supported")
         self._validate_model_kwargs(model_kwargs.copy())
@@ -782,6 +905,7 @@ class GenerationMixin:
                 "`streamer` cannot be used with beam search (yet!). Make sure that `num_beams` is set to 1.")
 
         accepts_attention_mask = _accepts(self.forward, "attention_mask")
+        requires_attention_mask = "encoder_outputs" not in model_kwargs
         kwargs_has_attention_mask = model_kwargs.get("attention_mask") is not None
         inputs_tensor, model_input_name, model_kwargs = self._prepare_model_inputs(
             inputs, generation_config.bos_token_id, model_kwargs)
@@ -798,7 +922,7 @@ class GenerationMixin:
                                      batch_size=batch_size)
 
         pad = generation_config._pad_token_tensor
-        if pad is not None and batch_size > 1 and inputs_tensor.ndim == 2:
+        if not is_encoder_decoder and pad is not None and batch_size > 1 and inputs_tensor.ndim == 2:
             attention_mask = model_kwargs.get("attention_mask")
             if attention_mask is not None and tuple(attention_mask.shape) == tuple(inputs_tensor.shape):
                 right_padded = bool((attention_mask[:, -1] == 0).any())
@@ -809,26 +933,35 @@ class GenerationMixin:
                     "A decoder-only architecture is being used, but right-padding was detected! For correct "
                     "generation results, please set `padding_side='left'` when initializing the tokenizer."
                 )
-        if model_input_name == "inputs_embeds":
+        if not is_encoder_decoder and model_input_name == "inputs_embeds":
             generation_config.use_cache = True
 
-        if not kwargs_has_attention_mask and accepts_attention_mask:
+        if not kwargs_has_attention_mask and requires_attention_mask and accepts_attention_mask:
             model_kwargs["attention_mask"] = self._prepare_attention_mask_for_generation(
                 inputs_tensor, generation_config, model_kwargs)
         elif kwargs_has_attention_mask and model_input_name == "input_ids" and model_kwargs["attention_mask"].ndim > 2:
             raise ValueError("`attention_mask` passed to `generate` must be 2D.")
-        if model_kwargs.get("position_ids") is None and _accepts(self.forward, "position_ids"):
-            model_kwargs["position_ids"] = self._prepare_position_ids_for_generation(inputs_tensor, model_kwargs)
-        # Without padding the mask carries no information: dropping it spares building one per step.
-        if accepts_attention_mask and model_kwargs.get("attention_mask") is not None \
-                and bool((model_kwargs["attention_mask"] == 1).all()):
-            generation_config._mask_length = model_kwargs["attention_mask"].shape[1]
-            model_kwargs["attention_mask"] = None
+        if not is_encoder_decoder:
+            if model_kwargs.get("position_ids") is None and _accepts(self.forward, "position_ids"):
+                model_kwargs["position_ids"] = self._prepare_position_ids_for_generation(inputs_tensor, model_kwargs)
+            # Without padding the mask carries no information: dropping it spares building one per step.
+            if accepts_attention_mask and model_kwargs.get("attention_mask") is not None \
+                    and bool((model_kwargs["attention_mask"] == 1).all()):
+                generation_config._mask_length = model_kwargs["attention_mask"].shape[1]
+                model_kwargs["attention_mask"] = None
 
-        input_ids = inputs_tensor if model_input_name == "input_ids" else model_kwargs.pop("input_ids")
+        if is_encoder_decoder:
+            if "encoder_outputs" not in model_kwargs:
+                model_kwargs = self._prepare_encoder_decoder_kwargs_for_generation(
+                    inputs_tensor, model_kwargs, model_input_name, generation_config)
+            input_ids, model_kwargs = self._prepare_decoder_input_ids_for_generation(
+                batch_size, model_input_name, model_kwargs, generation_config._decoder_start_token_tensor,
+                device=device)
+        else:
+            input_ids = inputs_tensor if model_input_name == "input_ids" else model_kwargs.pop("input_ids")
         input_ids, model_kwargs = self._expand_inputs_for_generation(
             expand_size=max(generation_config.num_beams, generation_config.num_return_sequences),
-            input_ids=input_ids, **model_kwargs)
+            is_encoder_decoder=is_encoder_decoder, input_ids=input_ids, **model_kwargs)
         if streamer is not None:
             streamer.put(input_ids.cpu())
 
@@ -841,7 +974,7 @@ class GenerationMixin:
         self._validate_generated_length(generation_config, input_ids_length, has_default_max_length)
 
         max_cache_length = generation_config.max_length - 1
-        if model_input_name == "inputs_embeds" and inputs_tensor.shape[1] != input_ids_length:
+        if not is_encoder_decoder and model_input_name == "inputs_embeds" and inputs_tensor.shape[1] != input_ids_length:
             max_cache_length += inputs_tensor.shape[1]
         self._prepare_cache_for_generation(generation_config, model_kwargs, batch_size, max_cache_length)
 
@@ -1063,7 +1196,9 @@ class GenerationMixin:
         cache = model_kwargs.get("past_key_values")
         if cache is not None:
             past_length = cache.get_seq_length()
-            if model_kwargs.get("inputs_embeds") is not None:
+            if self.config.is_encoder_decoder:
+                next_sequence_length = input_ids.shape[1] - past_length
+            elif model_kwargs.get("inputs_embeds") is not None:
                 next_sequence_length = model_kwargs["inputs_embeds"].shape[1] - past_length
             else:
                 attention_mask = model_kwargs.get("attention_mask")
@@ -1080,6 +1215,30 @@ class GenerationMixin:
         return self.prepare_inputs_for_generation(input_ids, next_sequence_length=next_sequence_length,
                                                   **model_kwargs)
 
+    def _step_outputs(self, outputs):
+        """(self-attentions, cross-attentions, hidden states) of one forward, the decoder's for an
+        encoder-decoder (cross-attentions None for a decoder-only model)."""
+        if self.config.is_encoder_decoder:
+            return outputs.decoder_attentions, outputs.cross_attentions, outputs.decoder_hidden_states
+        return outputs.attentions, None, outputs.hidden_states
+
+    def _generation_output(self, beam, generation_config, model_kwargs, attentions, cross_attentions,
+                           hidden_states, **fields):
+        """The `return_dict_in_generate` result: HF's decoder-only or encoder-decoder class (for
+        sampling or beam search), with the encoder's attentions and hidden states once."""
+        cache = model_kwargs.get("past_key_values")
+        if not self.config.is_encoder_decoder:
+            output_class = GenerateBeamDecoderOnlyOutput if beam else GenerateDecoderOnlyOutput
+            return output_class(attentions=attentions, hidden_states=hidden_states, past_key_values=cache, **fields)
+        encoder_outputs = model_kwargs["encoder_outputs"]
+        output_class = GenerateBeamEncoderDecoderOutput if beam else GenerateEncoderDecoderOutput
+        return output_class(
+            encoder_attentions=encoder_outputs.get("attentions") if generation_config.output_attentions else None,
+            encoder_hidden_states=(encoder_outputs.get("hidden_states") if generation_config.output_hidden_states
+                                   else None),
+            decoder_attentions=attentions, cross_attentions=cross_attentions, decoder_hidden_states=hidden_states,
+            past_key_values=cache, **fields)
+
     def _sample(self, input_ids, logits_processor, stopping_criteria, generation_config, streamer=None,
                 **model_kwargs):
         """Greedy decoding or multinomial sampling, one token per row per step."""
@@ -1091,6 +1250,7 @@ class GenerationMixin:
         scores = () if return_dict and output_scores else None
         raw_logits = () if return_dict and output_logits else None
         attentions = () if return_dict and output_attentions else None
+        cross_attentions = () if return_dict and output_attentions and self.config.is_encoder_decoder else None
         hidden_states = () if return_dict and output_hidden_states else None
         has_eos_criteria = any(hasattr(criterion, "eos_token_id") for criterion in stopping_criteria)
         if has_eos_criteria and pad_token_id is None:
@@ -1115,10 +1275,13 @@ class GenerationMixin:
                     scores += (next_token_scores,)
                 if output_logits:
                     raw_logits += (next_token_logits,)
+                step_attentions, step_cross_attentions, step_hidden_states = self._step_outputs(outputs)
                 if output_attentions:
-                    attentions += (outputs.attentions,)
+                    attentions += (step_attentions,)
+                    if cross_attentions is not None:
+                        cross_attentions += (step_cross_attentions,)
                 if output_hidden_states:
-                    hidden_states += (outputs.hidden_states,)
+                    hidden_states += (step_hidden_states,)
             if do_sample:
                 next_tokens = core.multinomial(F.softmax(next_token_scores, dim=-1), num_samples=1).squeeze(1)
             else:
@@ -1142,9 +1305,8 @@ class GenerationMixin:
             streamer.end()
         sequences = input_ids.clone()
         if return_dict:
-            return GenerateDecoderOnlyOutput(
-                sequences=sequences, scores=scores, logits=raw_logits, attentions=attentions,
-                hidden_states=hidden_states, past_key_values=model_kwargs.get("past_key_values"))
+            return self._generation_output(False, generation_config, model_kwargs, attentions, cross_attentions,
+                                           hidden_states, sequences=sequences, scores=scores, logits=raw_logits)
         return sequences
 
     # ------------------------------------------------------------------ beam search
@@ -1281,6 +1443,7 @@ class GenerationMixin:
         all_scores = () if return_dict and output_scores else None
         raw_logits = () if return_dict and output_logits else None
         attentions = () if return_dict and output_attentions else None
+        cross_attentions = () if return_dict and output_attentions and self.config.is_encoder_decoder else None
         hidden_states = () if return_dict and output_hidden_states else None
 
         # HF fills unused positions with pad, or the first EOS id when pad is 0/unset, or -1 without EOS.
@@ -1315,10 +1478,13 @@ class GenerationMixin:
                     raw_logits += (logits.clone(),)
                 if output_scores:
                     all_scores += (log_probs.clone(),)
+                step_attentions, step_cross_attentions, step_hidden_states = self._step_outputs(model_outputs)
                 if output_attentions:
-                    attentions += (model_outputs.attentions,)
+                    attentions += (step_attentions,)
+                    if cross_attentions is not None:
+                        cross_attentions += (step_cross_attentions,)
                 if output_hidden_states:
-                    hidden_states += (model_outputs.hidden_states,)
+                    hidden_states += (step_hidden_states,)
             del model_outputs
 
             log_probs = self._unflatten_beam_dim(log_probs, batch_size, num_beams)
@@ -1367,10 +1533,10 @@ class GenerationMixin:
         beam_indices = beam_indices[:, :max_generated_length].clone()
 
         if return_dict:
-            return GenerateBeamDecoderOnlyOutput(
+            return self._generation_output(
+                True, generation_config, model_kwargs, attentions, cross_attentions, hidden_states,
                 sequences=sequences, sequences_scores=beam_scores if output_scores else None, scores=all_scores,
-                logits=raw_logits, beam_indices=beam_indices, attentions=attentions, hidden_states=hidden_states,
-                past_key_values=model_kwargs.get("past_key_values"))
+                logits=raw_logits, beam_indices=beam_indices)
         return sequences
 
     # ------------------------------------------------------------------ analysis

@@ -17,11 +17,13 @@ CONFIG_MAPPING_NAMES = {
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),
+    "mt5": ("mt5", "MT5Config"),
     "olmo2": ("olmo2", "Olmo2Config"),
     "qwen2": ("qwen2", "Qwen2Config"),
     "qwen3": ("qwen3", "Qwen3Config"),
     "roberta": ("roberta", "RobertaConfig"),
     "starcoder2": ("starcoder2", "Starcoder2Config"),
+    "t5": ("t5", "T5Config"),
     "xlm-roberta": ("xlm_roberta", "XLMRobertaConfig"),
 }
 

@@ -20,6 +20,8 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("starcoder2", "Starcoder2Model"),
     ("olmo2", "Olmo2Model"),
     ("gemma", "GemmaModel"),
+    ("t5", "T5Model"),
+    ("mt5", "MT5Model"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForPreTraining"),
@@ -30,6 +32,8 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     # HF's name for an architecture mindnlp does not implement: generic code (HF's test mixin)
     # looks this entry up by model type; the lazy mapping resolves no class for it.
     ("hiera", "HieraForPreTraining"),
+    ("t5", "T5ForConditionalGeneration"),
+    ("mt5", "MT5ForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForMaskedLM"),
@@ -62,6 +66,8 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("qwen3", "Qwen3ForSequenceClassification"),
     ("starcoder2", "Starcoder2ForSequenceClassification"),
     ("gemma", "GemmaForSequenceClassification"),
+    ("t5", "T5ForSequenceClassification"),
+    ("mt5", "MT5ForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForTokenClassification"),
@@ -75,6 +81,8 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("qwen3", "Qwen3ForTokenClassification"),
     ("starcoder2", "Starcoder2ForTokenClassification"),
     ("gemma", "GemmaForTokenClassification"),
+    ("t5", "T5ForTokenClassification"),
+    ("mt5", "MT5ForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForQuestionAnswering"),
@@ -86,6 +94,8 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("mistral", "MistralForQuestionAnswering"),
     ("qwen2", "Qwen2ForQuestionAnswering"),
     ("qwen3", "Qwen3ForQuestionAnswering"),
+    ("t5", "T5ForQuestionAnswering"),
+    ("mt5", "MT5ForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForMultipleChoice"),
@@ -98,10 +108,15 @@ MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES = OrderedDict([
 ])
 
 
+MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
+    ("t5", "T5ForConditionalGeneration"),
+    ("mt5", "MT5ForConditionalGeneration"),
+])
+
+
 # Tasks of Hugging Face's mappings that no architecture of mindnlp serves yet: the names exist so
 # that code asking "is this class an image classifier?" gets HF's answer for mindnlp's models (no),
 # and the Auto classes over them say that the task has no model.
-MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES = OrderedDict()

@@ -17,6 +17,7 @@ from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 from ..llama.tokenization_llama_fast import LlamaTokenizerFast
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
+from ..t5.tokenization_t5_fast import T5TokenizerFast
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
 TOKENIZER_MAPPING = {
@@ -30,13 +31,15 @@ TOKENIZER_MAPPING = {
     "qwen2": Qwen2TokenizerFast,
     "qwen3": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
+    "t5": T5TokenizerFast,
+    "mt5": T5TokenizerFast,
 }
 
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
     for cls in (BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
-                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast)
+                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast
