@@ -40,6 +40,18 @@ def test_ddp_training_equals_one_process_on_the_full_batch(nproc, mode):
     assert result["unused_grad_is_none"] == (mode == "unused")
 
 
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_zero_redundancy_optimizer_equals_plain_adamw(nproc):
+    job = launch(nproc, "zero_worker.py")
+    assert job.returncode == 0, job.stderr
+    result = json.loads(job.stdout.strip().splitlines()[-1])
+    assert result["weight_diff"] < 1e-5 and result["state_diff"] < 1e-6
+    assert sum(result["owned"]) == result["total"] and max(result["owned"]) < result["total"]  # really sharded
+    assert result["lr"] == result["ref_lr"]  # the schedule's learning rate is part of the state
+    assert sum(count for _, count, _ in result["resumed"]) == 6  # every parameter's state, on its owner only
+    assert all(diff == 0 and lr == result["lr"] for diff, _, lr in result["resumed"])
+
+
 def test_ddp_names_parameters_that_got_no_gradient():
     job = launch(2, "ddp_worker.py", "unused_without_flag")
     assert job.returncode != 0
