@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from mindnlp.core.utils.data import DistributedSampler
@@ -133,3 +134,34 @@ def test_mindnlp_run_command(tmp_path, capfd):
     assert cli.main(["run", "--nproc-per-node", "2", str(script)]) == 0
     assert cli.main(["run", "--nproc-per-node", "0", str(script)]) != 0
     assert "--nproc-per-node must be at least 1" in capfd.readouterr().err
+
+
+def _trainer_run(nproc, output, per_device, *resume):
+    worker = os.path.join(HERE, "trainer_worker.py")
+    if nproc == 1:
+        job = subprocess.run([sys.executable, worker, str(output), str(per_device), "4", *resume],
+                             capture_output=True, text=True, timeout=TIMEOUT)
+    else:
+        job = launch(nproc, "trainer_worker.py", str(output), str(per_device), "4", *resume)
+    assert job.returncode == 0, job.stderr[-3000:]
+    weights = np.load(output / "result.npz")
+    return {k: weights[k] for k in weights.files}, json.loads((output / "result.json").read_text())
+
+
+def test_trainer_on_two_processes_equals_one_with_the_doubled_batch(tmp_path):
+    single, single_log = _trainer_run(1, tmp_path / "one", 8)
+    double, double_log = _trainer_run(2, tmp_path / "two", 4)
+    assert double_log["world_size"] == 2 and single_log["world_size"] == 1
+    assert max(float(np.abs(single[k] - double[k]).max()) for k in single) < 1e-5
+    # logged training losses are averaged over the processes; evaluation is sharded and gathered
+    for ours, theirs in zip(double_log["log_history"], single_log["log_history"]):
+        for key in ("loss", "eval_loss", "grad_norm", "train_loss"):
+            if key in theirs:
+                assert abs(ours[key] - theirs[key]) < 1e-5, (key, ours, theirs)
+    # one process wrote the checkpoint; each wrote its own RNG state
+    assert "rng_state_0.pth" in double_log["files"] and "rng_state_1.pth" in double_log["files"]
+    assert "model.safetensors" in double_log["files"] and "optimizer.pt" in double_log["files"]
+
+    # resuming the two-process job from its step-2 checkpoint ends where the uninterrupted run did
+    resumed, _ = _trainer_run(2, tmp_path / "resumed", 4, "--resume", str(tmp_path / "two" / "checkpoint-2"))
+    assert max(float(np.abs(resumed[k] - double[k]).max()) for k in double) == 0
