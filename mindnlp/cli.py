@@ -392,6 +392,25 @@ def cmd_env(args):
     return 0
 
 
+def _add_run(commands):
+    from . import launch as launcher
+
+    p = commands.add_parser("run", help="start a data-parallel job: N processes of a script, over MPI (as torchrun)",
+                            description=launcher.__doc__.split("\n\n")[0])
+    launcher.add_arguments(p)
+    p.set_defaults(run=cmd_run)
+
+
+def cmd_run(args):
+    from . import launch as launcher
+
+    try:
+        return launcher.launch(args.nproc_per_node, args.script, args.script_args, args.hostfile, args.module)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"mindnlp run: {err}", file=sys.stderr)
+        return EXIT_USAGE
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="mindnlp",
@@ -403,6 +422,7 @@ def build_parser():
     _add_generate(commands)
     _add_embed(commands)
     _add_env(commands)
+    _add_run(commands)
     return parser
 
 

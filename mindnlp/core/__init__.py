@@ -17,7 +17,7 @@ from .ops import abs, all, any, max, min, pow, range_, round, sum  # noqa: A004
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed,
                      multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                      set_rng_state)
-from . import autograd, backends, cuda, func  # noqa: E402
+from . import autograd, backends, cuda, distributed, func  # noqa: E402
 from .backends.cpu_threads import get_num_threads, set_num_threads  # noqa: E402
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402

@@ -294,6 +294,17 @@ class Tensor:
             hooks.append(hook)
         return _RemovableHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) on a leaf right after backward has accumulated its gradient into
+        `.grad` (while the rest of backward may still be running)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        hooks = self.__dict__.setdefault("_post_accumulate_grad_hooks", [])
+        hooks.append(hook)
+        return _RemovableHandle(hooks, hook)
+
     @property
     def data(self):
         return _wrap(self._data)

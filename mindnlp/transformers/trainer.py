@@ -27,14 +27,16 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import core
+from ..core import distributed as dist
 from ..core import nn
+from ..core.nn.parallel import DistributedDataParallel
 from ..core.utils.data import BatchSampler, DataLoader, IterableDataset, Sampler, SequentialSampler
 from .data.data_collator import DataCollatorWithPadding, default_data_collator
 from .models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 from .optimization import Adafactor, get_scheduler
 from .trainer_callback import (CallbackHandler, DefaultFlowCallback, ExportableState, PrinterCallback,
                                ProgressCallback, TrainerControl, TrainerState)
-from .trainer_pt_utils import LabelSmoother
+from .trainer_pt_utils import LabelSmoother, ShardedBatchSampler
 from .trainer_utils import (PREFIX_CHECKPOINT_DIR, EpochSeededRandomSampler, EvalLoopOutput, EvalPrediction,
                             PredictionOutput, SaveStrategy, SkipBatchSampler, TrainOutput,
                             denumpify_detensorize, get_last_checkpoint, has_length, rotate_checkpoints,
@@ -100,6 +102,25 @@ def get_parameter_names(model, forbidden_layer_types, forbidden_name_patterns=()
                 result.append(full)
     result += [k for k in model._parameters if not any(p.search(k.lower()) for p in patterns)]
     return result
+
+
+def _gather_batches(*per_batch_lists):
+    """Every process's per-batch results, in the order of the unsharded batches (batch i of rank r
+    was global batch i * world_size + r)."""
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, per_batch_lists)
+    merged = []
+    for kind in range(len(per_batch_lists)):
+        ranks = [part[kind] for part in gathered]
+        merged.append([r[i] for i in range(max(map(len, ranks))) for r in ranks if i < len(r)])
+    return merged
+
+
+def _all_reduce_scalar(value, op):
+    """A Python number reduced over the processes of the data-parallel job."""
+    tensor = core.tensor([float(value)], dtype=core.float64)
+    dist.all_reduce(tensor, op=op)
+    return tensor.item()
 
 
 class LengthGroupedSampler(Sampler):
@@ -293,10 +314,16 @@ class Trainer:
         return [cb for cb in self.callback_handler.callbacks + [self.control] if isinstance(cb, ExportableState)]
 
     def is_local_process_zero(self):
-        return True
+        return self.args.local_process_index == 0
 
     def is_world_process_zero(self):
-        return True
+        return self.args.process_index == 0
+
+    def _shard(self, batch_sampler):
+        """This process's share of the batches in a data-parallel job (all of them otherwise)."""
+        if self.args.world_size == 1:
+            return batch_sampler
+        return ShardedBatchSampler(batch_sampler, self.args.world_size, self.args.process_index)
 
     def call_model_init(self, trial=None):
         parameters = len(inspect.signature(self.model_init).parameters)
@@ -369,16 +396,20 @@ class Trainer:
                               num_workers=self.args.dataloader_num_workers, drop_last=self.args.dataloader_drop_last)
         batch_sampler = BatchSampler(self._get_train_sampler(dataset), self.args.train_batch_size,
                                      self.args.dataloader_drop_last)
-        return DataLoader(dataset, batch_sampler=batch_sampler, collate_fn=collator,
+        return DataLoader(dataset, batch_sampler=self._shard(batch_sampler), collate_fn=collator,
                           num_workers=self.args.dataloader_num_workers)
 
     def _get_inference_dataloader(self, dataset, description):
         if _is_datasets_dataset(dataset):
             dataset = self._remove_unused_columns(dataset, description)
         collator = self._collator_for(dataset, description)
-        sampler = None if isinstance(dataset, IterableDataset) else SequentialSampler(dataset)
-        return DataLoader(dataset, batch_size=self.args.eval_batch_size, sampler=sampler, collate_fn=collator,
-                          num_workers=self.args.dataloader_num_workers, drop_last=self.args.dataloader_drop_last)
+        if isinstance(dataset, IterableDataset):
+            return DataLoader(dataset, batch_size=self.args.eval_batch_size, collate_fn=collator,
+                              num_workers=self.args.dataloader_num_workers, drop_last=self.args.dataloader_drop_last)
+        batch_sampler = BatchSampler(SequentialSampler(dataset), self.args.eval_batch_size,
+                                     self.args.dataloader_drop_last)
+        return DataLoader(dataset, batch_sampler=self._shard(batch_sampler), collate_fn=collator,
+                          num_workers=self.args.dataloader_num_workers)
 
     def get_eval_dataloader(self, eval_dataset=None):
         if eval_dataset is None and self.eval_dataset is None:
@@ -545,6 +576,7 @@ class Trainer:
         self.create_scheduler(num_training_steps=max_steps)
         if resume_from_checkpoint is not None:
             self._load_optimizer_and_scheduler(resume_from_checkpoint)
+        self.model_wrapped = self._wrap_model(self.model)
         for name in ("model", "optimizer", "lr_scheduler"):
             setattr(self.callback_handler, name, getattr(self, name))
         self.callback_handler.train_dataloader = train_dataloader
@@ -573,6 +605,18 @@ class Trainer:
             if self.control.should_training_stop:
                 break
         return self._finalize_training(num_train_samples, start_time)
+
+    def _wrap_model(self, model):
+        """DistributedDataParallel around the model in a data-parallel job (the model itself otherwise)."""
+        args = self.args
+        if args.world_size == 1:
+            return model
+        if isinstance(self.model_wrapped, DistributedDataParallel) and self.model_wrapped.module is model:
+            return self.model_wrapped
+        return DistributedDataParallel(
+            model, find_unused_parameters=bool(args.ddp_find_unused_parameters),
+            bucket_cap_mb=args.ddp_bucket_cap_mb or 25,
+            broadcast_buffers=True if args.ddp_broadcast_buffers is None else args.ddp_broadcast_buffers)
 
     def _epoch_iterator(self, dataloader, epoch, batches_to_skip):
         """Batches of one epoch: the sampler set to the epoch, the consumed batches skipped (by index
@@ -612,7 +656,11 @@ class Trainer:
                 do_sync_step = (step + 1) % accumulation == 0 or (step + 1) == batches_per_epoch
                 if step % accumulation == 0:
                     self.control = self.callback_handler.on_step_begin(args, self.state, self.control)
-                loss_step = self.training_step(self.model, inputs, num_items_in_batch)
+                # in a data-parallel job only the step's last micro-batch reduces gradients
+                no_sync = self.model_wrapped.no_sync if not do_sync_step and \
+                    isinstance(self.model_wrapped, DistributedDataParallel) else contextlib.nullcontext
+                with no_sync():
+                    loss_step = self.training_step(self.model_wrapped, inputs, num_items_in_batch)
                 loss_value = float(loss_step.item())
                 if args.logging_nan_inf_filter and not math.isfinite(loss_value):
                     self._tr_loss += self._tr_loss / (1 + self.state.global_step - self._globalstep_last_logged)
@@ -653,7 +701,11 @@ class Trainer:
                 batch_samples.append(next(epoch_iterator))
             except StopIteration:
                 break
-        return batch_samples, self._get_num_items_in_batch(batch_samples)
+        num_items = self._get_num_items_in_batch(batch_samples)
+        if num_items is not None and self.args.world_size > 1 and self.args.average_tokens_across_devices:
+            # the loss is normalised over the label tokens of the whole job's step
+            num_items = int(_all_reduce_scalar(num_items, dist.ReduceOp.SUM))
+        return batch_samples, num_items
 
     def _get_num_items_in_batch(self, batch_samples):
         """Label tokens != -100 over all micro-batches of one optimizer step (shifted for causal LMs),
@@ -735,6 +787,9 @@ class Trainer:
             self.compute_loss_func is not None
         if not scaled_for_accumulation:
             loss = loss / self.current_gradient_accumulation_steps
+        elif num_items_in_batch is not None and self.args.world_size > 1 and self.args.average_tokens_across_devices:
+            # normalised by the job's token count, while DDP averages over processes
+            loss = loss * self.args.world_size
         if self.scaler is not None:
             self.scaler.scale(loss).backward()
         else:
@@ -772,11 +827,12 @@ class Trainer:
     def _maybe_log_save_evaluate(self, grad_norm, learning_rate, ignore_keys_for_eval, start_time):
         if self.control.should_log and self.state.global_step > self._globalstep_last_logged:
             steps = self.state.global_step - self._globalstep_last_logged
-            logs = {"loss": self._tr_loss / steps}
+            tr_loss = self._job_tr_loss()
+            logs = {"loss": tr_loss / steps}
             if grad_norm is not None:
                 logs["grad_norm"] = grad_norm
             logs["learning_rate"] = learning_rate if learning_rate is not None else self._get_learning_rate()
-            self._total_loss_scalar += self._tr_loss
+            self._total_loss_scalar += tr_loss
             self._tr_loss = 0.0
             self._globalstep_last_logged = self.state.global_step
             self.log(logs, start_time)
@@ -827,9 +883,15 @@ class Trainer:
         self.state.log_history.append({**logs, "step": self.state.global_step})
         self.control = self.callback_handler.on_log(self.args, self.state, self.control, logs)
 
+    def _job_tr_loss(self):
+        """The loss summed since the last log, averaged over the processes of a data-parallel job."""
+        if self.args.world_size == 1:
+            return self._tr_loss
+        return _all_reduce_scalar(self._tr_loss, dist.ReduceOp.AVG)
+
     def _finalize_training(self, num_train_samples, start_time):
         steps_trained = self.state.global_step - self._initial_global_step
-        self._total_loss_scalar += self._tr_loss
+        self._total_loss_scalar += self._job_tr_loss()
         self._tr_loss = 0.0
         train_loss = self._total_loss_scalar / max(steps_trained, 0.001)
         metrics = speed_metrics("train", start_time,
@@ -840,13 +902,14 @@ class Trainer:
         self.log(metrics)
         if self.args.load_best_model_at_end and self.state.best_model_checkpoint is not None:
             self._load_best_model()
-        if self.state.best_model_checkpoint is not None and self.args.save_total_limit == 1:
+        if self.state.best_model_checkpoint is not None and self.args.save_total_limit == 1 and self.args.should_save:
             best = os.path.abspath(self.state.best_model_checkpoint)
             for checkpoint in sorted_checkpoints(self.args.output_dir):
                 if os.path.abspath(checkpoint) != best:
                     shutil.rmtree(checkpoint, ignore_errors=True)
         self.control = self.callback_handler.on_train_end(self.args, self.state, self.control)
-        self.save_loss_curve()
+        if self.args.should_save:
+            self.save_loss_curve()
         self.is_in_train = False
         return TrainOutput(self.state.global_step, train_loss, metrics)
 
@@ -940,10 +1003,14 @@ class Trainer:
             if batch_labels is not None:
                 labels.append(_nested_numpy(batch_labels))
             self.control = self.callback_handler.on_prediction_step(args, self.state, self.control)
+        num_samples = len(dataloader.dataset) if has_length(dataloader.dataset) else observed
+        if isinstance(dataloader.batch_sampler, ShardedBatchSampler):
+            # every process's batches in the unsharded order, less those repeated to even them out
+            batches = len(dataloader.batch_sampler.batch_sampler)
+            losses, predictions, labels = (merged[:batches] for merged in _gather_batches(losses, predictions, labels))
         all_losses = np.concatenate(losses) if losses else None
         all_preds = _concat_padded(predictions) if predictions else None
         all_labels = _concat_padded(labels) if labels else None
-        num_samples = len(dataloader.dataset) if has_length(dataloader.dataset) else observed
         if self.compute_metrics is not None and all_preds is not None and all_labels is not None:
             metrics = self.compute_metrics(EvalPrediction(predictions=all_preds, label_ids=all_labels))
         else:
@@ -1005,6 +1072,8 @@ class Trainer:
         """Write the model (weights via save_pretrained, only the adapter for PEFT models), the
         processing class and training_args.json to output_dir."""
         output_dir = self.args.output_dir if output_dir is None else output_dir
+        if not self.args.should_save:  # one process of a data-parallel job writes for all
+            return
         os.makedirs(output_dir, exist_ok=True)
         if hasattr(self.model, "save_pretrained"):
             self.model.save_pretrained(output_dir)
@@ -1022,6 +1091,8 @@ class Trainer:
             file.write(self.args.to_json_string() + "\n")
 
     def _save_checkpoint(self):
+        """Write a checkpoint. In a data-parallel job the first process writes the model, optimizer and
+        state (identical on every rank), each process its own RNG state, and all wait for the writes."""
         run_dir = self.args.output_dir
         output_dir = os.path.join(run_dir, f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
         self.save_model(output_dir, _internal_call=True)
@@ -1030,10 +1101,12 @@ class Trainer:
             if os.path.exists(best_dir):
                 self.state.best_model_checkpoint = best_dir
         if not self.args.save_only_model:
-            core.save(self.optimizer.state_dict(), os.path.join(output_dir, OPTIMIZER_NAME))
-            core.save(self.lr_scheduler.state_dict(), os.path.join(output_dir, SCHEDULER_NAME))
-            if self.scaler is not None:
-                core.save(self.scaler.state_dict(), os.path.join(output_dir, SCALER_NAME))
+            if self.args.should_save:
+                core.save(self.optimizer.state_dict(), os.path.join(output_dir, OPTIMIZER_NAME))
+                core.save(self.lr_scheduler.state_dict(), os.path.join(output_dir, SCHEDULER_NAME))
+                if self.scaler is not None:
+                    core.save(self.scaler.state_dict(), os.path.join(output_dir, SCALER_NAME))
+            os.makedirs(output_dir, exist_ok=True)
             self._save_rng_state(output_dir)
         for callback in self._stateful_callbacks():
             name = type(callback).__name__
@@ -1041,11 +1114,19 @@ class Trainer:
                 self.state.stateful_callbacks[name].append(callback.state())
             else:
                 self.state.stateful_callbacks[name] = callback.state()
-        self.state.save_to_json(os.path.join(output_dir, TRAINER_STATE_NAME))
-        rotate_checkpoints(run_dir, self.args.save_total_limit, self.state.best_model_checkpoint)
+        if self.args.should_save:
+            self.state.save_to_json(os.path.join(output_dir, TRAINER_STATE_NAME))
+            rotate_checkpoints(run_dir, self.args.save_total_limit, self.state.best_model_checkpoint)
+        if self.args.world_size > 1:
+            dist.barrier()
 
-    @staticmethod
-    def _save_rng_state(output_dir):
+    def _rng_state_name(self):
+        """rng_state.pth, or one file per process in a data-parallel job (HF's rng_state_<rank>.pth)."""
+        if self.args.world_size == 1:
+            return RNG_STATE_NAME
+        return f"rng_state_{self.args.process_index}.pth"
+
+    def _save_rng_state(self, output_dir):
         """Python's, NumPy's and the core generator's states, in torch's rng_state.pth layout."""
         numpy_state = np.random.get_state()
         states = {
@@ -1054,11 +1135,10 @@ class Trainer:
                 int(x) if i < 2 else float(x) for i, x in enumerate(numpy_state[2:])),
             "cpu": core.get_rng_state(),
         }
-        core.save(states, os.path.join(output_dir, RNG_STATE_NAME))
+        core.save(states, os.path.join(output_dir, self._rng_state_name()))
 
-    @staticmethod
-    def _load_rng_state(checkpoint):
-        path = os.path.join(checkpoint, RNG_STATE_NAME)
+    def _load_rng_state(self, checkpoint):
+        path = os.path.join(checkpoint, self._rng_state_name())
         if not os.path.isfile(path):
             logger.info("Didn't find an RNG file, reproducibility of the resumed run is not guaranteed.")
             return

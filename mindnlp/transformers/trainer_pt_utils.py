@@ -50,3 +50,35 @@ class LabelSmoother:
         nll_loss = nll_loss.sum() / denominator
         smoothed_loss = smoothed_loss.sum() / (denominator * log_probs.shape[-1])
         return (1 - self.epsilon) * nll_loss + self.epsilon * smoothed_loss
+
+
+class ShardedBatchSampler:
+    """This process's batches in a data-parallel job: of each run of `num_processes` consecutive
+    batches, the `process_index`-th (accelerate's BatchSamplerShard). The batches of one step, over
+    all ranks, are then exactly what one process with num_processes times the batch size draws.
+    An incomplete last run is completed with the epoch's first batches, as accelerate's
+    even_batches does, so that every rank takes the same number of steps."""
+
+    def __init__(self, batch_sampler, num_processes, process_index):
+        self.batch_sampler = batch_sampler
+        self.num_processes = num_processes
+        self.process_index = process_index
+
+    @property
+    def sampler(self):
+        return getattr(self.batch_sampler, "sampler", None)
+
+    @property
+    def batch_size(self):
+        return getattr(self.batch_sampler, "batch_size", None)
+
+    def __len__(self):
+        return -(-len(self.batch_sampler) // self.num_processes)
+
+    def __iter__(self):
+        batches = list(self.batch_sampler)
+        if not batches:
+            return iter(())
+        short = -len(batches) % self.num_processes
+        batches += (batches * (short // len(batches) + 1))[:short]
+        return iter(batches[self.process_index::self.num_processes])

@@ -36,6 +36,19 @@ class OptimizerNames(ExplicitEnum):
 ADAMW_NAMES = (OptimizerNames.ADAMW_TORCH, OptimizerNames.ADAMW_TORCH_FUSED, OptimizerNames.ADAMW_HF)
 
 
+def _distributed_context():
+    """(rank, world size, local rank). A process started by `mindnlp run` (WORLD_SIZE above 1)
+    joins the job's process group on first use, as HF's TrainingArguments sets up distributed
+    training when a launcher started it."""
+    from ..core import distributed as dist
+
+    if not dist.is_initialized():
+        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+            return 0, 1, 0
+        dist.init_process_group("mpi")
+    return dist.get_rank(), dist.get_world_size(), int(os.environ.get("LOCAL_RANK", dist.get_rank()))
+
+
 @dataclass
 class TrainingArguments:
     """Hyper-parameters and switches of a `Trainer` run (HF's `TrainingArguments`)."""
@@ -74,8 +87,15 @@ class TrainingArguments:
     save_steps: float = 500
     save_total_limit: int = None
     save_only_model: bool = False
+    save_on_each_node: bool = False
+    log_on_each_node: bool = True
     seed: int = 42
     data_seed: int = None
+    # data-parallel training (a job started by `mindnlp run --nproc-per-node N`)
+    ddp_find_unused_parameters: bool = None
+    ddp_bucket_cap_mb: int = None
+    ddp_broadcast_buffers: bool = None
+    average_tokens_across_devices: bool = True
     use_cpu: bool = False
     fp16: bool = False
     bf16: bool = False
@@ -200,7 +220,7 @@ class TrainingArguments:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
 
-    # --- derived values (single process: one device, world size 1) ---
+    # --- derived values: one device per process; several processes when launched data-parallel ---
     @property
     def train_batch_size(self):
         return self.per_device_train_batch_size
@@ -222,19 +242,29 @@ class TrainingArguments:
 
     @property
     def world_size(self):
-        return 1
+        return _distributed_context()[1]
 
     @property
     def process_index(self):
-        return 0
+        return _distributed_context()[0]
+
+    @property
+    def local_process_index(self):
+        return _distributed_context()[2]
+
+    @property
+    def parallel_mode(self):
+        return "distributed" if self.world_size > 1 else "not_parallel"
 
     @property
     def should_save(self):
-        return True
+        """Whether this process writes checkpoints: the first process (of each node with save_on_each_node)."""
+        return (self.local_process_index if self.save_on_each_node else self.process_index) == 0
 
     @property
     def should_log(self):
-        return True
+        """Whether this process logs: the first of each node (log_on_each_node), or of the job."""
+        return (self.local_process_index if self.log_on_each_node else self.process_index) == 0
 
     def get_warmup_steps(self, num_training_steps):
         """warmup_steps as a count, or as a share of num_training_steps when below 1."""

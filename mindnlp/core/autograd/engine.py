@@ -2,30 +2,48 @@
 
 Each node runs once, after every node that feeds it a gradient has run, with the summed
 gradient of each of its outputs. Gradients are reduced to each input's shape (undoing
-broadcasting) and dtype before they move on. Leaf gradients are summed over the whole
-pass, then passed through the leaf's hooks and accumulated into `.grad`, or captured and
-returned by `autograd.grad`.
+broadcasting) and dtype before they move on. A leaf's gradient is final as soon as every
+edge that points at it has delivered (or been passed over): it then goes through the leaf's
+hooks and is accumulated into `.grad` (or captured for `autograd.grad`), and the leaf's
+post-accumulate hooks run at once, while the rest of the graph is still being walked. That
+is what lets data-parallel training start reducing early gradients during backward.
+Callbacks queued with `queue_callback` during a backward pass run when it ends.
 """
 from . import grad_mode
 from .function import Node
 
 
 def _collect_dependencies(root_nodes):
-    """How many edges from reachable nodes point at each node (iterative: graphs are deep)."""
-    deps = {}
+    """How many edges from reachable nodes point at each node and at each leaf (by id)
+    (iterative: graphs are deep)."""
+    deps, leaf_deps = {}, {}
     seen = set(root_nodes)
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
         for edge in node.next_functions:
-            if edge is None or not isinstance(edge[0], Node):
+            if edge is None:
                 continue
             target = edge[0]
+            if not isinstance(target, Node):
+                leaf_deps[id(target)] = leaf_deps.get(id(target), 0) + 1
+                continue
             deps[target] = deps.get(target, 0) + 1
             if target not in seen:
                 seen.add(target)
                 stack.append(target)
-    return deps
+    return deps, leaf_deps
+
+
+_callback_stack = []  # one list of queued callbacks per backward pass in progress
+
+
+def queue_callback(callback):
+    """Run `callback()` when the backward pass in progress ends (after every gradient is
+    accumulated), as torch's `Variable._execution_engine.queue_callback`."""
+    if not _callback_stack:
+        raise RuntimeError("queue_callback can only be called during a backward pass")
+    _callback_stack[-1].append(callback)
 
 
 def _reduce_to(grad, meta):
@@ -93,37 +111,64 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     root_nodes = list({id(e[0]): e[0] for e, _ in roots if isinstance(e[0], Node)}.values())
-    deps = _collect_dependencies(root_nodes)
+    deps, leaf_deps = _collect_dependencies(root_nodes)
+    for edge, _ in roots:
+        if not isinstance(edge[0], Node):
+            leaf_deps[id(edge[0])] = leaf_deps.get(id(edge[0]), 0) + 1
     buffers = {}
     leaf_grads = {}
 
+    def finish_leaf(leaf, grad):
+        if leaf._hooks:
+            grad = _apply_hooks(leaf._hooks, grad)
+        if inputs is not None and id(leaf) in wanted_leaves:
+            captured[wanted_leaves[id(leaf)]] = grad
+        if accumulate and (inputs is None or id(leaf) in wanted_leaves):
+            if not create_graph:
+                grad = grad.detach()
+            leaf.grad = grad if leaf.grad is None else leaf.grad + grad
+            for hook in leaf.__dict__.get("_post_accumulate_grad_hooks", ()):
+                hook(leaf)
+
     def deliver(edge, grad):
+        """Hand `grad` (None: this edge carries nothing) to a node's buffer or a leaf."""
         target, nr = edge
         if isinstance(target, Node):
+            if grad is None:
+                return
             buf = buffers.get(target)
             if buf is None:
                 buf = buffers[target] = [None] * target._n_outputs
             buf[nr] = grad if buf[nr] is None else buf[nr] + grad
-        else:
-            entry = leaf_grads.get(id(target))
+            return
+        key = id(target)
+        if grad is not None:
+            entry = leaf_grads.get(key)
             if entry is None:
-                leaf_grads[id(target)] = [target, grad]
+                leaf_grads[key] = [target, grad]
             else:
                 entry[1] = entry[1] + grad
-
-    for edge, g in roots:
-        deliver(edge, g)
-    ready = [n for n in root_nodes if deps.get(n, 0) == 0]
+        leaf_deps[key] -= 1
+        if leaf_deps[key] == 0 and key in leaf_grads:
+            finish_leaf(*leaf_grads.pop(key))
 
     state = grad_mode._state
     prev_mode = state.enabled
     state.enabled = create_graph
+    _callback_stack.append([])
     try:
+        for edge, g in roots:
+            deliver(edge, g)
+        ready = [n for n in root_nodes if deps.get(n, 0) == 0]
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
             if grads is not None:
                 _run_node(node, grads, wanted_nodes, captured, deliver)
+            else:  # nothing flows through this node, but its leaves must still hear so
+                for edge in node.next_functions:
+                    if edge is not None and not isinstance(edge[0], Node):
+                        deliver(edge, None)
             for edge in node.next_functions:
                 if edge is not None and isinstance(edge[0], Node):
                     target = edge[0]
@@ -132,20 +177,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
                         ready.append(target)
             if not retain_graph:
                 node._release()
-        for leaf, grad in leaf_grads.values():
-            if leaf._hooks:
-                grad = _apply_hooks(leaf._hooks, grad)
-            if inputs is not None and id(leaf) in wanted_leaves:
-                captured[wanted_leaves[id(leaf)]] = grad
-            if accumulate and (inputs is None or id(leaf) in wanted_leaves):
-                if not create_graph:
-                    grad = grad.detach()
-                if leaf.grad is None:
-                    leaf.grad = grad
-                else:
-                    leaf.grad = leaf.grad + grad
     finally:
         state.enabled = prev_mode
+        callbacks = _callback_stack.pop()
+    for callback in callbacks:
+        callback()
     return captured
 
 
@@ -186,6 +222,5 @@ def _run_node(node, grads, wanted_nodes, captured, deliver):
             "(one per forward argument)"
         )
     for edge, grad, meta in zip(node.next_functions, in_grads, node._input_meta):
-        if edge is None or grad is None:
-            continue
-        deliver(edge, _reduce_to(grad, meta))
+        if edge is not None:
+            deliver(edge, None if grad is None else _reduce_to(grad, meta))

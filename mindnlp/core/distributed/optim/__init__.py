@@ -1,0 +1,4 @@
+"""Optimizers for data-parallel jobs (torch.distributed.optim)."""
+from .zero_redundancy_optimizer import ZeroRedundancyOptimizer
+
+__all__ = ["ZeroRedundancyOptimizer"]
