@@ -15,9 +15,19 @@ TIMEOUT = 120
 
 
 def launch(nproc, script, *args):
+    """Run a script (a path, or a worker of this folder) on nproc processes through the launcher."""
     command = [sys.executable, "-m", "mindnlp.launch", "--nproc-per-node", str(nproc),
                os.path.join(HERE, script), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def launch_failing(tmp_path, nproc, rank_one_does):
+    """A job in which rank 1 runs `rank_one_does` before the others' all_reduce."""
+    script = tmp_path / "job.py"
+    script.write_text("import os, signal\nfrom mindnlp import core\nfrom mindnlp.core import distributed as dist\n"
+                      f"dist.init_process_group()\nif dist.get_rank() == 1:\n    {rank_one_does}\n"
+                      "t = core.ones(1)\ndist.all_reduce(t)\n")
+    return launch(nproc, str(script))
 
 
 @pytest.mark.parametrize("nproc", [2, 3])
@@ -61,26 +71,14 @@ def test_ddp_names_parameters_that_got_no_gradient():
 
 
 def test_a_failing_rank_ends_the_job(tmp_path):
-    script = tmp_path / "fail.py"
-    script.write_text("import os, signal\nfrom mindnlp import core\nfrom mindnlp.core import distributed as dist\n"
-                      "dist.init_process_group()\n"
-                      "if dist.get_rank() == 1:\n    raise ValueError('rank one breaks')\n"
-                      "t = core.ones(1)\ndist.all_reduce(t)\n")
-    job = subprocess.run([sys.executable, "-m", "mindnlp.launch", "--nproc-per-node", "3",
-                          str(script)], capture_output=True, text=True, timeout=TIMEOUT)
+    job = launch_failing(tmp_path, 3, "raise ValueError('rank one breaks')")
     assert job.returncode != 0
     assert "rank one breaks" in job.stderr and "[rank 1] failed" in job.stderr
 
 
 def test_a_killed_rank_ends_the_job(tmp_path):
-    script = tmp_path / "killed.py"
-    script.write_text("import os, signal\nfrom mindnlp import core\nfrom mindnlp.core import distributed as dist\n"
-                      "dist.init_process_group()\n"
-                      "if dist.get_rank() == 1:\n    os.kill(os.getpid(), signal.SIGKILL)\n"
-                      "t = core.ones(1)\ndist.all_reduce(t)\n")
-    job = subprocess.run([sys.executable, "-m", "mindnlp.launch", "--nproc-per-node", "2",
-                          str(script)], capture_output=True, text=True, timeout=TIMEOUT)
-    assert job.returncode != 0
+    job = launch_failing(tmp_path, 2, "os.kill(os.getpid(), signal.SIGKILL)")
+    assert job.returncode != 0  # within TIMEOUT: the others do not wait forever in all_reduce
 
 
 def test_launcher_sets_torchrun_variables(tmp_path):
