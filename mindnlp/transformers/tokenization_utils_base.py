@@ -9,7 +9,6 @@ import copy
 import json
 import os
 import re
-import tempfile
 from collections import UserDict
 from collections.abc import Mapping
 from datetime import datetime
@@ -21,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from tokenizers import AddedToken
 
+from ..core.serialization import write_text_atomic
 from .utils.hub import cached_file
 
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
@@ -104,22 +104,6 @@ def to_py_obj(obj):
     if hasattr(obj, "tolist"):
         return obj.tolist()
     return obj
-
-
-def _atomic_write(path, text):
-    """Write `text` to `path` through a temporary file in the same folder, so that a reader never
-    sees a half-written file and an interrupted save leaves the previous file intact."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp_path = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp_path, path)
-    except BaseException:
-        if os.path.exists(tmp_path):
-            os.remove(tmp_path)
-        raise
-    return path
 
 
 def _json_text(obj):
@@ -1042,7 +1026,7 @@ class PreTrainedTokenizerBase:
         written = []
 
         if isinstance(self.chat_template, str):
-            written.append(_atomic_write(os.path.join(save_directory, prefix + CHAT_TEMPLATE_FILE), self.chat_template))
+            written.append(write_text_atomic(os.path.join(save_directory, prefix + CHAT_TEMPLATE_FILE), self.chat_template))
         elif isinstance(self.chat_template, dict):
             template_dir = os.path.join(save_directory, prefix + CHAT_TEMPLATE_DIR)
             for name, template in self.chat_template.items():
@@ -1053,18 +1037,18 @@ class PreTrainedTokenizerBase:
                         raise ValueError(f"chat template name {name!r} cannot be used as a file name")
                     os.makedirs(template_dir, exist_ok=True)
                     target = os.path.join(template_dir, f"{name}.jinja")
-                written.append(_atomic_write(target, template))
+                written.append(write_text_atomic(target, template))
 
         config["tokenizer_class"] = self._saved_class_name()
         config_path = os.path.join(save_directory, prefix + TOKENIZER_CONFIG_FILE)
-        written.append(_atomic_write(config_path, _json_text(config)))
+        written.append(write_text_atomic(config_path, _json_text(config)))
 
         special_map = dict(self.special_tokens_map)
         if self._extra_special_tokens:
             # The v4 name, which older loaders read from this file.
             special_map["additional_special_tokens"] = self.extra_special_tokens
         special_path = os.path.join(save_directory, prefix + SPECIAL_TOKENS_MAP_FILE)
-        written.append(_atomic_write(special_path, _json_text(special_map)))
+        written.append(write_text_atomic(special_path, _json_text(special_map)))
         written.extend(self._save_backend(save_directory, prefix))
         return tuple(written)
 
