@@ -104,6 +104,7 @@ class PeftConfigMixin:
 
     @staticmethod
     def _config_file(path_or_id, **location):
+        from ..hub import FileNotFoundOnHubError
         from ..transformers.utils.hub import cached_file
 
         subfolder = location.pop("subfolder", None) or ""
@@ -112,7 +113,7 @@ class PeftConfigMixin:
             return local
         try:
             return cached_file(path_or_id, CONFIG_NAME, subfolder=subfolder, **location)
-        except OSError as err:
+        except FileNotFoundOnHubError as err:
             raise ValueError(f"Can't find '{CONFIG_NAME}' at '{path_or_id}'") from err
 
     @classmethod

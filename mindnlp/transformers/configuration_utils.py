@@ -21,6 +21,7 @@ import typing
 
 
 from ..core.serialization import write_text_atomic
+from ..hub import CheckpointError
 from . import modeling_rope_utils
 from .utils import CONFIG_NAME
 from .utils.hub import cached_file
@@ -137,7 +138,7 @@ def read_json_file(path):
         with open(path, encoding="utf-8") as reader:
             return _decode_special_floats(json.load(reader))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise OSError(f"the config file at {path} is not valid JSON: {err}") from err
+        raise CheckpointError(f"the config file at {path} is not valid JSON: {err}") from err
 
 
 def dtype_to_str(value):

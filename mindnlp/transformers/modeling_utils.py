@@ -22,6 +22,7 @@ from .conversion_mapping import get_model_conversion_mapping
 from .core_model_loading import rename_key
 from .generation.configuration_utils import GenerationConfig
 from .utils import CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
+from ..hub import CheckpointError, FileNotFoundOnHubError
 from .utils.hub import cached_file
 
 logger = logging.getLogger(__name__)
@@ -847,7 +848,7 @@ class _Checkpoint:
             shard_paths = [cached_file(name_or_path, shard, **location) for shard in sorted(set(weight_map.values()))]
             return cls(list(weight_map), [(lambda p=p: _load_file(p)) for p in shard_paths])
         wanted = " or ".join(name for name, _ in candidates)
-        raise OSError(f"{name_or_path} does not appear to have a file named {wanted}.")
+        raise FileNotFoundOnHubError(f"{name_or_path} does not appear to have a file named {wanted}.")
 
     def first_shard(self):
         if self._first is None:
@@ -862,11 +863,16 @@ class _Checkpoint:
 
 
 def _load_file(path):
+    """A weights file's state dict; a file that cannot be parsed is a CheckpointError naming it."""
     from ..core import serialization
 
-    if path.endswith(".safetensors"):
-        return serialization.load_safetensors(path)
-    return serialization.load_torch_file(path)
+    try:
+        if path.endswith(".safetensors"):
+            return serialization.load_safetensors(path)
+        return serialization.load_torch_file(path)
+    except (ValueError, serialization.SafetensorError, serialization.UnpicklingError) as err:
+        message = str(err) if path in str(err) else f"{path}: {err}"
+        raise CheckpointError(f"cannot read the weights: {message}") from err
 
 
 def _resolve_dtype(dtype, config, checkpoint):

@@ -224,6 +224,17 @@ def _parameters(fn):
     return set(inspect.signature(fn).parameters)
 
 
+# Encoder families whose causal-LM class masks the future only when `config.is_decoder` is set;
+# loaded from an encoder checkpoint as it is, they attend in both directions.
+ENCODERS_WITH_CAUSAL_LM = frozenset({"bert", "roberta", "xlm-roberta"})
+
+
+def attends_both_ways(config):
+    """True for an encoder family's config without `is_decoder=True`: its LM head class sees the
+    whole sequence, so what it generates is not a continuation."""
+    return getattr(config, "model_type", None) in ENCODERS_WITH_CAUSAL_LM and not getattr(config, "is_decoder", False)
+
+
 def _accepts(fn, name):
     """Whether fn takes keyword `name` (explicitly, or through **kwargs)."""
     params = inspect.signature(fn).parameters
@@ -753,6 +764,9 @@ class GenerationMixin:
             raise NotImplementedError("generate(): `synced_gpus` is not supported")
         if getattr(self.config, "is_encoder_decoder", False):
             raise NotImplementedError("generate() supports decoder-only models")
+        if attends_both_ways(self.config):
+            # HF logs this when such a model is built; here it is said where it matters.
+            logger.warning(f"If you want to use `{type(self).__name__}` as a standalone, add `is_decoder=True.`")
         with core.no_grad():
             return self._generate(inputs, generation_config, logits_processor, stopping_criteria,
                                   prefix_allowed_tokens_fn, streamer, kwargs, assistant_model,
