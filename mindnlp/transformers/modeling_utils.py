@@ -21,6 +21,7 @@ from .configuration_utils import PretrainedConfig
 from .conversion_mapping import get_model_conversion_mapping
 from .core_model_loading import rename_key
 from .generation.configuration_utils import GenerationConfig
+from .modeling_inputs import check_model_inputs, explain_failure
 from .utils import CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
 from ..hub import CheckpointError, FileNotFoundOnHubError
 from .utils.hub import cached_file
@@ -203,6 +204,17 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         self.name_or_path = getattr(config, "name_or_path", "")
         self.generation_config = GenerationConfig.from_model_config(config) if self.can_generate() else None
         self.gradient_checkpointing = False
+
+    def __call__(self, *args, **kwargs):
+        """Module call with the input checks every family shares (see modeling_inputs)."""
+        ids = check_model_inputs(self, args, kwargs)
+        try:
+            return super().__call__(*args, **kwargs)
+        except (IndexError, RuntimeError, ValueError) as err:
+            explained = explain_failure(self, err, ids, kwargs)
+            if explained is None:
+                raise
+            raise explained from err
 
     # --- initialisation ---
     def post_init(self):

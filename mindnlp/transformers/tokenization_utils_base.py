@@ -106,6 +106,23 @@ def to_py_obj(obj):
     return obj
 
 
+def _check_token_ids(token_ids):
+    """What `decode` accepts, after arrays and tensors became lists: an int, a list of ints, or a
+    list of such lists. Anything else is a TypeError that says what came instead (the tokenizers
+    library would say "Can't extract `str` to `Vec`")."""
+    if isinstance(token_ids, int):
+        return
+    rows = token_ids if isinstance(token_ids, list) and token_ids and isinstance(token_ids[0], list) else [token_ids]
+    for row in rows:
+        if isinstance(row, list) and all(isinstance(i, int) for i in row):
+            continue
+        wrong = row if not isinstance(row, list) else next(i for i in row if not isinstance(i, int))
+        hint = ("; to turn text into ids, call the tokenizer: tokenizer(text)[\"input_ids\"]"
+                if isinstance(wrong, str) else "")
+        raise TypeError(f"decode() takes token ids (an int, a list of ints, or an array or tensor of ints), got "
+                        f"{type(wrong).__name__} {wrong!r:.40}{hint}")
+
+
 def _json_text(obj):
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -745,6 +762,7 @@ class PreTrainedTokenizerBase:
     def decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None, **kwargs):
         """Ids back to text. A batch (list of lists, 2-D array or tensor) gives a list of strings."""
         token_ids = to_py_obj(token_ids)
+        _check_token_ids(token_ids)
         if isinstance(token_ids, list) and token_ids and isinstance(token_ids[0], list):
             return [
                 self._decode(row, skip_special_tokens=skip_special_tokens,

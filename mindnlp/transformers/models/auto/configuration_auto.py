@@ -63,7 +63,7 @@ CONFIG_MAPPING = _LazyConfigMapping(CONFIG_MAPPING_NAMES)
 
 def _unknown_model_type(model_type):
     known = ", ".join(sorted(CONFIG_MAPPING))
-    return CheckpointError(f"unknown model_type {model_type!r}: this version of mindnlp knows {known}")
+    return CheckpointError(f"unknown model_type {model_type!r}; known model types: {known}")
 
 
 class AutoConfig:
