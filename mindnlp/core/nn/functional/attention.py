@@ -170,11 +170,10 @@ def _composed_backward(ctx, grad, q, k, v, mask, keep):
 
 def _check_mask_shape(query, key, attn_mask):
     """attn_mask must broadcast to the scores' shape (..., L, S); torch's message when not."""
-    batch = tuple(query.shape[:-2]) if query.ndim >= key.ndim else tuple(key.shape[:-2])
-    target = batch + (query.shape[-2], key.shape[-2])
-    mask = tuple(attn_mask.shape)
+    q, k, mask = query.shape, key.shape, attn_mask.shape
+    target = (q if len(q) >= len(k) else k)[:-2] + (q[-2], k[-2])
     for dim in range(1, min(len(mask), len(target)) + 1):
-        if mask[-dim] not in (1, target[-dim]):
+        if mask[-dim] != target[-dim] and mask[-dim] != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({target[-dim]}) must match the existing size ({mask[-dim]}) at "
                 f"non-singleton dimension {len(target) - dim}.  Target sizes: {list(target)}.  "
