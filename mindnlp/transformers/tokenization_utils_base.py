@@ -1044,7 +1044,8 @@ class PreTrainedTokenizerBase:
         written = []
 
         if isinstance(self.chat_template, str):
-            written.append(write_text_atomic(os.path.join(save_directory, prefix + CHAT_TEMPLATE_FILE), self.chat_template))
+            template_path = os.path.join(save_directory, prefix + CHAT_TEMPLATE_FILE)
+            written.append(write_text_atomic(template_path, self.chat_template))
         elif isinstance(self.chat_template, dict):
             template_dir = os.path.join(save_directory, prefix + CHAT_TEMPLATE_DIR)
             for name, template in self.chat_template.items():
