@@ -202,6 +202,10 @@ def test_a_cached_model_loads_when_the_endpoint_is_down(hf_home, dead_endpoint, 
     with LocalHub() as hub:
         hub.add_repo("tiny/gpt2", files)
         AutoConfig.from_pretrained("tiny/gpt2", endpoint=hub.url)
+        # Cached at the commit the endpoint names: one HEAD request, no second one, no GET.
+        hub.log.clear()
+        AutoConfig.from_pretrained("tiny/gpt2", endpoint=hub.url)
+        assert [(r.method, r.path.rsplit("/", 1)[-1]) for r in hub.log] == [("HEAD", "config.json")]
     monkeypatch.setenv("MINDNLP_HUB_RETRIES", "0")
     assert AutoConfig.from_pretrained("tiny/gpt2", endpoint=dead_endpoint).model_type == "gpt2"
 

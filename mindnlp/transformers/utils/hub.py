@@ -7,11 +7,12 @@ user can act on, the same whichever file is asked for first:
 - a name that is neither a folder nor a valid repo id fails before any network access;
 - offline (`HF_HUB_OFFLINE=1` or `local_files_only=True`), a repository the cache does not
   hold fails at once, naming the cache folder, instead of passing for a repo without files;
-- before huggingface_hub downloads, one HEAD request asks the endpoint about the file, with
-  our own short timeout and few retries (`mindnlp.hub.hub_timeout`/`hub_retries`), because
-  huggingface_hub's own retries on a dead endpoint take about 24 s and then report a
-  missing file; the endpoint's answer becomes a `mindnlp.hub.HubError` (repo not found,
-  gated, revision, missing file, unreachable).
+- online, one HEAD request asks the endpoint about the file, with our own short timeout and
+  few retries (`mindnlp.hub.hub_timeout`/`hub_retries`), because huggingface_hub's own retries
+  on a dead endpoint take about 24 s and then report a missing file; the endpoint's answer
+  becomes a `mindnlp.hub.HubError` (repo not found, gated, revision, missing file,
+  unreachable). A file already cached at the commit the endpoint names is returned without
+  asking again; otherwise huggingface_hub downloads it.
 """
 import os
 import time
@@ -96,7 +97,7 @@ def cached_file(
         return _from_cache(path_or_repo_id, filename, relative, offline, raise_if_missing, location)
     url_base = resolve_endpoint(mirror, endpoint)
     try:
-        _ask_endpoint(path_or_repo_id, filename, url_base, location)
+        commit = _ask_endpoint(path_or_repo_id, filename, url_base, location)
     except HubUnreachableError:
         # The cache may still hold the file, as huggingface_hub would have found.
         cached = _cached_path(path_or_repo_id, relative, location)
@@ -107,6 +108,9 @@ def cached_file(
         if raise_if_missing:
             raise
         return None
+    current = _cached_at_commit(path_or_repo_id, relative, commit, location)
+    if current is not None:
+        return current
     try:
         return hf_hub_download(path_or_repo_id, filename, endpoint=url_base, **location)
     except EntryNotFoundError as err:
@@ -118,6 +122,25 @@ def cached_file(
 def _cached_path(repo_id, relative, location):
     found = try_to_load_from_cache(repo_id, relative, cache_dir=location["cache_dir"],
                                    revision=location["revision"])
+    return found if isinstance(found, str) else None
+
+
+def _cached_at_commit(repo_id, relative, commit, location):
+    """The cached file when the revision asked for still points at `commit`, the commit the
+    endpoint just named, so huggingface_hub need not ask the endpoint a second time."""
+    if not commit:
+        return None
+    revision = location["revision"] or constants.DEFAULT_REVISION
+    if revision != commit:
+        cache = location["cache_dir"] or constants.HF_HUB_CACHE
+        ref = os.path.join(cache, repo_folder_name(repo_id=repo_id, repo_type="model"), "refs", revision)
+        try:
+            with open(ref, encoding="utf-8") as file:
+                if file.read().strip() != commit:
+                    return None
+        except OSError:
+            return None
+    found = try_to_load_from_cache(repo_id, relative, cache_dir=location["cache_dir"], revision=commit)
     return found if isinstance(found, str) else None
 
 
@@ -146,15 +169,14 @@ def _from_cache(repo_id, filename, relative, offline, raise_if_missing, location
 
 def _ask_endpoint(repo_id, filename, endpoint, location):
     """HEAD the file's resolve URL, retrying transient failures a bounded number of times, and
-    raise the HubError its answer means; return quietly when the file is there."""
+    raise the HubError its answer means; when the file is there, return the commit it is at."""
     url = hf_hub_url(repo_id, filename, subfolder=location["subfolder"], revision=location["revision"],
                      endpoint=endpoint)
     retries, timeout = hub_retries(), hub_timeout()
     started = time.monotonic()
     for attempt in range(retries + 1):
         try:
-            get_hf_file_metadata(url, token=location["token"], timeout=timeout, endpoint=endpoint)
-            return
+            return get_hf_file_metadata(url, token=location["token"], timeout=timeout, endpoint=endpoint).commit_hash
         except (httpx2.TransportError, OSError) as err:
             failure, cause = _explain(err, repo_id, filename, location, endpoint), err
         if not (isinstance(failure, HubUnreachableError) and attempt < retries):
