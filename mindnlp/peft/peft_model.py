@@ -388,13 +388,7 @@ class PeftModel(nn.Module):
             output_dir = save_directory if adapter_name == "default" else os.path.join(save_directory, adapter_name)
             if not is_main_process:
                 continue
-            os.makedirs(output_dir, exist_ok=True)
             state_dict = _unshare(state_dict)
-            if safe_serialization:
-                core.serialization.save_safetensors(state_dict, os.path.join(output_dir, SAFETENSORS_WEIGHTS_NAME),
-                                                    metadata={"format": "pt"})
-            else:
-                core.save(state_dict, os.path.join(output_dir, WEIGHTS_NAME))
             if config.base_model_name_or_path is None:
                 base = self.base_model if self._is_prompt_learning else self.base_model.model
                 config.base_model_name_or_path = base.__dict__.get("name_or_path", None) or None
@@ -404,7 +398,15 @@ class PeftModel(nn.Module):
             if config.task_type is None:
                 base_class = type(self.get_base_model())
                 auto_mapping = {"base_model_class": base_class.__name__, "parent_library": base_class.__module__}
-            config.save_pretrained(output_dir, auto_mapping_dict=auto_mapping)
+            # Weights and config are written beside the old adapter and renamed into place
+            # together, so a kill mid-save leaves the previous adapter whole.
+            with core.serialization.staged_folder(output_dir) as staging:
+                if safe_serialization:
+                    core.serialization.save_safetensors(state_dict, os.path.join(staging, SAFETENSORS_WEIGHTS_NAME),
+                                                        metadata={"format": "pt"})
+                else:
+                    core.save(state_dict, os.path.join(staging, WEIGHTS_NAME))
+                config.save_pretrained(staging, auto_mapping_dict=auto_mapping)
             config.inference_mode = inference_mode
 
     @classmethod

@@ -16,11 +16,12 @@ import json
 import logging
 import math
 import os
-import tempfile
 import types
 import typing
 
 
+from ..core.serialization import write_text_atomic
+from ..hub import CheckpointError
 from . import modeling_rope_utils
 from .utils import CONFIG_NAME
 from .utils.hub import cached_file
@@ -137,21 +138,7 @@ def read_json_file(path):
         with open(path, encoding="utf-8") as reader:
             return _decode_special_floats(json.load(reader))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise OSError(f"the config file at {path} is not valid JSON: {err}") from err
-
-
-def write_text_atomic(path, text):
-    """Write `text` to `path` through a temporary file in the same folder and a rename, so a
-    reader never sees a half-written file and an interrupted save leaves the old one intact."""
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, tmp_path = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as writer:
-            writer.write(text)
-        os.replace(tmp_path, path)
-    except BaseException:
-        os.unlink(tmp_path)
-        raise
+        raise CheckpointError(f"the config file at {path} is not valid JSON: {err}") from err
 
 
 def dtype_to_str(value):

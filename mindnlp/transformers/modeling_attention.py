@@ -42,6 +42,18 @@ def repeat_kv(hidden_states, n_rep):
     return expanded.reshape(batch, kv_heads * n_rep, seq, dim)
 
 
+def check_mask_fits_keys(attention_mask, key):
+    """A mask that covers more or fewer positions than there are keys was built for other
+    inputs (a tokenizer's mask for another text, a cache that was not passed): refuse it rather
+    than cut it to size or let broadcasting fail somewhere deeper."""
+    if attention_mask.shape[-1] != key.shape[-2]:
+        raise ValueError(
+            f"The attention mask covers {attention_mask.shape[-1]} key positions but there are {key.shape[-2]} keys "
+            "(the input length plus any cached positions): pass the attention_mask that the tokenizer returned "
+            "with these input_ids"
+        )
+
+
 def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, softcap=None,
                             sinks=None, **kwargs):
     """Returns (output (batch, seq, heads, dim), probabilities (batch, heads, q, kv)).
@@ -61,7 +73,8 @@ def eager_attention_forward(module, query, key, value, attention_mask, scaling=N
     if softcap is not None:
         scores = core.tanh(scores / softcap) * softcap
     if attention_mask is not None:
-        scores = scores + attention_mask[:, :, :, : key.shape[-2]]
+        check_mask_fits_keys(attention_mask, key)
+        scores = scores + attention_mask
     if sinks is not None:
         batch, heads, q_length, _ = scores.shape
         sink_logits = sinks.to(scores.dtype).reshape(1, -1, 1, 1).expand(batch, heads, q_length, 1)
@@ -89,8 +102,8 @@ def sdpa_attention_forward(module, query, key, value, attention_mask, scaling=No
     if softcap is not None or sinks is not None:
         return eager_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
                                        softcap=softcap, sinks=sinks)
-    if attention_mask is not None and attention_mask.shape[-1] != key.shape[-2]:
-        attention_mask = attention_mask[:, :, :, : key.shape[-2]]
+    if attention_mask is not None:
+        check_mask_fits_keys(attention_mask, key)
     output = nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=attention_mask, dropout_p=dropout if module.training else 0.0, scale=scaling,
         is_causal=False, enable_gqa=query.shape[1] != key.shape[1],

@@ -11,18 +11,20 @@ import json
 import logging
 import os
 import re
-import tempfile
 
 import numpy as np
 
 from .. import core
 from ..core import nn
+from ..core.serialization import staged_folder, write_text_atomic
 from .configuration_utils import PretrainedConfig
 from .conversion_mapping import get_model_conversion_mapping
 from .core_model_loading import rename_key
 from .modeling_rope_utils import rope_init
 from .generation.configuration_utils import GenerationConfig
+from .modeling_inputs import check_model_inputs, explain_failure
 from .utils import CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
+from ..hub import CheckpointError, FileNotFoundOnHubError
 from .utils.hub import cached_file
 
 logger = logging.getLogger(__name__)
@@ -209,6 +211,17 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         self.name_or_path = getattr(config, "name_or_path", "")
         self.generation_config = GenerationConfig.from_model_config(config) if self.can_generate() else None
         self.gradient_checkpointing = False
+
+    def __call__(self, *args, **kwargs):
+        """Module call with the input checks every family shares (see modeling_inputs)."""
+        ids = check_model_inputs(self, args, kwargs)
+        try:
+            return super().__call__(*args, **kwargs)
+        except (IndexError, RuntimeError, ValueError) as err:
+            explained = explain_failure(self, err, ids, kwargs)
+            if explained is None:
+                raise
+            raise explained from err
 
     # --- initialisation ---
     def post_init(self):
@@ -593,11 +606,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             raise OSError(f"Provided path ({save_directory}) should be a directory, not a file")
         if not is_main_process:
             return
-        os.makedirs(save_directory, exist_ok=True)
         self.config.architectures = [self.__class__.__name__]
-        self.config.save_pretrained(save_directory)
-        if self.generation_config is not None and self.can_generate():
-            self.generation_config.save_pretrained(save_directory)
         if state_dict is None:
             state_dict = self.state_dict()
         state_dict = self._drop_shared_tensors(state_dict)
@@ -608,23 +617,32 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             state_dict = {rename_key(k, reverse): v for k, v in state_dict.items()}
         weights_name = SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME
         shards = self._split_shards(state_dict, _size_in_bytes(max_shard_size))
-        stale = [f for f in os.listdir(save_directory)
-                 if f.startswith(weights_name.split(".")[0]) and f.endswith((".safetensors", ".bin", ".json"))]
-        for name in stale:
-            os.remove(os.path.join(save_directory, name))
-        if len(shards) == 1:
-            self._write_weights(shards[0], os.path.join(save_directory, weights_name), safe_serialization)
-            return
-        stem, ext = weights_name.rsplit(".", 1)
-        weight_map = {}
-        for i, shard in enumerate(shards, 1):
-            name = f"{stem}-{i:05d}-of-{len(shards):05d}.{ext}"
-            self._write_weights(shard, os.path.join(save_directory, name), safe_serialization)
-            weight_map.update({k: name for k in shard})
-        total = sum(v.numel() * v.element_size() for v in state_dict.values())
-        index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
-        index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
-        _write_json_atomic(os.path.join(save_directory, index_name), index)
+        # Everything is written beside the old checkpoint first and renamed into place at the
+        # end, so a process killed mid-save leaves the previous checkpoint whole.
+        with staged_folder(save_directory) as staging:
+            self.config.save_pretrained(staging)
+            if self.generation_config is not None and self.can_generate():
+                self.generation_config.save_pretrained(staging)
+            if len(shards) == 1:
+                self._write_weights(shards[0], os.path.join(staging, weights_name), safe_serialization)
+            else:
+                stem, ext = weights_name.rsplit(".", 1)
+                weight_map = {}
+                for i, shard in enumerate(shards, 1):
+                    name = f"{stem}-{i:05d}-of-{len(shards):05d}.{ext}"
+                    self._write_weights(shard, os.path.join(staging, name), safe_serialization)
+                    weight_map.update({k: name for k in shard})
+                total = sum(v.numel() * v.element_size() for v in state_dict.values())
+                index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
+                index_name = SAFE_WEIGHTS_INDEX_NAME if safe_serialization else WEIGHTS_INDEX_NAME
+                write_text_atomic(os.path.join(staging, index_name), json.dumps(index, indent=2, sort_keys=True) + "\n")
+            written = set(os.listdir(staging))
+        # Weights of the old checkpoint that the new one does not overwrite (other shard
+        # counts, the other format) go only now that the new files are all in place.
+        prefix = weights_name.split(".")[0]
+        for name in os.listdir(save_directory):
+            if name.startswith(prefix) and name.endswith((".safetensors", ".bin", ".json")) and name not in written:
+                os.remove(os.path.join(save_directory, name))
 
     @staticmethod
     def _write_weights(shard, path, safe_serialization):
@@ -929,7 +947,7 @@ class _Checkpoint:
             shard_paths = [cached_file(name_or_path, shard, **location) for shard in sorted(set(weight_map.values()))]
             return cls(list(weight_map), [(lambda p=p: _load_file(p)) for p in shard_paths])
         wanted = " or ".join(name for name, _ in candidates)
-        raise OSError(f"{name_or_path} does not appear to have a file named {wanted}.")
+        raise FileNotFoundOnHubError(f"{name_or_path} does not appear to have a file named {wanted}.")
 
     def first_shard(self):
         if self._first is None:
@@ -944,11 +962,16 @@ class _Checkpoint:
 
 
 def _load_file(path):
+    """A weights file's state dict; a file that cannot be parsed is a CheckpointError naming it."""
     from ..core import serialization
 
-    if path.endswith(".safetensors"):
-        return serialization.load_safetensors(path)
-    return serialization.load_torch_file(path)
+    try:
+        if path.endswith(".safetensors"):
+            return serialization.load_safetensors(path)
+        return serialization.load_torch_file(path)
+    except (ValueError, serialization.SafetensorError, serialization.UnpicklingError) as err:
+        message = str(err) if path in str(err) else f"{path}: {err}"
+        raise CheckpointError(f"cannot read the weights: {message}") from err
 
 
 def _resolve_dtype(dtype, config, checkpoint):
@@ -964,17 +987,3 @@ def _resolve_dtype(dtype, config, checkpoint):
         if value.is_floating_point():
             return value.dtype
     return None
-
-
-def _write_json_atomic(path, obj):
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

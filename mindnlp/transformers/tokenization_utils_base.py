@@ -9,7 +9,6 @@ import copy
 import json
 import os
 import re
-import tempfile
 from collections import UserDict
 from collections.abc import Mapping
 from datetime import datetime
@@ -21,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from tokenizers import AddedToken
 
+from ..core.serialization import write_text_atomic
 from .utils.hub import cached_file
 
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
@@ -106,20 +106,21 @@ def to_py_obj(obj):
     return obj
 
 
-def _atomic_write(path, text):
-    """Write `text` to `path` through a temporary file in the same folder, so that a reader never
-    sees a half-written file and an interrupted save leaves the previous file intact."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, tmp_path = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp_path, path)
-    except BaseException:
-        if os.path.exists(tmp_path):
-            os.remove(tmp_path)
-        raise
-    return path
+def _check_token_ids(token_ids):
+    """What `decode` accepts, after arrays and tensors became lists: an int, a list of ints, or a
+    list of such lists. Anything else is a TypeError that says what came instead (the tokenizers
+    library would say "Can't extract `str` to `Vec`")."""
+    if isinstance(token_ids, int):
+        return
+    rows = token_ids if isinstance(token_ids, list) and token_ids and isinstance(token_ids[0], list) else [token_ids]
+    for row in rows:
+        if isinstance(row, list) and all(isinstance(i, int) for i in row):
+            continue
+        wrong = row if not isinstance(row, list) else next(i for i in row if not isinstance(i, int))
+        hint = ("; to turn text into ids, call the tokenizer: tokenizer(text)[\"input_ids\"]"
+                if isinstance(wrong, str) else "")
+        raise TypeError(f"decode() takes token ids (an int, a list of ints, or an array or tensor of ints), got "
+                        f"{type(wrong).__name__} {wrong!r:.40}{hint}")
 
 
 def _json_text(obj):
@@ -761,6 +762,7 @@ class PreTrainedTokenizerBase:
     def decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None, **kwargs):
         """Ids back to text. A batch (list of lists, 2-D array or tensor) gives a list of strings."""
         token_ids = to_py_obj(token_ids)
+        _check_token_ids(token_ids)
         if isinstance(token_ids, list) and token_ids and isinstance(token_ids[0], list):
             return [
                 self._decode(row, skip_special_tokens=skip_special_tokens,
@@ -1042,7 +1044,8 @@ class PreTrainedTokenizerBase:
         written = []
 
         if isinstance(self.chat_template, str):
-            written.append(_atomic_write(os.path.join(save_directory, prefix + CHAT_TEMPLATE_FILE), self.chat_template))
+            template_path = os.path.join(save_directory, prefix + CHAT_TEMPLATE_FILE)
+            written.append(write_text_atomic(template_path, self.chat_template))
         elif isinstance(self.chat_template, dict):
             template_dir = os.path.join(save_directory, prefix + CHAT_TEMPLATE_DIR)
             for name, template in self.chat_template.items():
@@ -1053,18 +1056,18 @@ class PreTrainedTokenizerBase:
                         raise ValueError(f"chat template name {name!r} cannot be used as a file name")
                     os.makedirs(template_dir, exist_ok=True)
                     target = os.path.join(template_dir, f"{name}.jinja")
-                written.append(_atomic_write(target, template))
+                written.append(write_text_atomic(target, template))
 
         config["tokenizer_class"] = self._saved_class_name()
         config_path = os.path.join(save_directory, prefix + TOKENIZER_CONFIG_FILE)
-        written.append(_atomic_write(config_path, _json_text(config)))
+        written.append(write_text_atomic(config_path, _json_text(config)))
 
         special_map = dict(self.special_tokens_map)
         if self._extra_special_tokens:
             # The v4 name, which older loaders read from this file.
             special_map["additional_special_tokens"] = self.extra_special_tokens
         special_path = os.path.join(save_directory, prefix + SPECIAL_TOKENS_MAP_FILE)
-        written.append(_atomic_write(special_path, _json_text(special_map)))
+        written.append(write_text_atomic(special_path, _json_text(special_map)))
         written.extend(self._save_backend(save_directory, prefix))
         return tuple(written)
 

@@ -18,8 +18,8 @@ from .tokenization_utils_base import (
     PaddingStrategy,
     PreTrainedTokenizerBase,
     TruncationStrategy,
-    _atomic_write,
 )
+from ..core.serialization import write_text_atomic
 
 
 def _is_text_input(value):
@@ -383,7 +383,7 @@ class PreTrainedTokenizerFast(PreTrainedTokenizerBase):
 
     def _save_backend(self, save_directory, prefix):
         path = os.path.join(save_directory, prefix + FULL_TOKENIZER_FILE)
-        return [_atomic_write(path, self._tokenizer.to_str(pretty=True))]
+        return [write_text_atomic(path, self._tokenizer.to_str(pretty=True))]
 
     def _saved_class_name(self):
         """HF v5 names its classes without "Fast" and maps the old names onto them; the generic

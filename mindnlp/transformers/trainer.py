@@ -30,6 +30,7 @@ from .. import core
 from ..core import distributed as dist
 from ..core import nn
 from ..core.nn.parallel import DistributedDataParallel
+from ..core.serialization import write_text_atomic
 from ..core.utils.data import BatchSampler, DataLoader, IterableDataset, Sampler, SequentialSampler
 from .data.data_collator import DataCollatorWithPadding, default_data_collator
 from .models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
@@ -39,8 +40,8 @@ from .trainer_callback import (CallbackHandler, DefaultFlowCallback, ExportableS
 from .trainer_pt_utils import LabelSmoother, ShardedBatchSampler
 from .trainer_utils import (PREFIX_CHECKPOINT_DIR, EpochSeededRandomSampler, EvalLoopOutput, EvalPrediction,
                             PredictionOutput, SaveStrategy, SkipBatchSampler, TrainOutput,
-                            denumpify_detensorize, get_last_checkpoint, has_length, rotate_checkpoints,
-                            set_seed, sorted_checkpoints, speed_metrics)
+                            denumpify_detensorize, get_last_checkpoint, has_length, loss_curve_svg,
+                            rotate_checkpoints, set_seed, sorted_checkpoints, speed_metrics)
 from .training_args import ADAMW_NAMES, OptimizerNames, TrainingArguments
 from .utils import (ADAPTER_SAFE_WEIGHTS_NAME, ADAPTER_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME,
                     WEIGHTS_NAME)
@@ -54,6 +55,7 @@ SCHEDULER_NAME = "scheduler.pt"
 SCALER_NAME = "scaler.pt"
 RNG_STATE_NAME = "rng_state.pth"
 LOSS_CURVE_NAME = "loss_curve.png"
+LOSS_CURVE_SVG_NAME = "loss_curve.svg"
 
 DEFAULT_CALLBACKS = [DefaultFlowCallback]
 
@@ -914,21 +916,21 @@ class Trainer:
         return TrainOutput(self.state.global_step, train_loss, metrics)
 
     def save_loss_curve(self, path=None):
-        """Plot training and evaluation loss against the step into output_dir/loss_curve.png.
-
-        matplotlib is an optional dependency (`pip install mindnlp[plot]`): without it nothing is
-        written and the path returned is None.
+        """Plot training and evaluation loss against the step into output_dir/loss_curve.png,
+        or, without matplotlib (an optional dependency: `pip install mindnlp[plot]`), draw the
+        same two lines as output_dir/loss_curve.svg, which any browser shows. Returns the path.
         """
+        train = [(e["step"], e["loss"]) for e in self.state.log_history if "loss" in e]
+        evals = [(e["step"], e["eval_loss"]) for e in self.state.log_history if "eval_loss" in e]
         try:
             import matplotlib
         except ImportError:
-            logger.info("matplotlib is not installed: no loss curve written")
-            return None
+            path = path or os.path.join(self.args.output_dir, LOSS_CURVE_SVG_NAME)
+            write_text_atomic(path, loss_curve_svg({"train loss": train, "eval loss": evals}))
+            return path
         matplotlib.use("Agg")
         from matplotlib import pyplot
 
-        train = [(e["step"], e["loss"]) for e in self.state.log_history if "loss" in e]
-        evals = [(e["step"], e["eval_loss"]) for e in self.state.log_history if "eval_loss" in e]
         path = path or os.path.join(self.args.output_dir, LOSS_CURVE_NAME)
         figure, axes = pyplot.subplots(figsize=(7, 4))
         if train:

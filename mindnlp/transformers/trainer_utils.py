@@ -224,3 +224,38 @@ class SkipBatchSampler(Sampler):
 
     def __len__(self):
         return max(len(self.batch_sampler) - self.skip_batches, 0)
+
+
+def loss_curve_svg(series, width=640, height=360):
+    """An SVG line plot of {label: [(step, loss), ...]}: axes with the step and loss ranges at
+    their ends, one polyline per non-empty series (eval points marked), and a legend. Written
+    by hand so that a loss curve needs no plotting library."""
+    colors = ("#1f77b4", "#ff7f0e")
+    points = [p for values in series.values() for p in values]
+    left, right, top, bottom = 60, width - 20, 20, height - 40
+    lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+             'font-size="12">', f'<rect width="{width}" height="{height}" fill="white"/>',
+             f'<path d="M{left},{top} V{bottom} H{right}" stroke="black" fill="none"/>',
+             f'<text x="{(left + right) / 2}" y="{height - 8}" text-anchor="middle">step</text>']
+    if points:
+        steps, losses = [s for s, _ in points], [v for _, v in points]
+        s0, s1 = min(steps), max(steps) if max(steps) > min(steps) else min(steps) + 1
+        l0, l1 = min(losses), max(losses) if max(losses) > min(losses) else min(losses) + 1
+
+        def xy(step, loss):
+            return (left + (step - s0) / (s1 - s0) * (right - left), bottom - (loss - l0) / (l1 - l0) * (bottom - top))
+
+        lines += [f'<text x="{left}" y="{bottom + 16}" text-anchor="middle">{s0:g}</text>',
+                  f'<text x="{right}" y="{bottom + 16}" text-anchor="middle">{s1:g}</text>',
+                  f'<text x="{left - 6}" y="{bottom}" text-anchor="end">{l0:.4g}</text>',
+                  f'<text x="{left - 6}" y="{top + 10}" text-anchor="end">{l1:.4g}</text>']
+        for i, (label, values) in enumerate((k, v) for k, v in series.items() if v):
+            color = colors[i % len(colors)]
+            coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(s, v) for s, v in values))
+            lines.append(f'<polyline points="{coords}" stroke="{color}" stroke-width="1.5" fill="none"/>')
+            if label.startswith("eval"):
+                lines += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}"/>'
+                          for x, y in (xy(s, v) for s, v in values)]
+            lines.append(f'<text x="{right - 100}" y="{top + 14 + 16 * i}" fill="{color}">{label}</text>')
+    lines.append("</svg>")
+    return "\n".join(lines) + "\n"

@@ -45,6 +45,11 @@ def test_env_reports_versions_cache_and_endpoint(hf_home, run):
     # "cpu" first once the tensor core imports; until then the report says why it cannot tell.
     assert report["backends"].startswith(("cpu", "unknown (mindnlp.core"))
     assert "default dtype" in report
+    import numba
+    import scipy
+
+    assert report["numba"] == numba.__version__ and report["scipy"] == scipy.__version__
+    assert "threads in use" in report["cpu"] and "features:" in report["cpu"]
 
 
 def test_importing_mindnlp_leaves_the_environment_alone():

@@ -6,6 +6,7 @@
 - `load_safetensors`/`safe_open` read safetensors memory-mapped; `save_safetensors` writes.
 All writes to paths are atomic.
 """
+from ._atomic import atomic_write, staged_folder, write_text_atomic
 from ._safetensors import (SafetensorError, load_safetensors, load_safetensors_bytes, safe_open, safetensors_bytes,
                            safetensors_metadata, save_safetensors)
 from ._torch_load import ZIP_MAGIC, load
@@ -13,7 +14,8 @@ from ._torch_save import save
 from ._unpickler import UnpicklingError
 
 __all__ = ["load", "save", "load_torch_file", "load_safetensors", "load_safetensors_bytes", "save_safetensors",
-           "safetensors_bytes", "safe_open", "safetensors_metadata", "SafetensorError", "UnpicklingError"]
+           "safetensors_bytes", "safe_open", "safetensors_metadata", "SafetensorError", "UnpicklingError",
+           "atomic_write", "write_text_atomic", "staged_folder"]
 
 
 def load_torch_file(path, map_location="cpu"):

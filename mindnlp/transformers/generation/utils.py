@@ -230,6 +230,42 @@ def _parameters(fn):
     return set(inspect.signature(fn).parameters)
 
 
+# Encoder families whose causal-LM class masks the future only when `config.is_decoder` is set;
+# loaded from an encoder checkpoint as it is, they attend in both directions.
+ENCODERS_WITH_CAUSAL_LM = frozenset({"bert", "roberta", "xlm-roberta"})
+
+
+def attends_both_ways(config):
+    """True for an encoder family's config without `is_decoder=True`: its LM head class sees the
+    whole sequence, so what it generates is not a continuation."""
+    return getattr(config, "model_type", None) in ENCODERS_WITH_CAUSAL_LM and not getattr(config, "is_decoder", False)
+
+
+def _check_prompt(model, inputs, kwargs):
+    """Refuse a prompt generate() cannot continue, before any work: not a tensor, not
+    (batch, sequence), empty, or with a padding mask of another shape."""
+    from ..modeling_inputs import not_a_tensor_error
+
+    name = model.main_input_name
+    prompt = inputs if inputs is not None else kwargs.get(name)
+    if prompt is None or name != "input_ids":
+        return
+    if not isinstance(prompt, core.Tensor):
+        raise not_a_tensor_error(name, prompt)
+    if prompt.ndim != 2:
+        raise ValueError(f"{name} passed to generate() should have 2 dimensions (batch_size, sequence_length), got "
+                         f"shape {tuple(prompt.shape)}" + (": add the batch dimension with unsqueeze(0)"
+                                                          if prompt.ndim == 1 else ""))
+    if prompt.shape[1] == 0 and kwargs.get("inputs_embeds") is None:
+        raise ValueError(f"{name} passed to generate() is empty (shape {tuple(prompt.shape)}): give at least one "
+                         "token to continue, e.g. the tokenizer's bos_token_id")
+    mask = kwargs.get("attention_mask")
+    if isinstance(mask, core.Tensor) and mask.ndim == 2 and "past_key_values" not in kwargs \
+            and mask.shape != prompt.shape:
+        raise ValueError(f"attention_mask has shape {tuple(mask.shape)} but {name} has shape {tuple(prompt.shape)}: "
+                         "pass the attention_mask the tokenizer returned with these ids")
+
+
 def _accepts(fn, name):
     """Whether fn takes keyword `name` (explicitly, or through **kwargs)."""
     params = inspect.signature(fn).parameters
@@ -870,6 +906,10 @@ class GenerationMixin:
             raise NotImplementedError("generate(): `custom_generate` is not supported")
         if synced_gpus:
             raise NotImplementedError("generate(): `synced_gpus` is not supported")
+        _check_prompt(self, inputs, kwargs)
+        if attends_both_ways(self.config):
+            # HF logs this when such a model is built; here it is said where it matters.
+            logger.warning(f"If you want to use `{type(self).__name__}` as a standalone, add `is_decoder=True.`")
         with core.no_grad():
             return self._generate(inputs, generation_config, logits_processor, stopping_criteria,
                                   prefix_allowed_tokens_fn, streamer, kwargs, assistant_model,

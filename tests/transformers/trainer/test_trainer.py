@@ -360,7 +360,7 @@ def test_loss_curve_png_is_written(tmp_path, capsys):
     assert width > 100 and height > 100
 
 
-def test_trainer_without_matplotlib_writes_no_curve(tmp_path, capsys, monkeypatch):
+def test_trainer_without_matplotlib_draws_the_curve_as_svg(tmp_path, capsys, monkeypatch):
     import builtins
 
     real_import = builtins.__import__
@@ -371,9 +371,13 @@ def test_trainer_without_matplotlib_writes_no_curve(tmp_path, capsys, monkeypatc
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    trainer = Trainer(RegressionModel(), make_args(tmp_path, max_steps=1), train_dataset=regression_data())
+    args = make_args(tmp_path, max_steps=4, eval_strategy="steps", eval_steps=2)
+    trainer = Trainer(RegressionModel(), args, train_dataset=regression_data(), eval_dataset=regression_data(8))
     trainer.train()
-    assert trainer.save_loss_curve() is None and not os.path.exists(tmp_path / "loss_curve.png")
+    assert not os.path.exists(tmp_path / "loss_curve.png")
+    svg = (tmp_path / "loss_curve.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<polyline") == 2 and "eval loss" in svg
+    assert trainer.save_loss_curve() == str(tmp_path / "loss_curve.svg")
 
 
 def test_report_to_unknown_integration_warns_and_is_ignored(tmp_path):

@@ -168,6 +168,18 @@ def _composed_backward(ctx, grad, q, k, v, mask, keep):
     return grad_q, grad_k, grad_v, grad_mask, None, None, None
 
 
+def _check_mask_shape(query, key, attn_mask):
+    """attn_mask must broadcast to the scores' shape (..., L, S); torch's message when not."""
+    q, k, mask = query.shape, key.shape, attn_mask.shape
+    target = (q if len(q) >= len(k) else k)[:-2] + (q[-2], k[-2])
+    for dim in range(1, min(len(mask), len(target)) + 1):
+        if mask[-dim] != target[-dim] and mask[-dim] != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-dim]}) must match the existing size ({mask[-dim]}) at "
+                f"non-singleton dimension {len(target) - dim}.  Target sizes: {list(target)}.  "
+                f"Tensor sizes: {list(mask)}")
+
+
 def _check_inputs(query, key, value, attn_mask, enable_gqa):
     if not (query.dtype == key.dtype == value.dtype):
         raise RuntimeError(
@@ -191,6 +203,8 @@ def _check_inputs(query, key, value, attn_mask, enable_gqa):
             f"Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
             f"{attn_mask.dtype} and  query.dtype: {query.dtype} instead."
         )
+    if attn_mask is not None:
+        _check_mask_shape(query, key, attn_mask)
     if enable_gqa and query.ndim >= 3:
         hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
         if hk == 0 or hq % hk or hk != hv:

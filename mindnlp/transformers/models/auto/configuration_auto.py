@@ -7,6 +7,7 @@ import every model.
 import importlib
 from collections.abc import Mapping
 
+from ....hub import CheckpointError
 from ...configuration_utils import PretrainedConfig
 
 # model_type -> (module under mindnlp.transformers.models, config class name)
@@ -67,7 +68,7 @@ CONFIG_MAPPING = _LazyConfigMapping(CONFIG_MAPPING_NAMES)
 
 def _unknown_model_type(model_type):
     known = ", ".join(sorted(CONFIG_MAPPING))
-    return ValueError(f"unknown model_type {model_type!r}; known model types: {known}")
+    return CheckpointError(f"unknown model_type {model_type!r}; known model types: {known}")
 
 
 class AutoConfig:
