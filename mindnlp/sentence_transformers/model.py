@@ -42,7 +42,7 @@ class SentenceTransformer(core.nn.Sequential):
                             local_files_only=local_files_only, mirror=mirror, endpoint=endpoint)
             modules, saved = _load_modules(str(model_name_or_path), location)
             for name, text in saved.get("prompts", {}).items():
-                prompts.setdefault(name, text)
+                prompts.setdefault(name, text or "")
             default_prompt_name = default_prompt_name or saved.get("default_prompt_name")
             similarity_fn_name = similarity_fn_name or saved.get("similarity_fn_name")
             truncate_dim = truncate_dim or saved.get("truncate_dim")
@@ -143,11 +143,13 @@ class SentenceTransformer(core.nn.Sequential):
         # lengths fall into the same batches as there.
         order = np.argsort([-len(text) for text in sentences])
         outputs = []
+        device = next(self.parameters()).device
         self.eval()
         with core.no_grad():
             for start in tqdm(range(0, len(sentences), batch_size), desc="Batches", disable=not show_progress_bar):
                 texts = [sentences[i] for i in order[start:start + batch_size]]
-                features = self.tokenize([prompt + text for text in texts] if prompt else texts)
+                features = {name: ids.to(device) for name, ids in
+                            self.tokenize([prompt + text for text in texts] if prompt else texts).items()}
                 if prompt_length is not None:
                     features["prompt_length"] = prompt_length
                 outputs.append(self._batch_output(self(features), len(texts), output_value, normalize_embeddings))
@@ -159,11 +161,12 @@ class SentenceTransformer(core.nn.Sequential):
         elif not outputs:
             result = core.tensor([]) if convert_to_tensor else np.array([]) if convert_to_numpy else []
         elif convert_to_tensor or not convert_to_numpy:
-            result = core.cat(outputs)[core.tensor(inverse)]
+            stacked = core.cat(outputs)
+            result = stacked[core.tensor(inverse, device=stacked.device)]
             if not convert_to_tensor:
                 result = list(result)
         else:
-            result = np.concatenate([batch.float().numpy() for batch in outputs])[inverse]
+            result = np.concatenate([batch.float().cpu().numpy() for batch in outputs])[inverse]
         return result[0] if single else result
 
     def _resolve_prompt(self, prompt, prompt_name):
