@@ -1,18 +1,20 @@
 """`SentenceTransformer.encode` of 1,000 sentences with all-MiniLM-L6-v2, next to sentence-transformers + torch.
 
-    python benchmarks/sentence_embeddings.py [--sentences 1000] [--batch 32] [--repeats 3] [--rounds 2]
+    python benchmarks/sentence_embeddings.py [--sentences 1000] [--batch 32] [--repeats 5]
                                              [--model FOLDER] [--torch-python PYTHON] [--no-torch]
 
 The whole `encode` call is timed (tokenizing, length-sorted batching, the model, pooling,
-normalising, conversion to NumPy), the best of `repeats` calls per process, each library in
-its own fresh process, the processes alternating for `rounds` so a busy machine slows both
-alike. The sentences are fixed (seeded): 3 to 40 words drawn from the model's vocabulary.
+normalising, conversion to NumPy), after one warm-up call. Each library runs in its own
+process (torch's idle threads would otherwise compete with NumPy's), and the two take turns,
+one call each, `repeats` times: on a shared machine the best call of each is the one least
+disturbed, and turns make both face the same disturbances. The sentences are fixed (seeded):
+3 to 40 words drawn from the model's vocabulary.
 
 sentence-transformers runs under `--torch-python` (default: this interpreter), so torch may
 live in another virtual environment than mindnlp. The same run names the CPU and measures
-its roofline (benchmarks/roofline.py); each library's rate is also given in GFLOP/s of the
-encoder's matrix products on the padded batches, as a share of that peak. Ratio = mindnlp
-speed / sentence-transformers speed (above 1 is faster).
+its roofline (benchmarks/roofline.py, the best of one measurement per turn); each library's
+rate is also given in GFLOP/s of the encoder's matrix products on the padded batches, as a
+share of that peak. Ratio = mindnlp speed / sentence-transformers speed (above 1 is faster).
 """
 import argparse
 import json
@@ -57,8 +59,10 @@ def encoder_flops(config, lengths, batch):
     return total
 
 
-def measure(library, folder, sentences_path, batch, repeats, output_path):
-    """Run in a fresh process: best seconds of one full `encode`; the embeddings go to output_path."""
+def serve(library, folder, sentences_path, batch):
+    """Worker process: load the model, encode once to warm up, print the texts' token counts,
+    then time one full `encode` per "encode" line on stdin (printing the seconds) and save the
+    last embeddings on "save PATH"."""
     with open(sentences_path, encoding="utf-8") as fh:
         sentences = json.load(fh)
     if library == "mindnlp":
@@ -69,24 +73,49 @@ def measure(library, folder, sentences_path, batch, repeats, output_path):
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(folder, device="cpu")
-    model.encode(sentences[:batch], batch_size=batch)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        embeddings = model.encode(sentences, batch_size=batch)
-        best = min(best, time.perf_counter() - start)
-    np.save(output_path, embeddings)
-    lengths = [len(ids) for ids in model.tokenizer(sentences, truncation=True, max_length=model.max_seq_length)[
-        "input_ids"]]
-    print(json.dumps({"seconds": best, "lengths": lengths}))
+    embeddings = model.encode(sentences, batch_size=batch)
+    encoded = model.tokenizer(sentences, truncation=True, max_length=model.max_seq_length)
+    reply({"lengths": [len(ids) for ids in encoded["input_ids"]]})
+    for line in sys.stdin:
+        command, _, argument = line.strip().partition(" ")
+        if command == "encode":
+            start = time.perf_counter()
+            embeddings = model.encode(sentences, batch_size=batch)
+            reply({"seconds": time.perf_counter() - start})
+        elif command == "save":
+            np.save(argument, embeddings)
+            reply({})
 
 
-def in_subprocess(python, *args):
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    result = subprocess.run([python, __file__, *args], capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        raise RuntimeError(f"{python} {' '.join(args)} failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+def reply(message):
+    print(json.dumps(message), flush=True)
+
+
+class Worker:
+    """One library's serving process, driven one command at a time."""
+
+    def __init__(self, python, library, folder, sentences_path, batch):
+        command = [python, __file__, "--serve", library, "--model", folder, "--input", sentences_path,
+                   "--batch", str(batch)]
+        self.name = library
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        env=dict(os.environ, HF_HUB_OFFLINE="1"))
+        self.lengths = self.read()["lengths"]
+
+    def ask(self, command):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return self.read()
+
+    def read(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.name} worker exited (code {self.process.wait()}); its errors are above")
+        return json.loads(line)
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
 
 
 def torch_side_available(python):
@@ -99,44 +128,47 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5, help="timed encode calls per library, alternating")
     parser.add_argument("--model", default=None)
     parser.add_argument("--torch-python", default=sys.executable, help="the Python that has torch + sentence-transformers")
     parser.add_argument("--no-torch", action="store_true")
-    parser.add_argument("--measure", choices=["mindnlp", TORCH_SIDE], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=["mindnlp", TORCH_SIDE], help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
-    parser.add_argument("--output", help=argparse.SUPPRESS)
     args = parser.parse_args()
     folder = args.model or packaged_model_folder()
-    if args.measure:
-        measure(args.measure, folder, args.input, args.batch, args.repeats, args.output)
+    if args.serve:
+        serve(args.serve, folder, args.input, args.batch)
         return
 
     pythons = {"mindnlp": sys.executable}
     if not args.no_torch and torch_side_available(args.torch_python):
         pythons[TORCH_SIDE] = args.torch_python
-    machine, peak_gflops, _ = describe()
     with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
         config = json.load(fh)
-    best, outputs, lengths = {}, {}, None
+    best, outputs, machine, peak_gflops = {}, {}, None, 0.0
     with tempfile.TemporaryDirectory() as scratch:
         sentences_path = os.path.join(scratch, "sentences.json")
         with open(sentences_path, "w", encoding="utf-8") as fh:
             json.dump(make_sentences(folder, args.sentences), fh)
-        for _ in range(args.rounds):
-            for library, python in pythons.items():
-                path = os.path.join(scratch, f"{library}.npy")
-                result = in_subprocess(python, "--measure", library, "--model", folder, "--input", sentences_path,
-                                       "--batch", str(args.batch), "--repeats", str(args.repeats), "--output", path)
-                best[library] = min(best.get(library, float("inf")), result["seconds"])
-                outputs[library] = np.load(path)
-                lengths = result["lengths"]
+        workers = [Worker(python, library, folder, sentences_path, args.batch) for library, python in pythons.items()]
+        for _ in range(args.repeats):
+            line, gflops, _ = describe()
+            if gflops > peak_gflops:
+                machine, peak_gflops = line, gflops
+            for worker in workers:
+                time.sleep(0.5)  # let the other library's threads go idle
+                best[worker.name] = min(best.get(worker.name, float("inf")), worker.ask("encode")["seconds"])
+        for worker in workers:
+            path = os.path.join(scratch, f"{worker.name}.npy")
+            worker.ask(f"save {path}")
+            outputs[worker.name] = np.load(path)
+            worker.close()
+        lengths = workers[0].lengths
 
     flops = encoder_flops(config, lengths, args.batch)
     print(machine)
     print(f"all-MiniLM-L6-v2: encode {args.sentences} sentences ({sum(lengths)} tokens, mean {np.mean(lengths):.1f}), "
-          f"batch {args.batch}, best of {args.repeats} x {args.rounds} rounds")
+          f"batch {args.batch}, best of {args.repeats} alternating calls")
     for library, seconds in best.items():
         rate = flops / seconds / 1e9
         line = (f"  {library:22s} {args.sentences / seconds:7.1f} sentences/s  ({seconds:6.2f} s)  "
