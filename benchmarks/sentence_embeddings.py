@@ -1,7 +1,7 @@
 """`SentenceTransformer.encode` of 1,000 sentences with all-MiniLM-L6-v2, next to sentence-transformers + torch.
 
     python benchmarks/sentence_embeddings.py [--sentences 1000] [--batch 32] [--repeats 5]
-                                             [--model FOLDER] [--torch-python PYTHON] [--no-torch]
+                                             [--model FOLDER] [--torch-python PYTHON] [--no-torch] [--profile]
 
 The whole `encode` call is timed (tokenizing, length-sorted batching, the model, pooling,
 normalising, conversion to NumPy), after one warm-up call. Each library runs in its own
@@ -47,15 +47,17 @@ def make_sentences(folder, count):
     return [" ".join(rng.choice(words, size=int(rng.integers(3, 41)))).capitalize() + "." for _ in range(count)]
 
 
-def encoder_flops(config, lengths, batch):
-    """Flops of the encoder's matrix products (projections, MLP, attention scores and mix) over
-    length-sorted batches padded to their longest text, as both libraries run them."""
+def encoder_flops(config, sentences, lengths, batch):
+    """Flops of the encoder's matrix products (projections, MLP, attention scores and mix) on
+    the batches `encode` forms: texts sorted by character count, longest first, each batch
+    padded to its longest token count."""
     h, i, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    order = np.argsort([-len(text) for text in sentences])
     total = 0
-    lengths = sorted(lengths, reverse=True)
-    for start in range(0, len(lengths), batch):
-        rows, padded = len(lengths[start:start + batch]), lengths[start]
-        total += layers * rows * (padded * 2 * (4 * h * h + 2 * h * i) + 2 * 2 * padded * padded * h)
+    for start in range(0, len(order), batch):
+        rows = order[start:start + batch]
+        padded = max(lengths[j] for j in rows)
+        total += layers * len(rows) * (padded * 2 * (4 * h * h + 2 * h * i) + 2 * 2 * padded * padded * h)
     return total
 
 
@@ -132,6 +134,7 @@ def main():
     parser.add_argument("--model", default=None)
     parser.add_argument("--torch-python", default=sys.executable, help="the Python that has torch + sentence-transformers")
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="also print where mindnlp's encode spends its time")
     parser.add_argument("--serve", choices=["mindnlp", TORCH_SIDE], help=argparse.SUPPRESS)
     parser.add_argument("--input", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -148,8 +151,9 @@ def main():
     best, outputs, machine, peak_gflops = {}, {}, None, 0.0
     with tempfile.TemporaryDirectory() as scratch:
         sentences_path = os.path.join(scratch, "sentences.json")
+        sentences = make_sentences(folder, args.sentences)
         with open(sentences_path, "w", encoding="utf-8") as fh:
-            json.dump(make_sentences(folder, args.sentences), fh)
+            json.dump(sentences, fh)
         workers = [Worker(python, library, folder, sentences_path, args.batch) for library, python in pythons.items()]
         for _ in range(args.repeats):
             line, gflops, _ = describe()
@@ -165,7 +169,7 @@ def main():
             worker.close()
         lengths = workers[0].lengths
 
-    flops = encoder_flops(config, lengths, args.batch)
+    flops = encoder_flops(config, sentences, lengths, args.batch)
     print(machine)
     print(f"all-MiniLM-L6-v2: encode {args.sentences} sentences ({sum(lengths)} tokens, mean {np.mean(lengths):.1f}), "
           f"batch {args.batch}, best of {args.repeats} alternating calls")
@@ -177,6 +181,32 @@ def main():
             diff = float(np.abs(outputs["mindnlp"] - outputs[TORCH_SIDE]).max())
             line += f"  speed ratio {best[TORCH_SIDE] / seconds:4.2f}  max |diff| {diff:.1e}"
         print(line)
+    if args.profile:
+        print_time_split(folder, sentences, args.batch)
+
+
+def print_time_split(folder, sentences, batch):
+    """Where one mindnlp `encode` spends its time: cumulative seconds of the encoder's parts
+    (cProfile; its overhead inflates the total by a few percent)."""
+    import cProfile
+    import pstats
+
+    from mindnlp.sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(folder)
+    model.encode(sentences, batch_size=batch)
+    profiler = cProfile.Profile()
+    profiler.runcall(model.encode, sentences, batch_size=batch)
+    stats = pstats.Stats(profiler).stats
+    parts = {"encode (total)": "sentence_transformers/model.py:encode", "tokenizer": "modules.py:tokenize",
+             "linear layers": "functional/linear.py:linear", "attention": "scaled_dot_product_attention",
+             "layer norms": "functional/normalization.py:layer_norm", "GELU": "functional/activation.py:gelu",
+             "pooling": "modules.py:_pool"}
+    print("mindnlp encode, time by part:")
+    for part, where in parts.items():
+        path, name = where.rsplit(":", 1) if ":" in where else ("", where)
+        seconds = sum(row[3] for (file, _, function), row in stats.items() if function == name and path in file)
+        print(f"  {part:16s} {seconds:6.2f} s")
 
 
 if __name__ == "__main__":
