@@ -4,3 +4,7 @@ Subpackages are imported on first use so that `import mindnlp` stays cheap:
 `from mindnlp import core as torch`, `from mindnlp.transformers import AutoModel`.
 """
 __version__ = "0.1.0"
+
+from ._datasets_hook import watch_for_datasets  # noqa: E402
+
+watch_for_datasets()

@@ -31,13 +31,14 @@ from ..core import distributed as dist
 from ..core import nn
 from ..core.nn.parallel import DistributedDataParallel
 from ..core.serialization import write_text_atomic
-from ..core.utils.data import BatchSampler, DataLoader, IterableDataset, Sampler, SequentialSampler
+from ..core.utils.data import BatchSampler, DataLoader, Sampler, SequentialSampler
+from ..core.utils.data.dataset import is_iterable_style
 from .data.data_collator import DataCollatorWithPadding, default_data_collator
 from .models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 from .optimization import Adafactor, get_scheduler
 from .trainer_callback import (CallbackHandler, DefaultFlowCallback, ExportableState, PrinterCallback,
                                ProgressCallback, TrainerControl, TrainerState)
-from .trainer_pt_utils import LabelSmoother, ShardedBatchSampler
+from .trainer_pt_utils import IterableDatasetShard, LabelSmoother, ShardedBatchSampler
 from .trainer_utils import (PREFIX_CHECKPOINT_DIR, EpochSeededRandomSampler, EvalLoopOutput, EvalPrediction,
                             PredictionOutput, SaveStrategy, SkipBatchSampler, TrainOutput,
                             denumpify_detensorize, get_last_checkpoint, has_length, loss_curve_svg,
@@ -73,8 +74,13 @@ def _unwrap_peft(model):
 
 
 def _is_datasets_dataset(dataset):
+    """A `datasets.Dataset`, or a `datasets.IterableDataset` whose columns are known (streamed
+    data may not say until read): one whose unused columns can be removed up front."""
     datasets = sys.modules.get("datasets")
-    return datasets is not None and isinstance(dataset, datasets.Dataset)
+    if datasets is None:
+        return False
+    return isinstance(dataset, datasets.Dataset) or (
+        isinstance(dataset, datasets.IterableDataset) and dataset.column_names is not None)
 
 
 def find_labels(model_class):
@@ -389,29 +395,28 @@ class Trainer:
     def get_train_dataloader(self):
         if self.train_dataset is None:
             raise ValueError("Trainer: training requires a train_dataset.")
-        dataset = self.train_dataset
-        if _is_datasets_dataset(dataset):
-            dataset = self._remove_unused_columns(dataset, "training")
-        collator = self._collator_for(dataset, "training")
-        if isinstance(dataset, IterableDataset):
-            return DataLoader(dataset, batch_size=self.args.train_batch_size, collate_fn=collator,
-                              num_workers=self.args.dataloader_num_workers, drop_last=self.args.dataloader_drop_last)
-        batch_sampler = BatchSampler(self._get_train_sampler(dataset), self.args.train_batch_size,
-                                     self.args.dataloader_drop_last)
-        return DataLoader(dataset, batch_sampler=self._shard(batch_sampler), collate_fn=collator,
-                          num_workers=self.args.dataloader_num_workers)
+        return self._dataloader(self.train_dataset, "training", self.args.train_batch_size, self._get_train_sampler)
 
     def _get_inference_dataloader(self, dataset, description):
+        return self._dataloader(dataset, description, self.args.eval_batch_size, SequentialSampler)
+
+    def _dataloader(self, dataset, description, batch_size, make_sampler):
+        """Batches of a map-style dataset (this process's share of them in a data-parallel job), or of
+        an iterable one such as a streamed `datasets.IterableDataset` (in a data-parallel job, training
+        takes this process's share of each run of world_size batches; evaluation reads all of it)."""
+        args = self.args
         if _is_datasets_dataset(dataset):
             dataset = self._remove_unused_columns(dataset, description)
         collator = self._collator_for(dataset, description)
-        if isinstance(dataset, IterableDataset):
-            return DataLoader(dataset, batch_size=self.args.eval_batch_size, collate_fn=collator,
-                              num_workers=self.args.dataloader_num_workers, drop_last=self.args.dataloader_drop_last)
-        batch_sampler = BatchSampler(SequentialSampler(dataset), self.args.eval_batch_size,
-                                     self.args.dataloader_drop_last)
+        if is_iterable_style(dataset):
+            if args.world_size > 1 and description == "training":
+                dataset = IterableDatasetShard(dataset, batch_size, args.world_size, args.process_index,
+                                               args.dataloader_drop_last)
+            return DataLoader(dataset, batch_size=batch_size, collate_fn=collator,
+                              num_workers=args.dataloader_num_workers, drop_last=args.dataloader_drop_last)
+        batch_sampler = BatchSampler(make_sampler(dataset), batch_size, args.dataloader_drop_last)
         return DataLoader(dataset, batch_sampler=self._shard(batch_sampler), collate_fn=collator,
-                          num_workers=self.args.dataloader_num_workers)
+                          num_workers=args.dataloader_num_workers)
 
     def get_eval_dataloader(self, eval_dataset=None):
         if eval_dataset is None and self.eval_dataset is None:
@@ -627,9 +632,12 @@ class Trainer:
         sampler = getattr(batch_sampler, "sampler", None)
         if hasattr(sampler, "set_epoch"):
             sampler.set_epoch(epoch)
+        iterable = is_iterable_style(dataloader.dataset)
+        if iterable and hasattr(dataloader.dataset, "set_epoch"):  # a shuffled stream reshuffles per epoch
+            dataloader.dataset.set_epoch(epoch)
         if batches_to_skip == 0:
             return iter(dataloader)
-        if isinstance(dataloader.dataset, IterableDataset):
+        if iterable:
             return itertools.islice(iter(dataloader), batches_to_skip, None)
         skipping = DataLoader(dataloader.dataset, batch_sampler=SkipBatchSampler(batch_sampler, batches_to_skip),
                               collate_fn=dataloader.collate_fn, num_workers=dataloader.num_workers)

@@ -82,3 +82,38 @@ class ShardedBatchSampler:
         short = -len(batches) % self.num_processes
         batches += (batches * (short // len(batches) + 1))[:short]
         return iter(batches[self.process_index::self.num_processes])
+
+
+class IterableDatasetShard:
+    """This process's examples of an iterable dataset in a data-parallel job (accelerate's
+    IterableDatasetShard): examples are read in runs of batch_size x num_processes and each process
+    keeps its batch_size slice of every run, so one step's batches over all ranks are the batch one
+    process with num_processes times the batch size reads. A last, incomplete run is dropped with
+    drop_last, else completed with the stream's first examples so every rank takes the same steps."""
+
+    def __init__(self, dataset, batch_size, num_processes, process_index, drop_last=False):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.num_processes = num_processes
+        self.process_index = process_index
+        self.drop_last = drop_last
+
+    def set_epoch(self, epoch):
+        if hasattr(self.dataset, "set_epoch"):
+            self.dataset.set_epoch(epoch)
+
+    def __iter__(self):
+        run = self.batch_size * self.num_processes
+        mine = slice(self.process_index * self.batch_size, (self.process_index + 1) * self.batch_size)
+        first, buffer = [], []
+        for example in self.dataset:
+            if len(first) < run:
+                first.append(example)
+            buffer.append(example)
+            if len(buffer) == run:
+                yield from buffer[mine]
+                buffer = []
+        if buffer and not self.drop_last:
+            while len(buffer) < run:
+                buffer += first[:run - len(buffer)]
+            yield from buffer[mine]

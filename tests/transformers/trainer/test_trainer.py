@@ -12,6 +12,7 @@ import pytest
 from mindnlp import core
 from mindnlp.transformers.trainer import Trainer
 from mindnlp.transformers.trainer_callback import EarlyStoppingCallback, TrainerCallback, TrainerState
+from mindnlp.transformers.trainer_pt_utils import IterableDatasetShard
 from mindnlp.transformers.trainer_utils import get_last_checkpoint
 from mindnlp.transformers.training_args import TrainingArguments
 
@@ -283,6 +284,32 @@ def test_datasets_input_with_map_and_unused_columns_removed(tmp_path, capsys):
     assert trainer.evaluate()["eval_accuracy"] > 0.5
     kept = Trainer(TokenClassifier(), make_args(tmp_path, remove_unused_columns=False), train_dataset=encoded)
     assert "text" in kept.get_train_dataloader().dataset.column_names
+
+
+def test_streamed_datasets_train_as_the_same_rows_in_order(tmp_path, capsys):
+    """A `datasets.IterableDataset` (as `load_dataset(..., streaming=True)` gives) trains like the
+    same rows read in order from a map-style dataset, its unused columns removed."""
+    datasets = pytest.importorskip("datasets")
+    rows = [{**r, "note": "unused"} for r in regression_data(32)]
+    args = dict(max_steps=6, learning_rate=0.1, train_sampling_strategy="sequential")
+    in_order = Trainer(RegressionModel(), make_args(tmp_path / "a", **args), train_dataset=rows)
+    in_order.train()
+    streamed = datasets.Dataset.from_list(rows).to_iterable_dataset(num_shards=2)
+    trainer = Trainer(RegressionModel(), make_args(tmp_path / "b", **args), train_dataset=streamed)
+    assert "note" not in next(iter(trainer.get_train_dataloader()))
+    trainer.train()
+    assert trainer.state.global_step == 6
+    for ours, theirs in zip(trainer.model.parameters(), in_order.model.parameters()):
+        assert abs(ours.item() - theirs.item()) < 1e-6
+
+
+def test_iterable_shards_split_each_run_of_batches_between_processes():
+    stream = list(range(11))
+    shards = [list(IterableDatasetShard(stream, batch_size=2, num_processes=3, process_index=r)) for r in range(3)]
+    # run k (6 examples) is one step of one process with batch 6: rank r takes its 2 of each run
+    assert shards == [[0, 1, 6, 7], [2, 3, 8, 9], [4, 5, 10, 0]]  # the last run completed from the start
+    dropped = [list(IterableDatasetShard(stream, 2, 3, r, drop_last=True)) for r in range(3)]
+    assert dropped == [[0, 1], [2, 3], [4, 5]]
 
 
 def test_unused_fields_of_plain_examples_are_dropped_before_collation(tmp_path, capsys):

@@ -2,6 +2,7 @@
 import bisect
 import itertools
 import math
+import sys
 import warnings
 
 from ... import random as core_random
@@ -151,4 +152,7 @@ def is_iterable_style(dataset):
     when torch is installed)."""
     if isinstance(dataset, IterableDataset):
         return True
+    hf_datasets = sys.modules.get("datasets")
+    if hf_datasets is not None and isinstance(dataset, hf_datasets.IterableDataset):
+        return True  # it has __getitem__, but for columns, not for examples by index
     return hasattr(dataset, "__iter__") and not hasattr(dataset, "__getitem__") and not isinstance(dataset, Tensor)
