@@ -5,6 +5,7 @@ trained in full), AdamW lr 1e-3, batch 32, 4,000 training sentences, max length 
 accuracy on the 872 labelled SST-2 validation sentences.
 
     python examples/finetune_lora.py [--data DIR|CSV|TSV|HUB_NAME] [--model FOLDER] [--train-size 4000]
+    mindnlp run --nproc-per-node 2 examples/finetune_lora.py ...   # data-parallel, batch 32 per process
 
 --data defaults to examples/data/sst2, the sample shipped with the repository (GLUE layout:
 train.tsv.gz with 4,000 phrases, test.tsv.gz with the 872 validation sentences, both
@@ -16,7 +17,6 @@ The last line printed is a JSON summary (accuracy, wall time) that benchmarks/fi
 """
 import argparse
 import csv
-import gzip
 import json
 import os
 import sys
@@ -48,19 +48,18 @@ def packaged_model_folder():
 
 
 def read_table(path):
-    """(sentences, labels) of a CSV/TSV file with a header naming a text column and `label`."""
-    delimiter = "\t" if path.endswith((".tsv", ".tsv.gz")) else ","
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", newline="", encoding="utf-8") as file:
-        rows = list(csv.DictReader(file, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t"
-                                   else csv.QUOTE_MINIMAL))
-    if not rows:
+    """(sentences, labels) of a CSV/TSV file (gzipped or not) with a header naming a text column and
+    `label`, read with `datasets.load_dataset("csv")` (TSV unquoted, as GLUE writes it)."""
+    tsv = path.endswith((".tsv", ".tsv.gz"))
+    options = {"sep": "\t", "quoting": csv.QUOTE_NONE} if tsv else {}
+    table = require_datasets().load_dataset("csv", data_files=path, split="train", **options)
+    if len(table) == 0:
         raise ValueError(f"{path} has no rows")
-    text_column = next((c for c in TEXT_COLUMNS if c in rows[0]), None)
-    if text_column is None or "label" not in rows[0]:
+    text_column = next((c for c in TEXT_COLUMNS if c in table.column_names), None)
+    if text_column is None or "label" not in table.column_names:
         raise ValueError(f"{path} needs a text column (one of {TEXT_COLUMNS}) and a `label` column; "
-                         f"found {list(rows[0])}")
-    return [r[text_column].strip() for r in rows], [int(r["label"]) for r in rows]
+                         f"found {table.column_names}")
+    return [str(s).strip() for s in table[text_column]], [int(label) for label in table["label"]]
 
 
 def load_splits(source, eval_size=None, seed=42):
@@ -169,9 +168,10 @@ def main(argv=None):
                "eval_sentences": len(eval_sentences), "train_loss": train_output.training_loss,
                "accuracy": metrics["eval_accuracy"], "train_seconds": round(train_seconds, 2),
                "eval_seconds": round(eval_seconds, 2), "output_dir": output_dir}
-    print(f"accuracy on {len(eval_sentences)} validation sentences: {metrics['eval_accuracy']:.4f} "
-          f"(train {train_seconds:.1f} s, eval {eval_seconds:.1f} s); adapter and loss curve in {output_dir}")
-    print(json.dumps(summary))
+    if trainer.is_world_process_zero():  # one report for a data-parallel run (`mindnlp run`)
+        print(f"accuracy on {len(eval_sentences)} validation sentences: {metrics['eval_accuracy']:.4f} "
+              f"(train {train_seconds:.1f} s, eval {eval_seconds:.1f} s); adapter and loss curve in {output_dir}")
+        print(json.dumps(summary))
     return summary
 
 

@@ -54,6 +54,7 @@ def worker_main(argv):
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     os.environ.update(RANK=str(comm.Get_rank()), WORLD_SIZE=str(comm.Get_size()),
                       LOCAL_RANK=str(local.Get_rank()), LOCAL_WORLD_SIZE=str(local.Get_size()))
+    share_cores(local.Get_rank(), local.Get_size())
     local.Free()
     module = argv[0] == "-m"
     target = argv[1] if module else argv[0]
@@ -72,6 +73,20 @@ def worker_main(argv):
     except BaseException:
         _report(f"[rank {comm.Get_rank()}] failed; ending the job:\n{traceback.format_exc()}")
         comm.Abort(1)
+
+
+def share_cores(local_rank, local_size):
+    """Give each process of a machine its own share of the cores (pinned, and the BLAS/OpenMP thread
+    counts set to match), as torchrun sets OMP_NUM_THREADS: processes that each start a thread per
+    core of the machine would fight over every core. Left alone when OMP_NUM_THREADS is set."""
+    if local_size == 1 or "OMP_NUM_THREADS" in os.environ or not hasattr(os, "sched_setaffinity"):
+        return
+    cores = sorted(os.sched_getaffinity(0))
+    share = max(1, len(cores) // local_size)
+    first = (local_rank * share) % len(cores)
+    os.sched_setaffinity(0, cores[first:first + share])
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[variable] = str(share)
 
 
 def _report(message):

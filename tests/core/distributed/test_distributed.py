@@ -1,5 +1,6 @@
 """core.distributed, DistributedDataParallel, DistributedSampler and the launcher, with real
 processes: each test starts a job with `mindnlp run` (MPI underneath) and reads what the ranks print."""
+import ast
 import json
 import os
 import subprocess
@@ -92,6 +93,21 @@ def test_launcher_sets_torchrun_variables(tmp_path):
     assert job.returncode == 0, job.stderr
     assert (tmp_path / "rank0").read_text() == "['0', '0', '2', '2', '--lr', '3']"
     assert (tmp_path / "rank1").read_text() == "['1', '1', '2', '2', '--lr', '3']"
+
+
+def test_launcher_gives_each_process_its_share_of_the_cores(tmp_path, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    script = tmp_path / "cores.py"
+    script.write_text("import os, sys\nopen(os.path.join(sys.argv[1], 'rank' + os.environ['RANK']), 'w').write("
+                      "repr((sorted(os.sched_getaffinity(0)), os.environ['OMP_NUM_THREADS'])))\n")
+    job = launch(2, str(script), str(tmp_path))
+    assert job.returncode == 0, job.stderr
+    cores = len(os.sched_getaffinity(0))
+    share = max(1, cores // 2)
+    (first, threads0), (second, threads1) = (ast.literal_eval((tmp_path / f"rank{r}").read_text()) for r in range(2))
+    assert len(first) == len(second) == share and threads0 == threads1 == str(share)
+    if cores >= 2:
+        assert not set(first) & set(second)
 
 
 def test_launcher_refuses_a_missing_script():
