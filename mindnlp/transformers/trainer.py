@@ -1101,10 +1101,17 @@ class Trainer:
             file.write(self.args.to_json_string() + "\n")
 
     def _save_checkpoint(self):
-        """Write a checkpoint. In a data-parallel job the first process writes the model, optimizer and
-        state (identical on every rank), each process its own RNG state, and all wait for the writes."""
+        """Write checkpoint-<step> whole or not at all: everything goes into a hidden folder beside
+        it, renamed into place once complete, so a run killed mid-save leaves the last complete
+        checkpoint as the one to resume from. In a data-parallel job the first process writes the
+        model, optimizer and state (identical on every rank), each process its own RNG state."""
         run_dir = self.args.output_dir
-        output_dir = os.path.join(run_dir, f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+        final_dir = os.path.join(run_dir, f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+        output_dir = os.path.join(run_dir, f".staging-{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+        if self.args.should_save:
+            shutil.rmtree(output_dir, ignore_errors=True)
+            os.makedirs(output_dir)
+        self._wait_for_every_process()
         self.save_model(output_dir, _internal_call=True)
         if self.args.save_strategy != SaveStrategy.NO and self.state.best_global_step:
             best_dir = os.path.join(run_dir, f"{PREFIX_CHECKPOINT_DIR}-{self.state.best_global_step}")
@@ -1126,7 +1133,16 @@ class Trainer:
                 self.state.stateful_callbacks[name] = callback.state()
         if self.args.should_save:
             self.state.save_to_json(os.path.join(output_dir, TRAINER_STATE_NAME))
+        self._wait_for_every_process()
+        if self.args.should_save:
+            if os.path.isdir(final_dir):  # saved again at the same step: the new one replaces it
+                shutil.rmtree(final_dir)
+            os.replace(output_dir, final_dir)
             rotate_checkpoints(run_dir, self.args.save_total_limit, self.state.best_model_checkpoint)
+        self._wait_for_every_process()
+
+    def _wait_for_every_process(self):
+        """A barrier in a data-parallel job (nothing to wait for otherwise)."""
         if self.args.world_size > 1:
             dist.barrier()
 

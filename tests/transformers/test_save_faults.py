@@ -1,5 +1,6 @@
 """`save_pretrained` over an existing checkpoint never leaves the folder without complete
-weights, and the files it writes get the permissions the umask gives, not 0600."""
+weights, a Trainer killed while checkpointing leaves only complete checkpoints, and the files
+written get the permissions the umask gives, not 0600."""
 import json
 import os
 import signal
@@ -129,3 +130,30 @@ def test_a_failed_adapter_save_leaves_the_old_adapter(tmp_path, monkeypatch):
     restored = PeftModel.from_pretrained(_model(0), tmp_path)
     key = "base_model.model.transformer.h.0.attn.c_attn.lora_B.default.weight"
     np.testing.assert_array_equal(restored.state_dict()[key].numpy(), peft.state_dict()[key].numpy())
+
+
+def test_trainer_checkpoints_are_whole_or_absent_when_training_is_killed(tmp_path):
+    """Training that saves every step is killed at several instants; every checkpoint-<step>
+    folder left behind is complete (weights, optimizer, scheduler, RNG and trainer state), so
+    resuming from the last one works."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\nfrom mindnlp import core\nfrom mindnlp.transformers import GPT2Config, GPT2LMHeadModel, "
+        "Trainer, TrainingArguments\n"
+        f"core.manual_seed(0)\nmodel = GPT2LMHeadModel(GPT2Config(**{TINY!r}))\n"
+        "rows = [{'input_ids': [i % 60 + 1] * 8, 'labels': [i % 60 + 1] * 8} for i in range(400)]\n"
+        "args = TrainingArguments(sys.argv[1], per_device_train_batch_size=2, max_steps=200, save_steps=1, "
+        "logging_steps=50, report_to=[], disable_tqdm=True)\n"
+        "Trainer(model=model, args=args, train_dataset=rows).train()\n")
+    expected = {"config.json", "model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth",
+                "trainer_state.json", "training_args.json"}
+    for kill_after in (1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0):
+        run_dir = tmp_path / f"run_{kill_after}"
+        job = subprocess.Popen([sys.executable, str(script), str(run_dir)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+        time.sleep(kill_after)
+        job.send_signal(signal.SIGKILL)
+        job.wait()
+        for checkpoint in run_dir.glob("checkpoint-*") if run_dir.exists() else ():
+            assert expected <= set(os.listdir(checkpoint)), (kill_after, checkpoint.name, os.listdir(checkpoint))
+            json.loads((checkpoint / "trainer_state.json").read_text())
