@@ -486,13 +486,19 @@ class PreTrainedConfig:
 
     @classmethod
     def get_config_dict(cls, pretrained_model_name_or_path, **kwargs):
-        """Resolve and read config.json; return (its dict, the kwargs not used for locating it)."""
+        """Resolve and read config.json (or, with gguf_file=, a GGUF file's metadata); return (the
+        config dict, the kwargs not used for locating it)."""
         location = {
             key: kwargs.pop(key)
             for key in ("cache_dir", "revision", "local_files_only", "token", "subfolder", "mirror", "endpoint")
             if key in kwargs
         }
         path = str(pretrained_model_name_or_path)
+        gguf_file = kwargs.pop("gguf_file", None)
+        if gguf_file is not None:
+            from .modeling_gguf_utils import GGUFFile
+
+            return GGUFFile(resolve_gguf_file(path, gguf_file, location)).config_dict(), kwargs
         resolved = path if os.path.isfile(path) else cached_file(path, CONFIG_NAME, **location)
         config_dict = read_json_file(resolved)
         if not isinstance(config_dict, dict):
@@ -683,3 +689,12 @@ PreTrainedConfig._fields = PreTrainedConfig._collect_fields()
 
 # transformers v4 spelling; both names are the same class.
 PretrainedConfig = PreTrainedConfig
+
+
+def resolve_gguf_file(name_or_path, gguf_file, location):
+    """The local path of `gguf_file` inside a folder, the HF cache or a hub repo (or a path itself)."""
+    if os.path.isfile(gguf_file):
+        return gguf_file
+    if os.path.isfile(name_or_path) and name_or_path.endswith(".gguf"):
+        return name_or_path
+    return cached_file(name_or_path, gguf_file, **location)

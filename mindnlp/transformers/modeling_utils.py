@@ -693,11 +693,12 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                         force_download=False, local_files_only=False, token=None, revision=None, subfolder="",
                         mirror=None, endpoint=None, dtype=None, torch_dtype=None, ignore_mismatched_sizes=False,
                         output_loading_info=False, state_dict=None, use_safetensors=None,
-                        attn_implementation=None, device_map=None, key_mapping=None, **kwargs):
+                        attn_implementation=None, device_map=None, key_mapping=None, gguf_file=None, **kwargs):
         """Build the model from its config and load a checkpoint's weights into it.
 
         key_mapping ({regex: replacement}) renames checkpoint keys before they are matched to
-        the model's parameters, for checkpoints saved under other names.
+        the model's parameters, for checkpoints saved under other names. gguf_file names a GGUF
+        file (in the folder or repo) to take the config and the dequantized weights from.
         """
         if core.get_default_device().type == "meta":
             # The weights would be read into tensors that hold no data: refuse before any work.
@@ -710,6 +711,16 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             kwargs.pop(legacy, None)
         location = dict(cache_dir=cache_dir, local_files_only=local_files_only, token=token, revision=revision,
                         subfolder=subfolder, mirror=mirror, endpoint=endpoint)
+        gguf = None
+        if gguf_file is not None:
+            from .configuration_utils import resolve_gguf_file
+            from .modeling_gguf_utils import GGUFFile
+
+            gguf = GGUFFile(resolve_gguf_file(str(pretrained_model_name_or_path), gguf_file, location))
+            if config is None:
+                config = cls.config_class.from_dict(gguf.config_dict())
+            if dtype in (None, "auto") and torch_dtype in (None, "auto"):
+                dtype = core.float32  # what dequantizing gives
         if not isinstance(config, PretrainedConfig):
             config_source = config if config is not None else pretrained_model_name_or_path
             config, model_kwargs = cls.config_class.from_pretrained(
@@ -726,12 +737,18 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         if attn_implementation is not None:
             config._attn_implementation = attn_implementation
 
-        checkpoint = _Checkpoint.from_state_dict(state_dict) if state_dict is not None else \
-            _Checkpoint.resolve(pretrained_model_name_or_path, use_safetensors, location)
+        if state_dict is not None:
+            checkpoint = _Checkpoint.from_state_dict(state_dict)
+        elif gguf is None:
+            checkpoint = _Checkpoint.resolve(pretrained_model_name_or_path, use_safetensors, location)
+        else:
+            checkpoint = None  # read once the model exists: the file's tensors are mapped onto its names
         target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, config, checkpoint)
 
         with no_init_weights():
             model = cls(config, *model_args, **model_kwargs)
+        if gguf is not None:
+            checkpoint = _Checkpoint.from_gguf(gguf, model)
         if target_dtype is not None and target_dtype != core.float32:
             model.to(target_dtype)
         info = model._load_checkpoint(checkpoint, ignore_mismatched_sizes, key_mapping)
@@ -925,6 +942,12 @@ class _Checkpoint:
     @classmethod
     def from_state_dict(cls, state_dict):
         return cls(list(state_dict), [lambda: state_dict], owned=False)
+
+    @classmethod
+    def from_gguf(cls, gguf, model):
+        """A GGUF file's tensors, dequantized and named as `model` names its parameters."""
+        state_dict = gguf.state_dict(model)
+        return cls(list(state_dict), [lambda: state_dict])
 
     @classmethod
     def resolve(cls, name_or_path, use_safetensors, location):

@@ -91,8 +91,9 @@ def get_values(model_mapping):
     return values
 
 
+# where the files come from: read by AutoConfig and passed on to the model class as well
 _HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder", "mirror",
-               "endpoint")
+               "endpoint", "gguf_file")
 _LOADING_KWARGS = ("dtype", "torch_dtype", "ignore_mismatched_sizes", "output_loading_info", "state_dict",
                    "use_safetensors", "attn_implementation", "device_map", "low_cpu_mem_usage")
 

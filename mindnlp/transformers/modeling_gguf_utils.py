@@ -1,0 +1,149 @@
+"""Reading GGUF files (llama.cpp's format): the config from the metadata, the weights dequantized.
+
+`from_pretrained(folder_or_repo, gguf_file=NAME)` on a config or model class goes through here,
+as in HF transformers: the file's metadata becomes the HF config (`llama.block_count` →
+`num_hidden_layers`, ...), each tensor is dequantized to float32 with the `gguf` package (every
+type it knows: F32, F16, BF16, Q8_0, Q4_0/Q4_1, Q5_0/Q5_1, Q2_K–Q6_K, ...), renamed from GGUF's
+`blk.N.attn_q.weight` to the model's parameter name with gguf's own name table, and, for
+llama-architecture files, has the query/key row permutation llama.cpp applies for its rotary
+layout undone. Loading a GGUF file yields a float32 model (or the dtype asked for): the
+quantization is a storage format here.
+"""
+import numpy as np
+
+# GGUF metadata key (after "<architecture>.") -> HF config field, for the architectures read here.
+_DECODER_FIELDS = {
+    "context_length": "max_position_embeddings",
+    "block_count": "num_hidden_layers",
+    "feed_forward_length": "intermediate_size",
+    "embedding_length": "hidden_size",
+    "rope.freq_base": "rope_theta",
+    "attention.head_count": "num_attention_heads",
+    "attention.head_count_kv": "num_key_value_heads",
+    "attention.layer_norm_rms_epsilon": "rms_norm_eps",
+    "vocab_size": "vocab_size",
+}
+CONFIG_FIELDS = {
+    # rope.dimension_count is the head size only where the whole head is rotated
+    "llama": {**_DECODER_FIELDS, "rope.dimension_count": "head_dim"},
+    "mistral": {**_DECODER_FIELDS, "rope.dimension_count": "head_dim"},
+    "qwen2": dict(_DECODER_FIELDS),
+    "qwen3": {**_DECODER_FIELDS, "attention.key_length": "head_dim"},
+}
+_TOKENIZER_FIELDS = {"bos_token_id": "bos_token_id", "eos_token_id": "eos_token_id",
+                     "unknown_token_id": "unk_token_id", "padding_token_id": "pad_token_id"}
+# llama.cpp stores these architectures' query/key rows interleaved for its rotary layout
+_PERMUTED_QK = {"llama", "mistral"}
+
+
+def _gguf():
+    try:
+        import gguf
+    except ImportError as err:
+        raise ImportError("reading GGUF files needs the `gguf` package: pip install 'mindnlp[gguf]'") from err
+    return gguf
+
+
+def _field_value(field):
+    """A metadata field's value: a number, bool, string, or a list of them."""
+    gguf = _gguf()
+    values = []
+    for index in field.data:
+        part = field.parts[index]
+        kind = field.types[-1]
+        if kind == gguf.GGUFValueType.STRING:
+            values.append(bytes(part).decode("utf-8"))
+        elif kind == gguf.GGUFValueType.BOOL:
+            values.append(bool(part[0]))
+        elif kind in (gguf.GGUFValueType.FLOAT32, gguf.GGUFValueType.FLOAT64):
+            values.append(float(part[0]))
+        else:
+            values.append(int(part[0]))
+    if field.types[0] == gguf.GGUFValueType.ARRAY:
+        return values
+    return values[0]
+
+
+class GGUFFile:
+    """One GGUF file: its architecture (HF's model_type), config dict and tensors."""
+
+    def __init__(self, path):
+        gguf = _gguf()
+        try:
+            self.reader = gguf.GGUFReader(path)
+        except (ValueError, OSError) as err:
+            raise OSError(f"{path} is not a readable GGUF file: {err}") from err
+        self.path = path
+        self.metadata = {name: _field_value(field) for name, field in self.reader.fields.items()
+                         if not name.startswith("GGUF.")}
+        self.gguf_architecture = self.metadata.get("general.architecture")
+        self.model_type = self._model_type()
+
+    def _model_type(self):
+        """HF's model_type. llama.cpp writes Mistral models with the "llama" architecture; HF
+        transformers reads such a file as Mistral only when general.name is exactly "mistral"
+        (otherwise as Llama, which computes the same for sequences within the sliding window),
+        and so does this."""
+        architecture = self.gguf_architecture
+        name = self.metadata.get("general.name")
+        model_type = "mistral" if architecture == "llama" and name == "mistral" else architecture
+        if model_type not in CONFIG_FIELDS:
+            raise ValueError(f"{self.path}: GGUF architecture {architecture!r} is not supported yet; mindnlp reads "
+                             f"GGUF files of {', '.join(sorted(CONFIG_FIELDS))}")
+        return model_type
+
+    def config_dict(self):
+        """The HF config of the file (what config.json would hold)."""
+        config = {"model_type": self.model_type}
+        prefix = self.gguf_architecture + "."
+        for key, field in CONFIG_FIELDS[self.model_type].items():
+            if prefix + key in self.metadata:
+                config[field] = self.metadata[prefix + key]
+        for key, field in _TOKENIZER_FIELDS.items():
+            if f"tokenizer.ggml.{key}" in self.metadata:
+                config[field] = self.metadata[f"tokenizer.ggml.{key}"]
+        if "vocab_size" not in config and "tokenizer.ggml.tokens" in self.metadata:
+            config["vocab_size"] = len(self.metadata["tokenizer.ggml.tokens"])
+        # no separate output matrix in the file: the head is the token embedding
+        config["tie_word_embeddings"] = all(tensor.name != "output.weight" for tensor in self.reader.tensors)
+        return config
+
+    def state_dict(self, model):
+        """{parameter name of `model`: float32 core tensor} for every tensor of the file the model has."""
+        from .. import core
+
+        gguf = _gguf()
+        names = self._names_for(model)
+        heads, kv_heads = model.config.num_attention_heads, model.config.num_key_value_heads
+        state = {}
+        for tensor in self.reader.tensors:
+            if tensor.name not in names:
+                continue
+            weights = gguf.dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
+            if self.gguf_architecture in _PERMUTED_QK and (".attn_q." in tensor.name or ".attn_k." in tensor.name):
+                weights = _unpermute_rotary_rows(weights, heads if ".attn_q." in tensor.name else kv_heads)
+            state[names[tensor.name]] = core.from_numpy(np.ascontiguousarray(weights))
+        return state
+
+    def _names_for(self, model):
+        """{GGUF tensor name: the model's parameter name}, through gguf's table of HF names."""
+        gguf = _gguf()
+        arch = next(key for key, value in gguf.MODEL_ARCH_NAMES.items() if value == self.gguf_architecture)
+        table = gguf.get_tensor_name_map(arch, model.config.num_hidden_layers)
+        names = {}
+        for name in model.state_dict():
+            stem, _, suffix = name.rpartition(".")
+            parts = stem.split(".")
+            for start in range(len(parts)):  # "model.layers.0.mlp.up_proj", then "layers.0.mlp.up_proj", ...
+                gguf_name = table.get_name(".".join(parts[start:]))
+                if gguf_name is not None:
+                    names.setdefault(f"{gguf_name}.{suffix}", name)
+                    break
+        return names
+
+
+def _unpermute_rotary_rows(weights, heads):
+    """Undo llama.cpp's reordering of a query/key projection's rows: within each head it stores
+    the rotary pairs interleaved, (0, d/2, 1, d/2+1, ...), where HF keeps the halves apart."""
+    half = weights.shape[0] // heads // 2
+    return weights.reshape(heads, half, 2, *weights.shape[1:]).swapaxes(1, 2).reshape(weights.shape)
