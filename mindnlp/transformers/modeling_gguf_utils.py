@@ -147,3 +147,83 @@ def _unpermute_rotary_rows(weights, heads):
     the rotary pairs interleaved, (0, d/2, 1, d/2+1, ...), where HF keeps the halves apart."""
     half = weights.shape[0] // heads // 2
     return weights.reshape(heads, half, 2, *weights.shape[1:]).swapaxes(1, 2).reshape(weights.shape)
+
+
+class _GGUFSentencePiece:
+    """A GGUF file's sentencepiece vocabulary, shaped as convert_slow_tokenizer's
+    SentencePieceModel so that Llama's pipeline is built from it. GGUF keeps pieces, scores and
+    types but no merges; they are derived from the scores, as HF does."""
+
+    def __init__(self, tokens, scores, types, unk_id):
+        from .convert_slow_tokenizer import BPE_MODEL, NORMAL
+
+        types = types or [NORMAL] * len(tokens)
+        self.pieces = list(zip(tokens, scores, types))
+        self.model_type = BPE_MODEL
+        self.byte_fallback = True
+        self.unk_piece = tokens[unk_id] if unk_id is not None else "<unk>"
+
+    def vocab_dict(self):
+        return {piece: index for index, (piece, _, _) in enumerate(self.pieces)}
+
+    def bpe_merges(self):
+        """Each piece that splits into two pieces gives a merge, the highest-scored pieces first."""
+        vocab = self.vocab_dict()
+        score = {piece: s for piece, s, _ in self.pieces}
+        merges = []
+        for piece, piece_score in score.items():
+            local = [(piece[:i], piece[i:]) for i in range(1, len(piece)) if piece[:i] in vocab and piece[i:] in vocab]
+            local.sort(key=lambda pair: (score[pair[0]], score[pair[1]]), reverse=True)
+            merges.extend((piece_score, left, right) for left, right in local)
+        merges.sort(key=lambda merge: merge[0], reverse=True)  # stable: ties keep their order
+        return [(left, right) for _, left, right in merges]
+
+    def added_tokens(self):
+        from tokenizers import AddedToken
+
+        from .convert_slow_tokenizer import CONTROL
+
+        return [AddedToken(piece, normalized=False, special=True) for piece, _, kind in self.pieces if kind == CONTROL]
+
+
+def gguf_tokenizer(gguf_file, tokenizer_class, **kwargs):
+    """The tokenizer a GGUF file describes (`tokenizer.ggml.*`), as `tokenizer_class`: Llama's
+    sentencepiece pipeline for "llama" vocabularies, byte-level BPE (Qwen's split rule for qwen
+    files, GPT-2's otherwise) for "gpt2" ones; control tokens are special; the chat template too."""
+    from tokenizers import AddedToken, pre_tokenizers
+
+    from .convert_slow_tokenizer import CONTROL, byte_level_bpe_tokenizer, llama_sentencepiece_tokenizer, qwen2_tokenizer
+
+    meta = gguf_file.metadata
+    kind = meta.get("tokenizer.ggml.model")
+    tokens = meta.get("tokenizer.ggml.tokens")
+    if tokens is None:
+        raise ValueError(f"{gguf_file.path} holds no tokenizer (no tokenizer.ggml.tokens)")
+    types = meta.get("tokenizer.ggml.token_type")
+    ids = {name: meta.get(f"tokenizer.ggml.{key}") for name, key in (
+        ("bos_token", "bos_token_id"), ("eos_token", "eos_token_id"), ("unk_token", "unknown_token_id"),
+        ("pad_token", "padding_token_id"))}
+    if kind == "llama":
+        spm = _GGUFSentencePiece(tokens, meta.get("tokenizer.ggml.scores") or [0.0] * len(tokens), types,
+                                 ids["unk_token"])
+        backend = llama_sentencepiece_tokenizer(spm, add_prefix_space=meta.get("tokenizer.ggml.add_space_prefix", True),
+                                                legacy=True, unk_token=spm.unk_piece)
+    elif kind == "gpt2":
+        vocab = {token: index for index, token in enumerate(tokens)}
+        merges = [tuple(merge.split(" ")) for merge in meta.get("tokenizer.ggml.merges", [])]
+        if gguf_file.model_type in ("qwen2", "qwen3"):
+            backend = qwen2_tokenizer(vocab, merges)
+        else:  # Llama 3 and other byte-level vocabularies
+            backend = byte_level_bpe_tokenizer(vocab, merges)
+            backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=True)
+        backend.add_special_tokens([AddedToken(tokens[i], normalized=False, special=True)
+                                    for i, kind_of in enumerate(types or []) if kind_of == CONTROL])
+    else:
+        raise ValueError(f"{gguf_file.path}: GGUF tokenizer model {kind!r} is not supported (llama and gpt2 are)")
+    special = {name: tokens[index] for name, index in ids.items() if index is not None and 0 <= index < len(tokens)}
+    if "tokenizer.chat_template" in meta:
+        special["chat_template"] = meta["tokenizer.chat_template"]
+    for name, key in (("add_bos_token", "add_bos_token"), ("add_eos_token", "add_eos_token")):
+        if f"tokenizer.ggml.{key}" in meta:
+            special[name] = meta[f"tokenizer.ggml.{key}"]
+    return tokenizer_class(tokenizer_object=backend, **{**special, **kwargs})

@@ -65,3 +65,25 @@ def test_a_missing_file_in_a_folder(tmp_path):
     shutil.copy(os.path.join(FIXTURES, "expected.json"), tmp_path)
     with pytest.raises(OSError):
         AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file="absent.gguf")
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED["tokenizers"]))
+def test_tokenizer_ids_and_decoding_equal_transformers(case):
+    from mindnlp.transformers import AutoTokenizer
+
+    expected = EXPECTED["tokenizers"][case]
+    tokenizer = AutoTokenizer.from_pretrained(FIXTURES, gguf_file=f"{case}.gguf")
+    ids = [tokenizer(sentence)["input_ids"] for sentence in EXPECTED["sentences"]]
+    assert ids == expected["ids"]
+    assert [tokenizer.decode(i, skip_special_tokens=True) for i in ids] == expected["decoded"]
+
+
+def test_tokenizer_keeps_the_chat_template_and_special_tokens():
+    from mindnlp.transformers import AutoTokenizer
+
+    llama = AutoTokenizer.from_pretrained(FIXTURES, gguf_file="llama_tokenizer.gguf")
+    assert (llama.bos_token, llama.eos_token, llama.unk_token) == ("<s>", "</s>", "<unk>")
+    assert llama.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False) == "hi"
+    qwen = AutoTokenizer.from_pretrained(FIXTURES, gguf_file="qwen2_tokenizer.gguf")
+    assert qwen.eos_token == "<|endoftext|>"
+    assert qwen("<|im_start|>hi<|im_end|>")["input_ids"][0] == qwen.convert_tokens_to_ids("<|im_start|>")

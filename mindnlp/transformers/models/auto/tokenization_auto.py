@@ -82,6 +82,15 @@ class AutoTokenizer:
         path = str(pretrained_model_name_or_path)
         hub = {key: kwargs[key] for key in ("revision", "cache_dir", "local_files_only", "token", "subfolder",
                                             "mirror", "endpoint") if key in kwargs}
+        gguf_file = kwargs.pop("gguf_file", None)
+        if gguf_file is not None:
+            from ...configuration_utils import resolve_gguf_file
+            from ...modeling_gguf_utils import GGUFFile, gguf_tokenizer
+
+            for key in hub:
+                kwargs.pop(key)
+            gguf = GGUFFile(resolve_gguf_file(path, gguf_file, hub))
+            return gguf_tokenizer(gguf, TOKENIZER_MAPPING.get(gguf.model_type, PreTrainedTokenizerFast), **kwargs)
 
         def read_json(filename):
             resolved = cached_file(path, filename, raise_if_missing=False, **hub)
