@@ -11,6 +11,7 @@ from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
+from .models.gemma2.configuration_gemma2 import Gemma2Config
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
@@ -101,6 +102,10 @@ _LAZY_MODEL_NAMES = {
     "models.gemma.modeling_gemma": [
         "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification", "GemmaModel",
         "GemmaPreTrainedModel",
+    ],
+    "models.gemma2.modeling_gemma2": [
+        "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification", "Gemma2Model",
+        "Gemma2PreTrainedModel",
     ],
     "models.gpt2.modeling_gpt2": [
         "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering", "GPT2ForSequenceClassification",

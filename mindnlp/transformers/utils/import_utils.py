@@ -25,6 +25,11 @@ def is_torch_bf16_available_on_device(device):
     return True
 
 
+def is_flash_attn_2_available():
+    """mindnlp's attention kernels are its own; the flash-attn package is never used."""
+    return False
+
+
 def is_torchdynamo_compiling():
     """mindnlp runs eagerly: code is never being traced by a graph compiler."""
     return False

@@ -15,6 +15,7 @@ CONFIG_MAPPING_NAMES = {
     "bert": ("bert", "BertConfig"),
     "distilbert": ("distilbert", "DistilBertConfig"),
     "gemma": ("gemma", "GemmaConfig"),
+    "gemma2": ("gemma2", "Gemma2Config"),
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),

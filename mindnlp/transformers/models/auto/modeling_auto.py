@@ -20,6 +20,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("starcoder2", "Starcoder2Model"),
     ("olmo2", "Olmo2Model"),
     ("gemma", "GemmaModel"),
+    ("gemma2", "Gemma2Model"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
 ])
@@ -53,6 +54,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("starcoder2", "Starcoder2ForCausalLM"),
     ("olmo2", "Olmo2ForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
+    ("gemma2", "Gemma2ForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForSequenceClassification"),
@@ -66,6 +68,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("qwen3", "Qwen3ForSequenceClassification"),
     ("starcoder2", "Starcoder2ForSequenceClassification"),
     ("gemma", "GemmaForSequenceClassification"),
+    ("gemma2", "Gemma2ForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
 ])
@@ -81,6 +84,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("qwen3", "Qwen3ForTokenClassification"),
     ("starcoder2", "Starcoder2ForTokenClassification"),
     ("gemma", "GemmaForTokenClassification"),
+    ("gemma2", "Gemma2ForTokenClassification"),
     ("t5", "T5ForTokenClassification"),
     ("mt5", "MT5ForTokenClassification"),
 ])

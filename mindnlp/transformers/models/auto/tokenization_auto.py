@@ -28,6 +28,7 @@ TOKENIZER_MAPPING = {
     "llama": LlamaTokenizerFast,
     "mistral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
+    "gemma2": GemmaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,
     "qwen3": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
