@@ -12,6 +12,7 @@ from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gemma2.configuration_gemma2 import Gemma2Config
+from .models.gemma3.configuration_gemma3 import Gemma3TextConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
@@ -45,6 +46,12 @@ SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech enc
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
 Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")
 BitsAndBytesConfig = unsupported("BitsAndBytesConfig", "bitsandbytes quantization")
+Gemma3Config = unsupported("Gemma3Config", "the multimodal Gemma 3 (Gemma3TextConfig is the text model's)")
+Gemma3Model = unsupported("Gemma3Model", "the multimodal Gemma 3 (Gemma3TextModel is the text model)")
+Gemma3ForConditionalGeneration = unsupported("Gemma3ForConditionalGeneration", "the multimodal Gemma 3")
+Gemma3ForSequenceClassification = unsupported(
+    "Gemma3ForSequenceClassification", "the multimodal Gemma 3 (Gemma3TextForSequenceClassification is the text one)")
+Gemma3Processor = unsupported("Gemma3Processor", "the multimodal Gemma 3's image processing")
 
 # Model classes import the modeling stack (core.nn, caches, generation) on first use, so that
 # configs and tokenizers stay cheap to import.
@@ -106,6 +113,9 @@ _LAZY_MODEL_NAMES = {
     "models.gemma2.modeling_gemma2": [
         "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification", "Gemma2Model",
         "Gemma2PreTrainedModel",
+    ],
+    "models.gemma3.modeling_gemma3": [
+        "Gemma3ForCausalLM", "Gemma3PreTrainedModel", "Gemma3TextForSequenceClassification", "Gemma3TextModel",
     ],
     "models.gpt2.modeling_gpt2": [
         "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering", "GPT2ForSequenceClassification",

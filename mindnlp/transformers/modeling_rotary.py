@@ -116,6 +116,16 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("inv_freq", core.tensor(inv_freq, device=device), persistent=False)
         self.register_buffer("original_inv_freq", core.tensor(inv_freq, device=device), persistent=False)
 
+    def __getattr__(self, name):
+        """HF's names for the per-type state, `<layer type>_inv_freq` (or `_original_inv_freq`,
+        `_attention_scaling`), read from that layer type's embedding."""
+        by_layer_type = self.__dict__.get("_modules", {}).get("by_layer_type")
+        if by_layer_type is not None:
+            for kind, embedding in by_layer_type.items():
+                if name.startswith(kind + "_"):
+                    return getattr(embedding, name[len(kind) + 1:])
+        return super().__getattr__(name)
+
     def _update_dynamic_frequencies(self, position_ids):
         seq_len = int(position_ids.max()) + 1
         if seq_len > self.max_seq_len_cached:

@@ -30,6 +30,11 @@ def is_flash_attn_2_available():
     return False
 
 
+def is_torch_greater_or_equal(library_version, accept_dev=False):
+    """HF gates code on a torch release's features; mindnlp.core is not torch and claims no version."""
+    return False
+
+
 def is_torchdynamo_compiling():
     """mindnlp runs eagerly: code is never being traced by a graph compiler."""
     return False

@@ -16,6 +16,7 @@ CONFIG_MAPPING_NAMES = {
     "distilbert": ("distilbert", "DistilBertConfig"),
     "gemma": ("gemma", "GemmaConfig"),
     "gemma2": ("gemma2", "Gemma2Config"),
+    "gemma3_text": ("gemma3", "Gemma3TextConfig"),
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),

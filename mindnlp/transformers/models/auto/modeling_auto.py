@@ -21,6 +21,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("olmo2", "Olmo2Model"),
     ("gemma", "GemmaModel"),
     ("gemma2", "Gemma2Model"),
+    ("gemma3_text", "Gemma3TextModel"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
 ])
@@ -55,6 +56,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("olmo2", "Olmo2ForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
     ("gemma2", "Gemma2ForCausalLM"),
+    ("gemma3_text", "Gemma3ForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForSequenceClassification"),
@@ -69,6 +71,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("starcoder2", "Starcoder2ForSequenceClassification"),
     ("gemma", "GemmaForSequenceClassification"),
     ("gemma2", "Gemma2ForSequenceClassification"),
+    ("gemma3_text", "Gemma3TextForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
 ])

@@ -29,6 +29,7 @@ TOKENIZER_MAPPING = {
     "mistral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
     "gemma2": GemmaTokenizerFast,
+    "gemma3_text": GemmaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,
     "qwen3": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
