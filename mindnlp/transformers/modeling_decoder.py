@@ -176,13 +176,15 @@ class DecoderLayer(GradientCheckpointingLayer):
 
     With `parallel_residual` (GPT-J's block: Phi, GPT-NeoX, Falcon) attention and MLP both read
     the block's input, x + attn(norm(x)) + mlp(norm'(x)), where the MLP's input is
-    `parallel_mlp_input`.
+    `parallel_mlp_input`. `residual_dropout_key` names the config field of the dropout on
+    each branch's output before it joins the residual (`resid_pdrop`, `hidden_dropout`).
     """
 
     attention_class = DecoderAttention
     mlp_class = GatedMLP
     norm_class = RMSNorm
     parallel_residual = False
+    residual_dropout_key = None
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -191,6 +193,7 @@ class DecoderLayer(GradientCheckpointingLayer):
         self.mlp = self.mlp_class(config)
         self.input_layernorm = self.build_norm(config)
         self.post_attention_layernorm = self.build_norm(config)
+        self.residual_dropout = getattr(config, self.residual_dropout_key) if self.residual_dropout_key else 0.0
 
     @classmethod
     def build_norm(cls, config):
@@ -208,12 +211,17 @@ class DecoderLayer(GradientCheckpointingLayer):
         attention_output, weights = self.self_attn(normed, position_embeddings, attention_mask=attention_mask,
                                                    past_key_values=past_key_values,
                                                    output_attentions=output_attentions)
+        attention_output = self.dropout_branch(attention_output)
         if self.parallel_residual:
             mlp_output = self.mlp(self.parallel_mlp_input(hidden_states, normed))
-            return hidden_states + attention_output + mlp_output, weights
+            return hidden_states + attention_output + self.dropout_branch(mlp_output), weights
         hidden_states = hidden_states + attention_output
-        hidden_states = hidden_states + self.mlp(self.post_attention_layernorm(hidden_states))
+        hidden_states = hidden_states + self.dropout_branch(self.mlp(self.post_attention_layernorm(hidden_states)))
         return hidden_states, weights
+
+    def dropout_branch(self, branch_output):
+        """The residual dropout on an attention or MLP output (`residual_dropout_key`)."""
+        return nn.functional.dropout(branch_output, p=self.residual_dropout, training=self.training)
 
 
 class DecoderPreTrainedModel(PreTrainedModel):

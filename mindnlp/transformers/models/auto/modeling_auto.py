@@ -22,6 +22,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaModel"),
     ("gemma2", "Gemma2Model"),
     ("gemma3_text", "Gemma3TextModel"),
+    ("phi3", "Phi3Model"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
 ])
@@ -57,6 +58,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForCausalLM"),
     ("gemma2", "Gemma2ForCausalLM"),
     ("gemma3_text", "Gemma3ForCausalLM"),
+    ("phi3", "Phi3ForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForSequenceClassification"),
@@ -72,6 +74,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForSequenceClassification"),
     ("gemma2", "Gemma2ForSequenceClassification"),
     ("gemma3_text", "Gemma3TextForSequenceClassification"),
+    ("phi3", "Phi3ForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
 ])
@@ -88,6 +91,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("starcoder2", "Starcoder2ForTokenClassification"),
     ("gemma", "GemmaForTokenClassification"),
     ("gemma2", "Gemma2ForTokenClassification"),
+    ("phi3", "Phi3ForTokenClassification"),
     ("t5", "T5ForTokenClassification"),
     ("mt5", "MT5ForTokenClassification"),
 ])

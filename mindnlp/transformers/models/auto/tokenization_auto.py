@@ -30,6 +30,7 @@ TOKENIZER_MAPPING = {
     "gemma": GemmaTokenizerFast,
     "gemma2": GemmaTokenizerFast,
     "gemma3_text": GemmaTokenizerFast,
+    "phi3": LlamaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,
     "qwen3": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
