@@ -18,6 +18,7 @@ from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
 from .models.mt5.configuration_mt5 import MT5Config
 from .models.olmo2.configuration_olmo2 import Olmo2Config
+from .models.phi.configuration_phi import PhiConfig
 from .models.phi3.configuration_phi3 import Phi3Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
 from .models.qwen3.configuration_qwen3 import Qwen3Config
@@ -117,6 +118,9 @@ _LAZY_MODEL_NAMES = {
     ],
     "models.gemma3.modeling_gemma3": [
         "Gemma3ForCausalLM", "Gemma3PreTrainedModel", "Gemma3TextForSequenceClassification", "Gemma3TextModel",
+    ],
+    "models.phi.modeling_phi": [
+        "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification", "PhiModel", "PhiPreTrainedModel",
     ],
     "models.phi3.modeling_phi3": [
         "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification", "Phi3Model",

@@ -251,27 +251,31 @@ class DecoderModel:
     Returns the last hidden states and the cache. Each layer gets the mask of its kind
     (`config.layer_types`; else sliding-window everywhere when `config.sliding_window` is
     set, else full), the same rule by which the cache decides which layers keep a window.
+    `embeddings_name` and `final_norm_name` are the attribute names of the token embedding and
+    the final norm in the family's checkpoints (`embed_in`, `final_layernorm`, ...).
     """
 
     layer_class = DecoderLayer
     rotary_class = RotaryEmbedding
+    embeddings_name = "embed_tokens"
+    final_norm_name = "norm"
 
     def __init__(self, config):
         super().__init__(config)
         self.padding_idx = config.pad_token_id
         self.vocab_size = config.vocab_size
-        self.embed_tokens = self.build_embeddings(config)
+        setattr(self, self.embeddings_name, self.build_embeddings(config))
         self.layers = nn.ModuleList([self.layer_class(config, i) for i in range(config.num_hidden_layers)])
-        self.norm = self.layer_class.build_norm(config)
+        setattr(self, self.final_norm_name, self.layer_class.build_norm(config))
         self.rotary_emb = self.rotary_class(config=config)
         self.gradient_checkpointing = False
         self.post_init()
 
     def get_input_embeddings(self):
-        return self.embed_tokens
+        return getattr(self, self.embeddings_name)
 
     def set_input_embeddings(self, value):
-        self.embed_tokens = value
+        setattr(self, self.embeddings_name, value)
 
     def build_embeddings(self, config):
         """The token embedding; a family whose embeddings are scaled (Gemma) returns its own."""
@@ -292,7 +296,7 @@ class DecoderModel:
         if self.gradient_checkpointing and self.training:
             use_cache = False  # recomputing a layer in backward would write its keys to the cache twice
         if inputs_embeds is None:
-            inputs_embeds = self.embed_tokens(input_ids)
+            inputs_embeds = self.get_input_embeddings()(input_ids)
         if use_cache and past_key_values is None:
             past_key_values = DynamicCache(config=self.config)
         if cache_position is None:
@@ -316,7 +320,7 @@ class DecoderModel:
                                            past_key_values=past_key_values, output_attentions=output_attentions)
             if output_attentions:
                 all_attentions += (weights,)
-        hidden_states = self.norm(hidden_states)
+        hidden_states = getattr(self, self.final_norm_name)(hidden_states)
         if output_hidden_states:
             all_hidden += (hidden_states,)
         output = BaseModelOutputWithPast(last_hidden_state=hidden_states,
@@ -326,8 +330,11 @@ class DecoderModel:
 
 
 class GenericForCausalLM(GenericHead):
-    """Next-token logits from `lm_head` (tied to the embeddings when the config says so), bounded
-    to (-c, c) by c·tanh(logits/c) when `config.final_logit_softcapping` is c (Gemma 2)."""
+    """Next-token logits from `lm_head` (tied to the embeddings when the config says so; biased
+    when `lm_head_bias`, Phi), bounded to (-c, c) by c·tanh(logits/c) when
+    `config.final_logit_softcapping` is c (Gemma 2)."""
+
+    lm_head_bias = False
 
     _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
     # How HF's tensor and pipeline parallelism split the head (metadata HF's tooling reads).
@@ -338,7 +345,7 @@ class GenericForCausalLM(GenericHead):
         super().__init__(config)
         self._build_base_model(config)
         self.vocab_size = config.vocab_size
-        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=self.lm_head_bias)
         self.post_init()
 
     def get_output_embeddings(self):

@@ -186,10 +186,10 @@ class GenericForQuestionAnswering(GenericHead):
         self.post_init()
 
     def get_input_embeddings(self):
-        return getattr(self, self.base_model_prefix).embed_tokens
+        return getattr(self, self.base_model_prefix).get_input_embeddings()
 
     def set_input_embeddings(self, value):
-        getattr(self, self.base_model_prefix).embed_tokens = value
+        getattr(self, self.base_model_prefix).set_input_embeddings(value)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, start_positions=None, end_positions=None, return_dict=None, **kwargs):

@@ -22,6 +22,7 @@ CONFIG_MAPPING_NAMES = {
     "mistral": ("mistral", "MistralConfig"),
     "mt5": ("mt5", "MT5Config"),
     "olmo2": ("olmo2", "Olmo2Config"),
+    "phi": ("phi", "PhiConfig"),
     "phi3": ("phi3", "Phi3Config"),
     "qwen2": ("qwen2", "Qwen2Config"),
     "qwen3": ("qwen3", "Qwen3Config"),

@@ -23,6 +23,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("gemma2", "Gemma2Model"),
     ("gemma3_text", "Gemma3TextModel"),
     ("phi3", "Phi3Model"),
+    ("phi", "PhiModel"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
 ])
@@ -59,6 +60,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("gemma2", "Gemma2ForCausalLM"),
     ("gemma3_text", "Gemma3ForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
+    ("phi", "PhiForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForSequenceClassification"),
@@ -75,6 +77,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("gemma2", "Gemma2ForSequenceClassification"),
     ("gemma3_text", "Gemma3TextForSequenceClassification"),
     ("phi3", "Phi3ForSequenceClassification"),
+    ("phi", "PhiForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
 ])
@@ -92,6 +95,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForTokenClassification"),
     ("gemma2", "Gemma2ForTokenClassification"),
     ("phi3", "Phi3ForTokenClassification"),
+    ("phi", "PhiForTokenClassification"),
     ("t5", "T5ForTokenClassification"),
     ("mt5", "MT5ForTokenClassification"),
 ])
