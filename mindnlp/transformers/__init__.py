@@ -14,6 +14,7 @@ from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gemma2.configuration_gemma2 import Gemma2Config
 from .models.gemma3.configuration_gemma3 import Gemma3TextConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
+from .models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
 from .models.mt5.configuration_mt5 import MT5Config
@@ -118,6 +119,10 @@ _LAZY_MODEL_NAMES = {
     ],
     "models.gemma3.modeling_gemma3": [
         "Gemma3ForCausalLM", "Gemma3PreTrainedModel", "Gemma3TextForSequenceClassification", "Gemma3TextModel",
+    ],
+    "models.gpt_neox.modeling_gpt_neox": [
+        "GPTNeoXForCausalLM", "GPTNeoXForQuestionAnswering", "GPTNeoXForSequenceClassification",
+        "GPTNeoXForTokenClassification", "GPTNeoXLayer", "GPTNeoXModel", "GPTNeoXPreTrainedModel",
     ],
     "models.phi.modeling_phi": [
         "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification", "PhiModel", "PhiPreTrainedModel",

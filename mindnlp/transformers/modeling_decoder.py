@@ -177,7 +177,8 @@ class DecoderLayer(GradientCheckpointingLayer):
     With `parallel_residual` (GPT-J's block: Phi, GPT-NeoX, Falcon) attention and MLP both read
     the block's input, x + attn(norm(x)) + mlp(norm'(x)), where the MLP's input is
     `parallel_mlp_input`. `residual_dropout_key` names the config field of the dropout on
-    each branch's output before it joins the residual (`resid_pdrop`, `hidden_dropout`).
+    each branch's output before it joins the residual (`resid_pdrop`, `hidden_dropout`);
+    `attention_name` the attention's attribute in checkpoints (GPT-NeoX: `attention`).
     """
 
     attention_class = DecoderAttention
@@ -185,11 +186,12 @@ class DecoderLayer(GradientCheckpointingLayer):
     norm_class = RMSNorm
     parallel_residual = False
     residual_dropout_key = None
+    attention_name = "self_attn"
 
     def __init__(self, config, layer_idx):
         super().__init__()
         self.hidden_size = config.hidden_size
-        self.self_attn = self.attention_class(config=config, layer_idx=layer_idx)
+        setattr(self, self.attention_name, self.attention_class(config=config, layer_idx=layer_idx))
         self.mlp = self.mlp_class(config)
         self.input_layernorm = self.build_norm(config)
         self.post_attention_layernorm = self.build_norm(config)
@@ -208,9 +210,9 @@ class DecoderLayer(GradientCheckpointingLayer):
     def forward(self, hidden_states, position_embeddings, attention_mask=None, past_key_values=None,
                 output_attentions=False, **kwargs):
         normed = self.input_layernorm(hidden_states)
-        attention_output, weights = self.self_attn(normed, position_embeddings, attention_mask=attention_mask,
-                                                   past_key_values=past_key_values,
-                                                   output_attentions=output_attentions)
+        attention = getattr(self, self.attention_name)
+        attention_output, weights = attention(normed, position_embeddings, attention_mask=attention_mask,
+                                              past_key_values=past_key_values, output_attentions=output_attentions)
         attention_output = self.dropout_branch(attention_output)
         if self.parallel_residual:
             mlp_output = self.mlp(self.parallel_mlp_input(hidden_states, normed))
@@ -331,10 +333,11 @@ class DecoderModel:
 
 class GenericForCausalLM(GenericHead):
     """Next-token logits from `lm_head` (tied to the embeddings when the config says so; biased
-    when `lm_head_bias`, Phi), bounded to (-c, c) by c·tanh(logits/c) when
-    `config.final_logit_softcapping` is c (Gemma 2)."""
+    when `lm_head_bias`, Phi; named `lm_head_name`, GPT-NeoX's `embed_out`), bounded to (-c, c)
+    by c·tanh(logits/c) when `config.final_logit_softcapping` is c (Gemma 2)."""
 
     lm_head_bias = False
+    lm_head_name = "lm_head"
 
     _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
     # How HF's tensor and pipeline parallelism split the head (metadata HF's tooling reads).
@@ -345,14 +348,14 @@ class GenericForCausalLM(GenericHead):
         super().__init__(config)
         self._build_base_model(config)
         self.vocab_size = config.vocab_size
-        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=self.lm_head_bias)
+        setattr(self, self.lm_head_name, nn.Linear(config.hidden_size, config.vocab_size, bias=self.lm_head_bias))
         self.post_init()
 
     def get_output_embeddings(self):
-        return self.lm_head
+        return getattr(self, self.lm_head_name)
 
     def set_output_embeddings(self, new_embeddings):
-        self.lm_head = new_embeddings
+        setattr(self, self.lm_head_name, new_embeddings)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, labels=None, use_cache=None, return_dict=None, logits_to_keep=0, **kwargs):
@@ -372,7 +375,7 @@ class GenericForCausalLM(GenericHead):
         generation skip the vocabulary projection of the prompt's other positions.
         """
         outputs = self._run_base_model(input_ids, kwargs, **inputs)
-        logits = self.lm_head(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
+        logits = self.get_output_embeddings()(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
         softcap = getattr(self.config, "final_logit_softcapping", None)
         if softcap is not None:
             logits = core.tanh(logits / softcap) * softcap

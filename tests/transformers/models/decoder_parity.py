@@ -195,9 +195,10 @@ class DecoderParityMixin:
         heads = case.heads()
         ids, mask = case.padded("right")
         labels = (ids % 5).masked_fill(mask == 0, -100)
+        classifier = getattr(model, model.classifier_name)
         with core.no_grad():
-            model.score.weight.copy_(heads["tok_cls/score.weight"])
-            model.score.bias.copy_(heads["tok_cls/score.bias"])
+            classifier.weight.copy_(heads["tok_cls/score.weight"])
+            classifier.bias.copy_(heads["tok_cls/score.bias"])
             out = model(ids, attention_mask=mask, labels=labels)
         for row, (ours, theirs) in enumerate(zip(_valid_rows(out.logits.numpy(), mask),
                                                  _valid_rows(case.expected["tok_cls/logits"], mask))):

@@ -18,6 +18,7 @@ CONFIG_MAPPING_NAMES = {
     "gemma2": ("gemma2", "Gemma2Config"),
     "gemma3_text": ("gemma3", "Gemma3TextConfig"),
     "gpt2": ("gpt2", "GPT2Config"),
+    "gpt_neox": ("gpt_neox", "GPTNeoXConfig"),
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),
     "mt5": ("mt5", "MT5Config"),

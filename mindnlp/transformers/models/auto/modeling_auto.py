@@ -24,6 +24,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("gemma3_text", "Gemma3TextModel"),
     ("phi3", "Phi3Model"),
     ("phi", "PhiModel"),
+    ("gpt_neox", "GPTNeoXModel"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
 ])
@@ -61,6 +62,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("gemma3_text", "Gemma3ForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
     ("phi", "PhiForCausalLM"),
+    ("gpt_neox", "GPTNeoXForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForSequenceClassification"),
@@ -78,6 +80,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("gemma3_text", "Gemma3TextForSequenceClassification"),
     ("phi3", "Phi3ForSequenceClassification"),
     ("phi", "PhiForSequenceClassification"),
+    ("gpt_neox", "GPTNeoXForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
 ])
@@ -96,6 +99,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("gemma2", "Gemma2ForTokenClassification"),
     ("phi3", "Phi3ForTokenClassification"),
     ("phi", "PhiForTokenClassification"),
+    ("gpt_neox", "GPTNeoXForTokenClassification"),
     ("t5", "T5ForTokenClassification"),
     ("mt5", "MT5ForTokenClassification"),
 ])
@@ -109,6 +113,7 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("mistral", "MistralForQuestionAnswering"),
     ("qwen2", "Qwen2ForQuestionAnswering"),
     ("qwen3", "Qwen3ForQuestionAnswering"),
+    ("gpt_neox", "GPTNeoXForQuestionAnswering"),
     ("t5", "T5ForQuestionAnswering"),
     ("mt5", "MT5ForQuestionAnswering"),
 ])

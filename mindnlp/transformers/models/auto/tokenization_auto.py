@@ -34,6 +34,7 @@ TOKENIZER_MAPPING = {
     "qwen2": Qwen2TokenizerFast,
     "qwen3": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
+    "gpt_neox": GPT2TokenizerFast,
     "t5": T5TokenizerFast,
     "mt5": T5TokenizerFast,
 }
