@@ -24,6 +24,7 @@ from .models.phi3.configuration_phi3 import Phi3Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
 from .models.qwen3.configuration_qwen3 import Qwen3Config
 from .models.roberta.configuration_roberta import RobertaConfig
+from .models.smollm3.configuration_smollm3 import SmolLM3Config
 from .models.starcoder2.configuration_starcoder2 import Starcoder2Config
 from .models.t5.configuration_t5 import T5Config
 from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
@@ -123,6 +124,10 @@ _LAZY_MODEL_NAMES = {
     "models.gpt_neox.modeling_gpt_neox": [
         "GPTNeoXForCausalLM", "GPTNeoXForQuestionAnswering", "GPTNeoXForSequenceClassification",
         "GPTNeoXForTokenClassification", "GPTNeoXLayer", "GPTNeoXModel", "GPTNeoXPreTrainedModel",
+    ],
+    "models.smollm3.modeling_smollm3": [
+        "SmolLM3ForCausalLM", "SmolLM3ForQuestionAnswering", "SmolLM3ForSequenceClassification",
+        "SmolLM3ForTokenClassification", "SmolLM3Model", "SmolLM3PreTrainedModel",
     ],
     "models.phi.modeling_phi": [
         "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification", "PhiModel", "PhiPreTrainedModel",

@@ -28,6 +28,7 @@ CONFIG_MAPPING_NAMES = {
     "qwen2": ("qwen2", "Qwen2Config"),
     "qwen3": ("qwen3", "Qwen3Config"),
     "roberta": ("roberta", "RobertaConfig"),
+    "smollm3": ("smollm3", "SmolLM3Config"),
     "starcoder2": ("starcoder2", "Starcoder2Config"),
     "t5": ("t5", "T5Config"),
     "xlm-roberta": ("xlm_roberta", "XLMRobertaConfig"),

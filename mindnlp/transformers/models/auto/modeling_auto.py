@@ -25,6 +25,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("phi3", "Phi3Model"),
     ("phi", "PhiModel"),
     ("gpt_neox", "GPTNeoXModel"),
+    ("smollm3", "SmolLM3Model"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
 ])
@@ -63,6 +64,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("phi3", "Phi3ForCausalLM"),
     ("phi", "PhiForCausalLM"),
     ("gpt_neox", "GPTNeoXForCausalLM"),
+    ("smollm3", "SmolLM3ForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForSequenceClassification"),
@@ -81,6 +83,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("phi3", "Phi3ForSequenceClassification"),
     ("phi", "PhiForSequenceClassification"),
     ("gpt_neox", "GPTNeoXForSequenceClassification"),
+    ("smollm3", "SmolLM3ForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
 ])
@@ -100,6 +103,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("phi3", "Phi3ForTokenClassification"),
     ("phi", "PhiForTokenClassification"),
     ("gpt_neox", "GPTNeoXForTokenClassification"),
+    ("smollm3", "SmolLM3ForTokenClassification"),
     ("t5", "T5ForTokenClassification"),
     ("mt5", "MT5ForTokenClassification"),
 ])
@@ -114,6 +118,7 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("qwen2", "Qwen2ForQuestionAnswering"),
     ("qwen3", "Qwen3ForQuestionAnswering"),
     ("gpt_neox", "GPTNeoXForQuestionAnswering"),
+    ("smollm3", "SmolLM3ForQuestionAnswering"),
     ("t5", "T5ForQuestionAnswering"),
     ("mt5", "MT5ForQuestionAnswering"),
 ])
