@@ -11,14 +11,20 @@ from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
+from .models.gemma2.configuration_gemma2 import Gemma2Config
+from .models.gemma3.configuration_gemma3 import Gemma3TextConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
+from .models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
 from .models.mt5.configuration_mt5 import MT5Config
 from .models.olmo2.configuration_olmo2 import Olmo2Config
+from .models.phi.configuration_phi import PhiConfig
+from .models.phi3.configuration_phi3 import Phi3Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
 from .models.qwen3.configuration_qwen3 import Qwen3Config
 from .models.roberta.configuration_roberta import RobertaConfig
+from .models.smollm3.configuration_smollm3 import SmolLM3Config
 from .models.starcoder2.configuration_starcoder2 import Starcoder2Config
 from .models.t5.configuration_t5 import T5Config
 from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
@@ -44,6 +50,12 @@ SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech enc
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
 Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")
 BitsAndBytesConfig = unsupported("BitsAndBytesConfig", "bitsandbytes quantization")
+Gemma3Config = unsupported("Gemma3Config", "the multimodal Gemma 3 (Gemma3TextConfig is the text model's)")
+Gemma3Model = unsupported("Gemma3Model", "the multimodal Gemma 3 (Gemma3TextModel is the text model)")
+Gemma3ForConditionalGeneration = unsupported("Gemma3ForConditionalGeneration", "the multimodal Gemma 3")
+Gemma3ForSequenceClassification = unsupported(
+    "Gemma3ForSequenceClassification", "the multimodal Gemma 3 (Gemma3TextForSequenceClassification is the text one)")
+Gemma3Processor = unsupported("Gemma3Processor", "the multimodal Gemma 3's image processing")
 
 # Model classes import the modeling stack (core.nn, caches, generation) on first use, so that
 # configs and tokenizers stay cheap to import.
@@ -101,6 +113,28 @@ _LAZY_MODEL_NAMES = {
     "models.gemma.modeling_gemma": [
         "GemmaForCausalLM", "GemmaForSequenceClassification", "GemmaForTokenClassification", "GemmaModel",
         "GemmaPreTrainedModel",
+    ],
+    "models.gemma2.modeling_gemma2": [
+        "Gemma2ForCausalLM", "Gemma2ForSequenceClassification", "Gemma2ForTokenClassification", "Gemma2Model",
+        "Gemma2PreTrainedModel",
+    ],
+    "models.gemma3.modeling_gemma3": [
+        "Gemma3ForCausalLM", "Gemma3PreTrainedModel", "Gemma3TextForSequenceClassification", "Gemma3TextModel",
+    ],
+    "models.gpt_neox.modeling_gpt_neox": [
+        "GPTNeoXForCausalLM", "GPTNeoXForQuestionAnswering", "GPTNeoXForSequenceClassification",
+        "GPTNeoXForTokenClassification", "GPTNeoXLayer", "GPTNeoXModel", "GPTNeoXPreTrainedModel",
+    ],
+    "models.smollm3.modeling_smollm3": [
+        "SmolLM3ForCausalLM", "SmolLM3ForQuestionAnswering", "SmolLM3ForSequenceClassification",
+        "SmolLM3ForTokenClassification", "SmolLM3Model", "SmolLM3PreTrainedModel",
+    ],
+    "models.phi.modeling_phi": [
+        "PhiForCausalLM", "PhiForSequenceClassification", "PhiForTokenClassification", "PhiModel", "PhiPreTrainedModel",
+    ],
+    "models.phi3.modeling_phi3": [
+        "Phi3ForCausalLM", "Phi3ForSequenceClassification", "Phi3ForTokenClassification", "Phi3Model",
+        "Phi3PreTrainedModel",
     ],
     "models.gpt2.modeling_gpt2": [
         "GPT2DoubleHeadsModel", "GPT2ForQuestionAnswering", "GPT2ForSequenceClassification",

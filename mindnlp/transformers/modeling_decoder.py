@@ -59,7 +59,13 @@ class UnitOffsetRMSNorm(RMSNorm):
 
 
 class GatedMLP(nn.Module):
-    """down(act(gate(x)) · up(x)): SwiGLU with SiLU, GeGLU with GELU; biased when `config.mlp_bias`."""
+    """down(act(gate(x)) · up(x)): SwiGLU with SiLU, GeGLU with GELU; biased when `config.mlp_bias`.
+
+    `activation_key` names the config field holding the activation (Gemma 2 and 3 call it
+    `hidden_activation`).
+    """
+
+    activation_key = "hidden_act"
 
     def __init__(self, config):
         super().__init__()
@@ -70,7 +76,7 @@ class GatedMLP(nn.Module):
         self.gate_proj = nn.Linear(self.hidden_size, self.intermediate_size, bias=bias)
         self.up_proj = nn.Linear(self.hidden_size, self.intermediate_size, bias=bias)
         self.down_proj = nn.Linear(self.intermediate_size, self.hidden_size, bias=bias)
-        self.act_fn = ACT2FN[config.hidden_act]
+        self.act_fn = ACT2FN[getattr(config, self.activation_key)]
 
     def forward(self, x):
         return self.down_proj(gated_activation(self.act_fn, self.gate_proj(x), self.up_proj(x)))
@@ -85,7 +91,10 @@ class DecoderAttention(nn.Module):
     `qkv_bias` / `o_bias` (None: `config.attention_bias`); `qk_norm`, None, "head" (an RMSNorm
     of head_dim on each head's query and key, Qwen3) or "projection" (one across all heads,
     before the split, OLMo 2), with `norm_class` for it; `has_sinks` (a learned logit per head
-    that joins the softmax, gpt-oss). `config.attn_logit_softcapping` caps the scores (Gemma 2).
+    that joins the softmax, gpt-oss); `use_rope` (False: a NoPE layer, SmolLM3).
+    `config.attn_logit_softcapping` caps the scores and `config.query_pre_attn_scalar` replaces
+    head_dim in the 1/sqrt scaling (Gemma 2). A family with other projection layers (fused qkv,
+    an output layer named `dense`) overrides `build_projections`, `project` and `project_output`.
     """
 
     qkv_bias = None
@@ -93,6 +102,7 @@ class DecoderAttention(nn.Module):
     qk_norm = None
     norm_class = RMSNorm
     has_sinks = False
+    use_rope = True
 
     def __init__(self, config, layer_idx):
         super().__init__()
@@ -100,25 +110,29 @@ class DecoderAttention(nn.Module):
         self.layer_idx = layer_idx
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         self.num_key_value_groups = config.num_attention_heads // config.num_key_value_heads
-        self.scaling = self.head_dim ** -0.5
+        self.scaling = (getattr(config, "query_pre_attn_scalar", None) or self.head_dim) ** -0.5
         self.attention_dropout = config.attention_dropout
         self.softcap = getattr(config, "attn_logit_softcapping", None)
         self.is_causal = True
         # The window this layer attends over (None: all past keys), as HF's modules record it.
         self.layer_type = attention_layer_types(config)[layer_idx]
         self.sliding_window = config.sliding_window if self.layer_type == "sliding_attention" else None
-        qkv_bias, o_bias = self.projection_biases(config)
         q_size = config.num_attention_heads * self.head_dim
         kv_size = config.num_key_value_heads * self.head_dim
-        self.q_proj = nn.Linear(config.hidden_size, q_size, bias=qkv_bias)
-        self.k_proj = nn.Linear(config.hidden_size, kv_size, bias=qkv_bias)
-        self.v_proj = nn.Linear(config.hidden_size, kv_size, bias=qkv_bias)
-        self.o_proj = nn.Linear(q_size, config.hidden_size, bias=o_bias)
+        self.build_projections(config, q_size, kv_size)
         if self.qk_norm is not None:
             q_norm_size, k_norm_size = (self.head_dim, self.head_dim) if self.qk_norm == "head" else (q_size, kv_size)
             self.q_norm = self.norm_class(q_norm_size, eps=config.rms_norm_eps)
             self.k_norm = self.norm_class(k_norm_size, eps=config.rms_norm_eps)
         self.sinks = nn.Parameter(core.empty(config.num_attention_heads)) if self.has_sinks else None
+
+    def build_projections(self, config, q_size, kv_size):
+        """The input projections and the output projection (`q_proj`, `k_proj`, `v_proj`, `o_proj`)."""
+        qkv_bias, o_bias = self.projection_biases(config)
+        self.q_proj = nn.Linear(config.hidden_size, q_size, bias=qkv_bias)
+        self.k_proj = nn.Linear(config.hidden_size, kv_size, bias=qkv_bias)
+        self.v_proj = nn.Linear(config.hidden_size, kv_size, bias=qkv_bias)
+        self.o_proj = nn.Linear(q_size, config.hidden_size, bias=o_bias)
 
     def projection_biases(self, config):
         """(q/k/v bias, o_proj bias): the class's `qkv_bias`/`o_bias`, else `config.attention_bias`."""
@@ -136,12 +150,17 @@ class DecoderAttention(nn.Module):
             query, key = self.q_norm(query), self.k_norm(key)
         return query, key, value
 
+    def project_output(self, attention_output):
+        """The output projection of the heads' concatenated outputs."""
+        return self.o_proj(attention_output)
+
     def forward(self, hidden_states, position_embeddings, attention_mask=None, past_key_values=None,
                 output_attentions=False, **kwargs):
         input_shape = tuple(hidden_states.shape[:-1])
         query, key, value = self.project(hidden_states)
-        cos, sin = position_embeddings
-        query, key = apply_rotary_pos_emb(query, key, cos, sin)
+        if self.use_rope:
+            cos, sin = position_embeddings
+            query, key = apply_rotary_pos_emb(query, key, cos, sin)
         if past_key_values is not None:
             key, value = past_key_values.update(key, value, self.layer_idx)
         implementation = "eager" if output_attentions else self.config._attn_implementation
@@ -149,37 +168,62 @@ class DecoderAttention(nn.Module):
         output, weights = attention(self, query, key, value, attention_mask, scaling=self.scaling,
                                     dropout=self.attention_dropout if self.training else 0.0,
                                     softcap=self.softcap, sinks=self.sinks)
-        return self.o_proj(output.reshape(input_shape + (-1,))), weights
+        return self.project_output(output.reshape(input_shape + (-1,))), weights
 
 
 class DecoderLayer(GradientCheckpointingLayer):
-    """Pre-norm: x + attn(norm(x)), then x + mlp(norm(x))."""
+    """Pre-norm: x + attn(norm(x)), then x + mlp(norm(x)).
+
+    With `parallel_residual` (GPT-J's block: Phi, GPT-NeoX, Falcon) attention and MLP both read
+    the block's input, x + attn(norm(x)) + mlp(norm'(x)), where the MLP's input is
+    `parallel_mlp_input`. `residual_dropout_key` names the config field of the dropout on
+    each branch's output before it joins the residual (`resid_pdrop`, `hidden_dropout`);
+    `attention_name` the attention's attribute in checkpoints (GPT-NeoX: `attention`).
+    """
 
     attention_class = DecoderAttention
     mlp_class = GatedMLP
     norm_class = RMSNorm
+    parallel_residual = False
+    residual_dropout_key = None
+    attention_name = "self_attn"
 
     def __init__(self, config, layer_idx):
         super().__init__()
         self.hidden_size = config.hidden_size
-        self.self_attn = self.attention_class(config=config, layer_idx=layer_idx)
+        setattr(self, self.attention_name, self.attention_class(config=config, layer_idx=layer_idx))
         self.mlp = self.mlp_class(config)
         self.input_layernorm = self.build_norm(config)
         self.post_attention_layernorm = self.build_norm(config)
+        self.residual_dropout = getattr(config, self.residual_dropout_key) if self.residual_dropout_key else 0.0
 
     @classmethod
     def build_norm(cls, config):
         """A norm over hidden_size; the model builds its final norm the same way."""
         return cls.norm_class(config.hidden_size, eps=config.rms_norm_eps)
 
+    def parallel_mlp_input(self, hidden_states, normed):
+        """The MLP's input in a parallel block: its own norm of the block's input (GPT-NeoX);
+        a family whose block has one norm (Phi) returns the attention's input `normed`."""
+        return self.post_attention_layernorm(hidden_states)
+
     def forward(self, hidden_states, position_embeddings, attention_mask=None, past_key_values=None,
                 output_attentions=False, **kwargs):
-        attention_output, weights = self.self_attn(self.input_layernorm(hidden_states), position_embeddings,
-                                                   attention_mask=attention_mask, past_key_values=past_key_values,
-                                                   output_attentions=output_attentions)
+        normed = self.input_layernorm(hidden_states)
+        attention = getattr(self, self.attention_name)
+        attention_output, weights = attention(normed, position_embeddings, attention_mask=attention_mask,
+                                              past_key_values=past_key_values, output_attentions=output_attentions)
+        attention_output = self.dropout_branch(attention_output)
+        if self.parallel_residual:
+            mlp_output = self.mlp(self.parallel_mlp_input(hidden_states, normed))
+            return hidden_states + attention_output + self.dropout_branch(mlp_output), weights
         hidden_states = hidden_states + attention_output
-        hidden_states = hidden_states + self.mlp(self.post_attention_layernorm(hidden_states))
+        hidden_states = hidden_states + self.dropout_branch(self.mlp(self.post_attention_layernorm(hidden_states)))
         return hidden_states, weights
+
+    def dropout_branch(self, branch_output):
+        """The residual dropout on an attention or MLP output (`residual_dropout_key`)."""
+        return nn.functional.dropout(branch_output, p=self.residual_dropout, training=self.training)
 
 
 class DecoderPreTrainedModel(PreTrainedModel):
@@ -209,27 +253,31 @@ class DecoderModel:
     Returns the last hidden states and the cache. Each layer gets the mask of its kind
     (`config.layer_types`; else sliding-window everywhere when `config.sliding_window` is
     set, else full), the same rule by which the cache decides which layers keep a window.
+    `embeddings_name` and `final_norm_name` are the attribute names of the token embedding and
+    the final norm in the family's checkpoints (`embed_in`, `final_layernorm`, ...).
     """
 
     layer_class = DecoderLayer
     rotary_class = RotaryEmbedding
+    embeddings_name = "embed_tokens"
+    final_norm_name = "norm"
 
     def __init__(self, config):
         super().__init__(config)
         self.padding_idx = config.pad_token_id
         self.vocab_size = config.vocab_size
-        self.embed_tokens = self.build_embeddings(config)
+        setattr(self, self.embeddings_name, self.build_embeddings(config))
         self.layers = nn.ModuleList([self.layer_class(config, i) for i in range(config.num_hidden_layers)])
-        self.norm = self.layer_class.build_norm(config)
+        setattr(self, self.final_norm_name, self.layer_class.build_norm(config))
         self.rotary_emb = self.rotary_class(config=config)
         self.gradient_checkpointing = False
         self.post_init()
 
     def get_input_embeddings(self):
-        return self.embed_tokens
+        return getattr(self, self.embeddings_name)
 
     def set_input_embeddings(self, value):
-        self.embed_tokens = value
+        setattr(self, self.embeddings_name, value)
 
     def build_embeddings(self, config):
         """The token embedding; a family whose embeddings are scaled (Gemma) returns its own."""
@@ -250,7 +298,7 @@ class DecoderModel:
         if self.gradient_checkpointing and self.training:
             use_cache = False  # recomputing a layer in backward would write its keys to the cache twice
         if inputs_embeds is None:
-            inputs_embeds = self.embed_tokens(input_ids)
+            inputs_embeds = self.get_input_embeddings()(input_ids)
         if use_cache and past_key_values is None:
             past_key_values = DynamicCache(config=self.config)
         if cache_position is None:
@@ -263,17 +311,18 @@ class DecoderModel:
                                              cache_position=cache_position, position_ids=position_ids)
                  for kind in set(layer_types)}
         hidden_states = self.input_hidden_states(inputs_embeds)
-        position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        position_embeddings = self.rotary_emb.for_layer_types(hidden_states, position_ids, masks)
         all_hidden = () if output_hidden_states else None
         all_attentions = () if output_attentions else None
         for layer, layer_type in zip(self.layers[: self.config.num_hidden_layers], layer_types):
             if output_hidden_states:
                 all_hidden += (hidden_states,)
-            hidden_states, weights = layer(hidden_states, position_embeddings, attention_mask=masks[layer_type],
+            hidden_states, weights = layer(hidden_states, position_embeddings[layer_type],
+                                           attention_mask=masks[layer_type],
                                            past_key_values=past_key_values, output_attentions=output_attentions)
             if output_attentions:
                 all_attentions += (weights,)
-        hidden_states = self.norm(hidden_states)
+        hidden_states = getattr(self, self.final_norm_name)(hidden_states)
         if output_hidden_states:
             all_hidden += (hidden_states,)
         output = BaseModelOutputWithPast(last_hidden_state=hidden_states,
@@ -283,7 +332,12 @@ class DecoderModel:
 
 
 class GenericForCausalLM(GenericHead):
-    """Next-token logits from `lm_head` (tied to the embeddings when the config says so)."""
+    """Next-token logits from `lm_head` (tied to the embeddings when the config says so; biased
+    when `lm_head_bias`, Phi; named `lm_head_name`, GPT-NeoX's `embed_out`), bounded to (-c, c)
+    by c·tanh(logits/c) when `config.final_logit_softcapping` is c (Gemma 2)."""
+
+    lm_head_bias = False
+    lm_head_name = "lm_head"
 
     _tied_weights_keys = {"lm_head.weight": "model.embed_tokens.weight"}
     # How HF's tensor and pipeline parallelism split the head (metadata HF's tooling reads).
@@ -294,14 +348,14 @@ class GenericForCausalLM(GenericHead):
         super().__init__(config)
         self._build_base_model(config)
         self.vocab_size = config.vocab_size
-        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        setattr(self, self.lm_head_name, nn.Linear(config.hidden_size, config.vocab_size, bias=self.lm_head_bias))
         self.post_init()
 
     def get_output_embeddings(self):
-        return self.lm_head
+        return getattr(self, self.lm_head_name)
 
     def set_output_embeddings(self, new_embeddings):
-        self.lm_head = new_embeddings
+        setattr(self, self.lm_head_name, new_embeddings)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, labels=None, use_cache=None, return_dict=None, logits_to_keep=0, **kwargs):
@@ -321,7 +375,10 @@ class GenericForCausalLM(GenericHead):
         generation skip the vocabulary projection of the prompt's other positions.
         """
         outputs = self._run_base_model(input_ids, kwargs, **inputs)
-        logits = self.lm_head(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
+        logits = self.get_output_embeddings()(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
+        softcap = getattr(self.config, "final_logit_softcapping", None)
+        if softcap is not None:
+            logits = core.tanh(logits / softcap) * softcap
         loss = None
         if labels is not None:
             loss = causal_lm_loss(logits, labels, self.config.vocab_size,

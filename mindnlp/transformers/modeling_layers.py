@@ -156,14 +156,17 @@ class GenericForSequenceClassification(GenericHead):
 
 
 class GenericForTokenClassification(GenericHead):
-    """Dropout, then a linear `score` over every position."""
+    """Dropout, then a linear `score` (named `classifier_name`; GPT-NeoX's `classifier`) over
+    every position."""
+
+    classifier_name = "score"
 
     def __init__(self, config):
         super().__init__(config)
         self.num_labels = config.num_labels
         self._build_base_model(config)
         self.dropout = nn.Dropout(token_classifier_dropout(config))
-        self.score = nn.Linear(config.hidden_size, config.num_labels)
+        setattr(self, self.classifier_name, nn.Linear(config.hidden_size, config.num_labels))
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
@@ -172,7 +175,8 @@ class GenericForTokenClassification(GenericHead):
         outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
                                        past_key_values=past_key_values, inputs_embeds=inputs_embeds,
                                        use_cache=use_cache)
-        output = token_classification_output(self.score(self.dropout(outputs.last_hidden_state)), labels, outputs)
+        classifier = getattr(self, self.classifier_name)
+        output = token_classification_output(classifier(self.dropout(outputs.last_hidden_state)), labels, outputs)
         return output if return_dict else output.to_tuple()
 
 
@@ -186,10 +190,10 @@ class GenericForQuestionAnswering(GenericHead):
         self.post_init()
 
     def get_input_embeddings(self):
-        return getattr(self, self.base_model_prefix).embed_tokens
+        return getattr(self, self.base_model_prefix).get_input_embeddings()
 
     def set_input_embeddings(self, value):
-        getattr(self, self.base_model_prefix).embed_tokens = value
+        getattr(self, self.base_model_prefix).set_input_embeddings(value)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, start_positions=None, end_positions=None, return_dict=None, **kwargs):

@@ -5,12 +5,16 @@ layer; at decode time, where each op touches a few kilobytes, that dispatch domi
 fused node computes the same expression on the arrays and writes its backward with core
 ops (so higher-order gradients still work). `RotaryEmbedding` computes those cos/sin once per
 forward call for every layer of a decoder.
+
+Partial rotary (Phi, GPT-NeoX, Phi-4-mini: `partial_rotary_factor` < 1) rotates only the first
+`rotary_dim` features of each head and passes the rest through; the frequencies of every rope
+type are computed over that `rotary_dim`, so the two compose.
 """
 from .. import core
 from ..core import nn
 from ..core.autograd.function import Function
 from ..core.ops._helpers import fused_kernel, xp_of
-from .modeling_rope_utils import rope_init
+from .modeling_rope_utils import nested_rope_parameter_keys, rope_init
 
 
 def rotate_half(x):
@@ -60,9 +64,17 @@ class _Rotary(Function):
 
 
 def apply_rotary(x, cos, sin, unsqueeze_dim=1):
-    """x·cos + rotate_half(x)·sin, where cos/sin (of x's dtype) lack x's head axis `unsqueeze_dim`."""
+    """x·cos + rotate_half(x)·sin, where cos/sin (of x's dtype) lack x's head axis `unsqueeze_dim`.
+
+    When cos/sin are narrower than x's last dim (partial rotary), only that many leading
+    features are rotated and the others are passed through unchanged.
+    """
     if cos.dtype != x.dtype or sin.dtype != x.dtype:
         raise TypeError(f"rotary cos/sin ({cos.dtype}, {sin.dtype}) must have the dtype of x ({x.dtype})")
+    rotary_dim = cos.shape[-1]
+    if rotary_dim < x.shape[-1]:
+        rotated = _Rotary.apply(x[..., :rotary_dim].contiguous(), cos, sin, unsqueeze_dim)
+        return core.cat((rotated, x[..., rotary_dim:]), dim=-1)
     return _Rotary.apply(x, cos, sin, unsqueeze_dim)
 
 
@@ -80,22 +92,44 @@ class RotaryEmbedding(nn.Module):
     position beyond every one seen so far arrives (and reset once sequences are short again),
     and with "longrope" they switch to the long factors while a position lies past the
     pretraining length.
+
+    When `config.rope_parameters` holds one dict per layer type (Gemma 3's local and global
+    bases), the module keeps one such embedding per type (`by_layer_type`) and `forward`
+    takes the `layer_type` to compute for, as HF's per-type rotary modules do.
     """
 
-    def __init__(self, config, device=None):
+    def __init__(self, config, device=None, layer_type=None):
         super().__init__()
         self.config = config
-        self.rope_type = config.rope_parameters["rope_type"]
+        self.layer_type = layer_type
+        nested = nested_rope_parameter_keys(config, config.rope_parameters) if layer_type is None else []
+        self.by_layer_type = nn.ModuleDict({
+            kind: type(self)(config, device, layer_type=kind) for kind in nested
+            if config.rope_parameters[kind] is not None}) if nested else None
+        if nested:
+            return
+        self.rope_parameters = config.rope_parameters[layer_type] if layer_type else config.rope_parameters
+        self.rope_type = self.rope_parameters["rope_type"]
         self.max_seq_len_cached = config.max_position_embeddings
         self.original_max_seq_len = config.max_position_embeddings
-        inv_freq, self.attention_scaling = rope_init(config)
+        inv_freq, self.attention_scaling = rope_init(config, layer_type=layer_type)
         self.register_buffer("inv_freq", core.tensor(inv_freq, device=device), persistent=False)
         self.register_buffer("original_inv_freq", core.tensor(inv_freq, device=device), persistent=False)
+
+    def __getattr__(self, name):
+        """HF's names for the per-type state, `<layer type>_inv_freq` (or `_original_inv_freq`,
+        `_attention_scaling`), read from that layer type's embedding."""
+        by_layer_type = self.__dict__.get("_modules", {}).get("by_layer_type")
+        if by_layer_type is not None:
+            for kind, embedding in by_layer_type.items():
+                if name.startswith(kind + "_"):
+                    return getattr(embedding, name[len(kind) + 1:])
+        return super().__getattr__(name)
 
     def _update_dynamic_frequencies(self, position_ids):
         seq_len = int(position_ids.max()) + 1
         if seq_len > self.max_seq_len_cached:
-            inv_freq, self.attention_scaling = rope_init(self.config, seq_len=seq_len)
+            inv_freq, self.attention_scaling = rope_init(self.config, seq_len=seq_len, layer_type=self.layer_type)
             self.inv_freq = core.tensor(inv_freq, device=self.inv_freq.device)
             self.max_seq_len_cached = seq_len
         if seq_len < self.original_max_seq_len < self.max_seq_len_cached:
@@ -103,18 +137,20 @@ class RotaryEmbedding(nn.Module):
             self.max_seq_len_cached = self.original_max_seq_len
 
     def _update_longrope_frequencies(self, position_ids):
-        original = self.config.rope_parameters["original_max_position_embeddings"]
+        original = self.rope_parameters["original_max_position_embeddings"]
         if int(position_ids.max()) + 1 <= original:
             self.inv_freq = self.original_inv_freq
             return
         long_inv_freq = getattr(self, "_long_inv_freq", None)  # computed on the first long input
         if long_inv_freq is None:
-            inv_freq, _ = rope_init(self.config, seq_len=original + 1)
+            inv_freq, _ = rope_init(self.config, seq_len=original + 1, layer_type=self.layer_type)
             long_inv_freq = self._long_inv_freq = core.tensor(inv_freq, device=self.inv_freq.device)
         self.inv_freq = long_inv_freq
 
-    def forward(self, x, position_ids):
-        """(cos, sin), each (batch, seq, head_dim) in x's dtype."""
+    def forward(self, x, position_ids, layer_type=None):
+        """(cos, sin), each (batch, seq, rotary_dim) in x's dtype."""
+        if self.by_layer_type is not None:
+            return self.by_layer_type[layer_type](x, position_ids)
         if "dynamic" in self.rope_type:
             self._update_dynamic_frequencies(position_ids)
         elif self.rope_type == "longrope":
@@ -126,3 +162,10 @@ class RotaryEmbedding(nn.Module):
             if self.attention_scaling != 1.0:
                 cos, sin = cos * self.attention_scaling, sin * self.attention_scaling
         return cos.to(x.dtype), sin.to(x.dtype)
+
+    def for_layer_types(self, x, position_ids, layer_types):
+        """{layer type: (cos, sin)} for each of `layer_types`, computed once per distinct rope."""
+        if self.by_layer_type is None:
+            shared = self(x, position_ids)
+            return dict.fromkeys(layer_types, shared)
+        return {kind: self(x, position_ids, kind) if kind in self.by_layer_type else None for kind in layer_types}

@@ -1,6 +1,7 @@
 """Layers and helpers Hugging Face model code imports from `transformers.pytorch_utils`."""
 from .. import core
 from ..core import nn
+from .utils.import_utils import is_torch_greater_or_equal  # noqa: F401  (HF's tests import it from here)
 
 
 class Conv1D(nn.Module):

@@ -24,16 +24,17 @@ from pathlib import Path
 import numpy as np
 
 from .. import core
-from .utils.import_utils import is_torch_available
+from .utils.import_utils import is_flash_attn_2_available, is_torch_available
 
 __all__ = [
     "CaptureLogger", "Colors", "TOKEN", "TemporaryHubRepo", "is_staging_test", "DeviceProperties", "Expectations", "TestCasePlus", "backend_empty_cache",
     "build_cpu_memory_monitor", "cleanup", "force_serialization_as_bin_files", "get_device_properties",
-    "get_tests_dir", "hub_retry", "init_test_logger", "is_flaky", "is_torch_available", "is_training_test",
+    "get_tests_dir", "hub_retry", "init_test_logger", "is_flaky", "is_flash_attn_2_available", "is_torch_available", "is_training_test",
     "require_accelerate", "require_bitsandbytes", "require_deepspeed", "require_flash_attn", "require_flash_attn_3",
     "require_kernels", "require_non_hpu", "require_optimum_quanto", "require_safetensors", "require_sentencepiece",
     "require_tiktoken", "require_tokenizers", "require_torch", "require_torch_accelerator", "require_torch_gpu",
-    "require_torch_greater_or_equal", "require_torch_mps", "require_torch_multi_accelerator",
+    "require_torch_greater_or_equal", "require_torch_large_accelerator", "require_torch_mps",
+    "require_torch_fp16", "require_deterministic_for_xpu", "require_large_cpu_ram", "require_torch_multi_accelerator",
     "require_torch_multi_gpu", "require_torch_sdpa", "run_first", "run_test_using_subprocess",
     "set_config_for_less_flaky_test", "set_model_for_less_flaky_test", "set_seed", "slow", "tooslow",
     "torch_device",
@@ -87,6 +88,12 @@ def require_torch_gpu(test_case):
 
 
 require_torch_accelerator = require_torch_gpu
+require_torch_large_accelerator = require_torch_gpu
+# float16 is a storage dtype on every backend, and there is no XPU backend to make deterministic;
+# tests needing a big checkpoint in host memory are also @slow, which decides whether they run.
+require_torch_fp16 = require_torch
+require_deterministic_for_xpu = require_torch
+require_large_cpu_ram = require_torch
 
 
 def require_torch_multi_gpu(test_case):

@@ -289,7 +289,7 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterM
         for tie in (True, False):
             model = self._lm(tie_word_embeddings=tie)
             model.tie_weights()
-            shared = model.lm_head.weight is model.get_input_embeddings().weight
+            shared = model.get_output_embeddings().weight is model.get_input_embeddings().weight
             self.assertEqual(shared, tie)
 
     def test_config_head_dim_and_grouped_query_attention(self):

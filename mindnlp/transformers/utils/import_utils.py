@@ -25,6 +25,16 @@ def is_torch_bf16_available_on_device(device):
     return True
 
 
+def is_flash_attn_2_available():
+    """mindnlp's attention kernels are its own; the flash-attn package is never used."""
+    return False
+
+
+def is_torch_greater_or_equal(library_version, accept_dev=False):
+    """HF gates code on a torch release's features; mindnlp.core is not torch and claims no version."""
+    return False
+
+
 def is_torchdynamo_compiling():
     """mindnlp runs eagerly: code is never being traced by a graph compiler."""
     return False

@@ -28,9 +28,13 @@ TOKENIZER_MAPPING = {
     "llama": LlamaTokenizerFast,
     "mistral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
+    "gemma2": GemmaTokenizerFast,
+    "gemma3_text": GemmaTokenizerFast,
+    "phi3": LlamaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,
     "qwen3": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
+    "gpt_neox": GPT2TokenizerFast,
     "t5": T5TokenizerFast,
     "mt5": T5TokenizerFast,
 }

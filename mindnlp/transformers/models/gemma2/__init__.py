@@ -1,0 +1,1 @@
+from .configuration_gemma2 import Gemma2Config

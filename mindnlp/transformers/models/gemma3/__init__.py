@@ -1,0 +1,1 @@
+from .configuration_gemma3 import Gemma3TextConfig

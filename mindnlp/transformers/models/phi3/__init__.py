@@ -1,0 +1,1 @@
+from .configuration_phi3 import Phi3Config

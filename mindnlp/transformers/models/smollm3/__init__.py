@@ -1,0 +1,1 @@
+from .configuration_smollm3 import SmolLM3Config
