@@ -21,6 +21,7 @@ import contextlib
 from .. import core
 from ..core import nn
 from .activations import ACT2FN, gated_activation
+from .integrations.moe import ALL_EXPERTS_FUNCTIONS
 from .modeling_decoder import DecoderModel, DecoderPreTrainedModel, GenericForCausalLM
 from .modeling_outputs import MoeCausalLMOutputWithPast, MoeModelOutputWithPast
 
@@ -87,11 +88,13 @@ class MoeExperts(nn.Module):
     """Every expert's gated MLP in two 3-D parameters, run grouped by expert.
 
     The experts' width is `config.moe_intermediate_size` where the config has one (Qwen-MoE,
-    DeepSeek), else `config.intermediate_size` (Mixtral).
+    DeepSeek), else `config.intermediate_size` (Mixtral). `config._experts_implementation`
+    picks how they run (see `integrations.moe`); by default, `grouped`.
     """
 
     def __init__(self, config):
         super().__init__()
+        self.config = config
         self.num_experts = config.num_experts
         self.hidden_dim = config.hidden_size
         self.intermediate_dim = getattr(config, "moe_intermediate_size", None) or config.intermediate_size
@@ -99,18 +102,22 @@ class MoeExperts(nn.Module):
         self.down_proj = nn.Parameter(core.empty(self.num_experts, self.hidden_dim, self.intermediate_dim))
         self.act_fn = ACT2FN[config.hidden_act]
 
-    def expert(self, index, hidden_states):
-        """Expert `index` on the tokens routed to it (tokens × hidden)."""
-        gate, up = nn.functional.linear(hidden_states, self.gate_up_proj[index]).chunk(2, dim=-1)
-        return nn.functional.linear(gated_activation(self.act_fn, gate, up), self.down_proj[index])
+    def activate(self, gate_up):
+        """act(gate) · up from the gate_up projection, whose halves are gate and up."""
+        gate, up = gate_up.chunk(2, dim=-1)
+        return gated_activation(self.act_fn, gate, up)
 
     def forward(self, hidden_states, top_k_index, top_k_weights):
-        """Σ over each token's top-k experts of weight · expert(token), for tokens × hidden states.
+        """Σ over each token's top-k experts of weight · expert(token), for tokens × hidden states."""
+        experts_forward = ALL_EXPERTS_FUNCTIONS.get_interface(self.config._experts_implementation, None)
+        if experts_forward is None:
+            return self.grouped(hidden_states, top_k_index, top_k_weights)
+        return experts_forward(self, hidden_states, top_k_index, top_k_weights)
 
-        The (token, expert) assignments are sorted by expert (stably, so a token's experts
-        add up in expert order as in HF), the tokens gathered once in that order, and each
-        expert's contiguous run goes through one matrix product.
-        """
+    def grouped(self, hidden_states, top_k_index, top_k_weights):
+        """The (token, expert) assignments sorted by expert (stably, so a token's experts add up
+        in expert order as in HF), the tokens gathered once in that order, and each expert's
+        contiguous run through one matrix product per projection."""
         top_k = top_k_index.shape[-1]
         experts = top_k_index.reshape(-1)
         order = core.argsort(experts, stable=True)
@@ -120,7 +127,8 @@ class MoeExperts(nn.Module):
         outputs, start = [], 0
         for index, count in enumerate(counts):
             if count:
-                outputs.append(self.expert(index, grouped[start: start + count]))
+                gate_up = nn.functional.linear(grouped[start: start + count], self.gate_up_proj[index])
+                outputs.append(nn.functional.linear(self.activate(gate_up), self.down_proj[index]))
                 start += count
         weighted = core.cat(outputs) * top_k_weights.reshape(-1)[order].unsqueeze(-1)
         return core.zeros_like(hidden_states).index_add(0, tokens, weighted.to(hidden_states.dtype))
@@ -152,7 +160,12 @@ class SparseMoeBlock(nn.Module):
 
 
 class MoePreTrainedModel(DecoderPreTrainedModel):
-    """Initialises the experts and routers as HF does: normal with `initializer_range`."""
+    """Initialises the experts and routers as HF does (normal with `initializer_range`); the
+    experts' implementation can be switched (`set_experts_implementation`)."""
+
+    @classmethod
+    def _can_set_experts_implementation(cls):
+        return True
 
     def _init_weights(self, module):
         super()._init_weights(module)
@@ -182,12 +195,18 @@ class MoeModel(DecoderModel):
     """The decoder stack of an MoE family: its outputs add `router_logits` (one tensor of
     tokens × experts per MoE layer) when `output_router_logits` (or the config) asks."""
 
-    def forward(self, *args, output_router_logits=None, return_dict=None, **kwargs):
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
+                inputs_embeds=None, use_cache=None, output_attentions=None, output_hidden_states=None,
+                output_router_logits=None, return_dict=None, cache_position=None, **kwargs):
         if output_router_logits is None:
             output_router_logits = self.config.output_router_logits
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         with recorded_router_logits(self, output_router_logits) as router_logits:
-            outputs = super().forward(*args, return_dict=True, **kwargs)
+            outputs = super().forward(input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                      past_key_values=past_key_values, inputs_embeds=inputs_embeds,
+                                      use_cache=use_cache, output_attentions=output_attentions,
+                                      output_hidden_states=output_hidden_states, return_dict=True,
+                                      cache_position=cache_position, **kwargs)
         output = MoeModelOutputWithPast(**outputs, router_logits=tuple(router_logits) if output_router_logits else None)
         return output if return_dict else output.to_tuple()
 

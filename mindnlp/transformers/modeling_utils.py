@@ -324,7 +324,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
     @classmethod
     def _can_set_experts_implementation(cls):
-        """No mindnlp family has mixture-of-experts layers with switchable kernels yet."""
+        """Only models with mixture-of-experts layers (MoePreTrainedModel) have experts to switch."""
         return False
 
     def get_correct_attn_implementation(self, requested_attention, is_init_check=False):

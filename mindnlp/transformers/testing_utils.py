@@ -33,7 +33,8 @@ __all__ = [
     "require_accelerate", "require_bitsandbytes", "require_deepspeed", "require_flash_attn", "require_flash_attn_3",
     "require_kernels", "require_non_hpu", "require_optimum_quanto", "require_safetensors", "require_sentencepiece",
     "require_tiktoken", "require_tokenizers", "require_torch", "require_torch_accelerator", "require_torch_gpu",
-    "require_torch_greater_or_equal", "require_torch_mps", "require_torch_multi_accelerator",
+    "require_torch_greater_or_equal", "require_torch_large_accelerator", "require_torch_mps",
+    "require_torch_multi_accelerator",
     "require_torch_multi_gpu", "require_torch_sdpa", "run_first", "run_test_using_subprocess",
     "set_config_for_less_flaky_test", "set_model_for_less_flaky_test", "set_seed", "slow", "tooslow",
     "torch_device",
@@ -87,6 +88,16 @@ def require_torch_gpu(test_case):
 
 
 require_torch_accelerator = require_torch_gpu
+
+
+def require_torch_large_accelerator(test_case=None, *, memory=20):
+    """HF's marker for tests that need an accelerator of more than `memory` GiB: they run where a
+    CUDA device is present (mindnlp does not query its memory) and are skipped elsewhere."""
+
+    def decorate(case):
+        return unittest.skipUnless(_cuda_available(), f"test requires a GPU with more than {memory} GiB of memory")(case)
+
+    return decorate if test_case is None else decorate(test_case)
 
 
 def require_torch_multi_gpu(test_case):
