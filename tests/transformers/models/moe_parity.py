@@ -23,11 +23,14 @@ class MoeParityMixin:
                                                        output_router_logits=True)
 
     def test_router_logits(self, case, attn):
+        """At the tokens of the batch: a padding position whose window holds only padding has no
+        keys to attend to, and its hidden state is defined differently by each kernel."""
         out = self._routed(case, attn)
+        tokens = case.padded("right")[1].numpy().reshape(-1).astype(bool)
         layers = sorted(k for k in case.expected if k.startswith("moe/router_logits/"))
         assert len(out.router_logits) == len(layers), f"{case.name}: {len(out.router_logits)} MoE layers"
         for key, logits in zip(layers, out.router_logits):
-            assert_close(logits, case.expected[key], f"{case.name} {key}")
+            assert_close(logits.numpy()[tokens], case.expected[key][tokens], f"{case.name} {key}")
 
     def test_aux_loss_and_loss(self, case, attn):
         out = self._routed(case, attn)
