@@ -17,12 +17,15 @@ from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
 from .models.llama.configuration_llama import LlamaConfig
 from .models.mistral.configuration_mistral import MistralConfig
+from .models.mixtral.configuration_mixtral import MixtralConfig
 from .models.mt5.configuration_mt5 import MT5Config
 from .models.olmo2.configuration_olmo2 import Olmo2Config
 from .models.phi.configuration_phi import PhiConfig
 from .models.phi3.configuration_phi3 import Phi3Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
+from .models.qwen2_moe.configuration_qwen2_moe import Qwen2MoeConfig
 from .models.qwen3.configuration_qwen3 import Qwen3Config
+from .models.qwen3_moe.configuration_qwen3_moe import Qwen3MoeConfig
 from .models.roberta.configuration_roberta import RobertaConfig
 from .models.smollm3.configuration_smollm3 import SmolLM3Config
 from .models.starcoder2.configuration_starcoder2 import Starcoder2Config
@@ -96,6 +99,18 @@ _LAZY_MODEL_NAMES = {
     "models.mistral.modeling_mistral": [
         "MistralForCausalLM", "MistralForQuestionAnswering", "MistralForSequenceClassification",
         "MistralForTokenClassification", "MistralModel", "MistralPreTrainedModel",
+    ],
+    "models.mixtral.modeling_mixtral": [
+        "MixtralForCausalLM", "MixtralForQuestionAnswering", "MixtralForSequenceClassification",
+        "MixtralForTokenClassification", "MixtralModel", "MixtralPreTrainedModel",
+    ],
+    "models.qwen2_moe.modeling_qwen2_moe": [
+        "Qwen2MoeForCausalLM", "Qwen2MoeForQuestionAnswering", "Qwen2MoeForSequenceClassification",
+        "Qwen2MoeForTokenClassification", "Qwen2MoeModel", "Qwen2MoePreTrainedModel",
+    ],
+    "models.qwen3_moe.modeling_qwen3_moe": [
+        "Qwen3MoeForCausalLM", "Qwen3MoeForQuestionAnswering", "Qwen3MoeForSequenceClassification",
+        "Qwen3MoeForTokenClassification", "Qwen3MoeModel", "Qwen3MoePreTrainedModel",
     ],
     "models.qwen2.modeling_qwen2": [
         "Qwen2ForCausalLM", "Qwen2ForQuestionAnswering", "Qwen2ForSequenceClassification",

@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 TRANSFORMERS_VERSION = "5.23.0"
 
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa")
-EXPERTS_IMPLEMENTATIONS = ("eager",)
+EXPERTS_IMPLEMENTATIONS = ("eager", "batched_mm", "grouped_mm")
 
 ALLOWED_LAYER_TYPES = (
     "full_attention",
@@ -361,7 +361,7 @@ class PreTrainedConfig:
 
     @_experts_implementation.setter
     def _experts_implementation(self, value):
-        """How mixture-of-experts layers run ("eager"); set recursively like _attn_implementation."""
+        """How mixture-of-experts layers run (see integrations.moe); set recursively like _attn_implementation."""
         self._set_recursively("_experts_implementation_internal", value, EXPERTS_IMPLEMENTATIONS,
                               "experts_implementation")
 

@@ -1,19 +1,33 @@
 """Which key renamings apply to a model's checkpoints (HF v5's conversion registry).
 
 "legacy" holds renamings of old checkpoint formats that any model may meet (TF-era
-LayerNorm.gamma/beta); families register their own under their model_type.
+LayerNorm.gamma/beta); families register their own under their model_type. MoE checkpoints
+hold one Linear per expert, which loading stacks into the fused 3-D expert parameters.
 """
 import copy
 
-from .core_model_loading import WeightRenaming
+from .core_model_loading import Concatenate, MergeModulelist, WeightConverter, WeightRenaming
+
+
+def _per_expert_gated_mlp(gate, up, down):
+    """Per-expert `experts.<i>.{gate,up,down}` Linear weights into `experts.gate_up_proj` / `experts.down_proj`."""
+    return [
+        WeightConverter([f".experts.*.{gate}.weight", f".experts.*.{up}.weight"], ".experts.gate_up_proj",
+                        operations=[MergeModulelist(dim=0), Concatenate(dim=1)]),
+        WeightConverter(f".experts.*.{down}.weight", ".experts.down_proj", operations=[MergeModulelist(dim=0)]),
+    ]
 
 
 def _build_registry():
+    qwen2_moe = _per_expert_gated_mlp("gate_proj", "up_proj", "down_proj")
     return {
         "legacy": [
             WeightRenaming(source_patterns="LayerNorm.gamma", target_patterns="LayerNorm.weight"),
             WeightRenaming(source_patterns="LayerNorm.beta", target_patterns="LayerNorm.bias"),
         ],
+        "mixtral": [WeightRenaming(".block_sparse_moe.", ".mlp."), *_per_expert_gated_mlp("w1", "w3", "w2")],
+        "qwen2_moe": qwen2_moe,
+        "qwen3_moe": qwen2_moe,
     }
 
 

@@ -62,16 +62,17 @@ class GatedMLP(nn.Module):
     """down(act(gate(x)) · up(x)): SwiGLU with SiLU, GeGLU with GELU; biased when `config.mlp_bias`.
 
     `activation_key` names the config field holding the activation (Gemma 2 and 3 call it
-    `hidden_activation`).
+    `hidden_activation`). `intermediate_size` defaults to the config's; an MoE's shared expert
+    is narrower or wider.
     """
 
     activation_key = "hidden_act"
 
-    def __init__(self, config):
+    def __init__(self, config, intermediate_size=None):
         super().__init__()
         self.config = config
         self.hidden_size = config.hidden_size
-        self.intermediate_size = config.intermediate_size
+        self.intermediate_size = config.intermediate_size if intermediate_size is None else intermediate_size
         bias = getattr(config, "mlp_bias", False)
         self.gate_proj = nn.Linear(self.hidden_size, self.intermediate_size, bias=bias)
         self.up_proj = nn.Linear(self.hidden_size, self.intermediate_size, bias=bias)
@@ -192,10 +193,14 @@ class DecoderLayer(GradientCheckpointingLayer):
         super().__init__()
         self.hidden_size = config.hidden_size
         setattr(self, self.attention_name, self.attention_class(config=config, layer_idx=layer_idx))
-        self.mlp = self.mlp_class(config)
+        self.mlp = self.build_mlp(config, layer_idx)
         self.input_layernorm = self.build_norm(config)
         self.post_attention_layernorm = self.build_norm(config)
         self.residual_dropout = getattr(config, self.residual_dropout_key) if self.residual_dropout_key else 0.0
+
+    def build_mlp(self, config, layer_idx):
+        """This layer's feed-forward block; MoE families choose per layer between experts and a dense MLP."""
+        return self.mlp_class(config)
 
     @classmethod
     def build_norm(cls, config):

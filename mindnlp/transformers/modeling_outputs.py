@@ -65,6 +65,26 @@ class CausalLMOutputWithPast(ModelOutput):
 
 
 @dataclass
+class MoeModelOutputWithPast(ModelOutput):
+    last_hidden_state: Optional[object] = None
+    past_key_values: Optional[object] = None
+    hidden_states: Optional[tuple] = None
+    attentions: Optional[tuple] = None
+    router_logits: Optional[tuple] = None
+
+
+@dataclass
+class MoeCausalLMOutputWithPast(ModelOutput):
+    loss: Optional[object] = None
+    aux_loss: Optional[object] = None
+    logits: Optional[object] = None
+    past_key_values: Optional[object] = None
+    hidden_states: Optional[tuple] = None
+    attentions: Optional[tuple] = None
+    router_logits: Optional[tuple] = None
+
+
+@dataclass
 class CausalLMOutputWithCrossAttentions(ModelOutput):
     loss: Optional[object] = None
     logits: Optional[object] = None

@@ -19,7 +19,7 @@ from ..core import nn
 from ..core.serialization import staged_folder, write_text_atomic
 from .configuration_utils import PretrainedConfig
 from .conversion_mapping import get_model_conversion_mapping
-from .core_model_loading import rename_key
+from .core_model_loading import ConvertedWeights, rename_key, revert_conversions
 from .modeling_rope_utils import rope_init
 from .generation.configuration_utils import GenerationConfig
 from .modeling_inputs import check_model_inputs, explain_failure
@@ -324,7 +324,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
     @classmethod
     def _can_set_experts_implementation(cls):
-        """No mindnlp family has mixture-of-experts layers with switchable kernels yet."""
+        """Only models with mixture-of-experts layers (MoePreTrainedModel) have experts to switch."""
         return False
 
     def get_correct_attn_implementation(self, requested_attention, is_init_check=False):
@@ -598,9 +598,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                         is_main_process=True, save_original_format=True, **kwargs):
         """Write config.json (+ generation_config.json) and the weights, sharded above max_shard_size.
 
-        With save_original_format (the default), keys are written under the names the family's
-        published checkpoints use (its registered renamings reversed); otherwise as the model
-        names them. Both load back.
+        With save_original_format (the default), weights are written in the layout the family's
+        published checkpoints use (its registered conversions reversed: per-expert tensors for
+        the fused experts of MoE models); otherwise as the model names them. Both load back.
         """
         if os.path.isfile(save_directory):
             raise OSError(f"Provided path ({save_directory}) should be a directory, not a file")
@@ -613,8 +613,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         if self._keys_to_ignore_on_save:
             state_dict = {k: v for k, v in state_dict.items() if k not in set(self._keys_to_ignore_on_save)}
         if save_original_format:
-            reverse = [c.reverse_transform() for c in get_model_conversion_mapping(self, add_legacy=False)][::-1]
-            state_dict = {rename_key(k, reverse): v for k, v in state_dict.items()}
+            state_dict = revert_conversions(state_dict, get_model_conversion_mapping(self, add_legacy=False))
         weights_name = SAFE_WEIGHTS_NAME if safe_serialization else WEIGHTS_NAME
         shards = self._split_shards(state_dict, _size_in_bytes(max_shard_size))
         # Everything is written beside the old checkpoint first and renamed into place at the
@@ -769,11 +768,13 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         """Copy checkpoint tensors into the parameters; initialise whatever the checkpoint lacks.
 
         Checkpoint keys first go through the model's registered renamings (and a caller's
-        key_mapping), then gain or lose `base_model_prefix` as the model needs.
+        key_mapping), then gain or lose `base_model_prefix` as the model needs; tensors that
+        a registered converter builds from several checkpoint tensors are assembled first.
         """
         own = self.state_dict(keep_vars=True)
         prefix = self.base_model_prefix
         conversions = get_model_conversion_mapping(self, key_mapping=key_mapping)
+        converted = ConvertedWeights(conversions)
         loaded_keys = [rename_key(k, conversions) for k in checkpoint.keys]
         has_prefix = bool(prefix) and any(k.startswith(prefix + ".") for k in loaded_keys)
         expects_prefix = bool(prefix) and any(k.startswith(prefix + ".") for k in own)
@@ -782,6 +783,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
         def to_model_key(key):
             key = rename_key(key, conversions)
+            match = converted.match(key)
+            if match is not None:
+                key = match[1]
             if add_prefix:
                 return f"{prefix}.{key}"
             if strip_prefix:
@@ -799,6 +803,13 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                     unexpected.append(key)
                     continue
                 target = own[model_key]
+                match = converted.match(rename_key(key, conversions))
+                if match is not None:
+                    converter, _, source_index, member_index = match
+                    value = converted.add(converter, model_key, source_index, member_index, value,
+                                          converter.members(tuple(target.shape)))
+                    if value is None:
+                        continue
                 if tuple(value.shape) != tuple(target.shape):
                     if ignore_mismatched_sizes:
                         mismatched.append((model_key, tuple(value.shape), tuple(target.shape)))

@@ -190,11 +190,11 @@ class ModelTesterMixin:
             model = model_class(config)
             with tempfile.TemporaryDirectory() as folder:
                 model.save_pretrained(folder)
-                saved = load_safetensors(os.path.join(folder, "model.safetensors"))
                 reloaded, info = model_class.from_pretrained(folder, output_loading_info=True)
             self.assertEqual(info["missing_keys"], set(), model_class.__name__)
             reloaded_state = reloaded.state_dict()
-            for key, value in saved.items():
+            # The model's own names: the file may hold another layout (MoE experts one per expert).
+            for key, value in model.state_dict().items():
                 np.testing.assert_array_equal(value.numpy(), reloaded_state[key].numpy(), err_msg=key)
             embeddings, output = reloaded.get_input_embeddings(), reloaded.get_output_embeddings()
             if output is not None:

@@ -338,11 +338,12 @@ def index_select(input, dim, index):
 
 def _add_rows_at(out, index, values):
     """out[index[i]] += values[i] along the first axis, as np.add.at, which is an order of
-    magnitude slower for rows (an embedding's gradient takes this path every training step)."""
+    magnitude slower for rows (an embedding's gradient takes this path every training step).
+    The compiled kernel takes float32 and float64; half precision goes through np.add.at."""
     compiled = cpu_jit.load()
     n = out.shape[0]
     if (compiled is None or index.ndim != 1 or out.ndim == 0 or not out.flags.c_contiguous
-            or out.dtype.kind != "f" or values.dtype != out.dtype or values.shape != (len(index),) + out.shape[1:]
+            or out.dtype not in (np.float32, np.float64) or values.dtype != out.dtype or values.shape != (len(index),) + out.shape[1:]
             or (index.size and (index.min() < -n or index.max() >= n))):
         np.add.at(out, (index,), values)           # also raises torch-like errors for bad indices
         return

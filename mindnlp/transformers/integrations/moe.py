@@ -1,12 +1,41 @@
-"""Fused kernels for mixture-of-experts layers ("batched_mm", "grouped_mm" experts implementations).
+"""The experts implementations of mixture-of-experts layers, chosen by `config._experts_implementation`.
 
-mindnlp has no MoE family yet, so there are no expert modules for these to run; they raise.
+- "eager" (the default) and "grouped_mm": the token-expert assignments sorted by expert, each
+  expert that received tokens running one matrix product over all of them (`MoeExperts.grouped`).
+  HF's "grouped_mm" calls a fused grouped-GEMM kernel; the array backends have none, so
+  both names run the grouped loop.
+- "batched_mm": each assignment gathers its expert's weights and all of them run as one
+  batched product: no host-side grouping, but a copy of an expert's weights per assignment,
+  which only a handful of tokens (a decode step) can afford.
 """
+from ... import core
 
 
-def batched_mm_experts_forward(*args, **kwargs):
-    raise NotImplementedError("batched_mm experts: mindnlp has no mixture-of-experts models yet")
+def grouped_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights):
+    return module.grouped(hidden_states, top_k_index, top_k_weights)
 
 
-def grouped_mm_experts_forward(*args, **kwargs):
-    raise NotImplementedError("grouped_mm experts: mindnlp has no mixture-of-experts models yet")
+def batched_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights):
+    top_k = top_k_index.shape[-1]
+    experts = top_k_index.reshape(-1)
+    inputs = hidden_states.repeat_interleave(top_k, dim=0).unsqueeze(1)
+    gate_up = core.bmm(inputs, module.gate_up_proj[experts].transpose(1, 2))
+    projected = core.bmm(module.activate(gate_up), module.down_proj[experts].transpose(1, 2)).squeeze(1)
+    weighted = projected * top_k_weights.reshape(-1, 1).to(projected.dtype)
+    return weighted.view(-1, top_k, hidden_states.shape[-1]).sum(dim=1).to(hidden_states.dtype)
+
+
+class ExpertsInterface:
+    """Name → experts function, as HF's ALL_EXPERTS_FUNCTIONS ("eager" is the module's own)."""
+
+    _global_mapping = {"batched_mm": batched_mm_experts_forward, "grouped_mm": grouped_mm_experts_forward}
+
+    def get_interface(self, name, default):
+        if name in (None, "eager"):
+            return default
+        if name not in self._global_mapping:
+            raise KeyError(f"unknown experts implementation {name!r}; choose from eager, {', '.join(self._global_mapping)}")
+        return self._global_mapping[name]
+
+
+ALL_EXPERTS_FUNCTIONS = ExpertsInterface()

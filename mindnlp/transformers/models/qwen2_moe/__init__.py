@@ -1,0 +1,1 @@
+from .configuration_qwen2_moe import Qwen2MoeConfig

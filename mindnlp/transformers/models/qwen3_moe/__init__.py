@@ -1,0 +1,1 @@
+from .configuration_qwen3_moe import Qwen3MoeConfig
