@@ -8,6 +8,7 @@ from .generation.configuration_utils import (
     CompileConfig, GenerationConfig, SynthIDTextWatermarkingConfig, WatermarkingConfig,
 )
 from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
+from .models.albert.configuration_albert import AlbertConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
@@ -26,6 +27,7 @@ from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
 from .models.auto.processing_auto import AutoProcessor
+from .models.albert.tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
 from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
 from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
 from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
@@ -57,6 +59,10 @@ _LAZY_MODEL_NAMES = {
         "MODEL_FOR_MASKED_LM_MAPPING", "MODEL_FOR_MULTIPLE_CHOICE_MAPPING", "MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING",
         "MODEL_FOR_PRETRAINING_MAPPING", "MODEL_FOR_QUESTION_ANSWERING_MAPPING",
         "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING", "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING", "MODEL_MAPPING",
+    ],
+    "models.albert.modeling_albert": [
+        "AlbertForMaskedLM", "AlbertForMultipleChoice", "AlbertForPreTraining", "AlbertForQuestionAnswering",
+        "AlbertForSequenceClassification", "AlbertForTokenClassification", "AlbertModel", "AlbertPreTrainedModel",
     ],
     "models.bert.modeling_bert": [
         "BertForMaskedLM", "BertForMultipleChoice", "BertForNextSentencePrediction", "BertForPreTraining",

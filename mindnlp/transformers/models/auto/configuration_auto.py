@@ -12,6 +12,7 @@ from ...configuration_utils import PretrainedConfig
 
 # model_type -> (module under mindnlp.transformers.models, config class name)
 CONFIG_MAPPING_NAMES = {
+    "albert": ("albert", "AlbertConfig"),
     "bert": ("bert", "BertConfig"),
     "distilbert": ("distilbert", "DistilBertConfig"),
     "gemma": ("gemma", "GemmaConfig"),

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from .auto_factory import _BaseAutoModelClass, _LazyModelMapping, get_values  # noqa: F401
 
 MODEL_MAPPING_NAMES = OrderedDict([
+    ("albert", "AlbertModel"),
     ("bert", "BertModel"),
     ("distilbert", "DistilBertModel"),
     ("roberta", "RobertaModel"),
@@ -24,6 +25,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5Model"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
+    ("albert", "AlbertForPreTraining"),
     ("bert", "BertForPreTraining"),
     ("roberta", "RobertaForMaskedLM"),
     ("xlm-roberta", "XLMRobertaForMaskedLM"),
@@ -36,6 +38,7 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
+    ("albert", "AlbertForMaskedLM"),
     ("bert", "BertForMaskedLM"),
     ("distilbert", "DistilBertForMaskedLM"),
     ("roberta", "RobertaForMaskedLM"),
@@ -55,6 +58,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("albert", "AlbertForSequenceClassification"),
     ("bert", "BertForSequenceClassification"),
     ("distilbert", "DistilBertForSequenceClassification"),
     ("roberta", "RobertaForSequenceClassification"),
@@ -70,6 +74,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("albert", "AlbertForTokenClassification"),
     ("bert", "BertForTokenClassification"),
     ("distilbert", "DistilBertForTokenClassification"),
     ("roberta", "RobertaForTokenClassification"),
@@ -85,6 +90,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
+    ("albert", "AlbertForQuestionAnswering"),
     ("bert", "BertForQuestionAnswering"),
     ("distilbert", "DistilBertForQuestionAnswering"),
     ("roberta", "RobertaForQuestionAnswering"),
@@ -98,6 +104,7 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
+    ("albert", "AlbertForMultipleChoice"),
     ("bert", "BertForMultipleChoice"),
     ("distilbert", "DistilBertForMultipleChoice"),
     ("roberta", "RobertaForMultipleChoice"),

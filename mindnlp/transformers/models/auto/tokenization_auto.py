@@ -10,6 +10,7 @@ import json
 from ...tokenization_utils_base import FULL_TOKENIZER_FILE, TOKENIZER_CONFIG_FILE
 from ...tokenization_utils_fast import PreTrainedTokenizerFast
 from ...utils.hub import cached_file
+from ..albert.tokenization_albert_fast import AlbertTokenizerFast
 from ..bert.tokenization_bert_fast import BertTokenizerFast
 from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
 from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
@@ -21,6 +22,7 @@ from ..t5.tokenization_t5_fast import T5TokenizerFast
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
 TOKENIZER_MAPPING = {
+    "albert": AlbertTokenizerFast,
     "bert": BertTokenizerFast,
     "distilbert": DistilBertTokenizerFast,
     "roberta": RobertaTokenizerFast,
@@ -38,7 +40,7 @@ TOKENIZER_MAPPING = {
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
-    for cls in (BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
+    for cls in (AlbertTokenizerFast, BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
                 LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
