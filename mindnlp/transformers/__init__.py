@@ -9,6 +9,7 @@ from .generation.configuration_utils import (
 )
 from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
 from .models.albert.configuration_albert import AlbertConfig
+from .models.electra.configuration_electra import ElectraConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
@@ -63,6 +64,11 @@ _LAZY_MODEL_NAMES = {
     "models.albert.modeling_albert": [
         "AlbertForMaskedLM", "AlbertForMultipleChoice", "AlbertForPreTraining", "AlbertForQuestionAnswering",
         "AlbertForSequenceClassification", "AlbertForTokenClassification", "AlbertModel", "AlbertPreTrainedModel",
+    ],
+    "models.electra.modeling_electra": [
+        "ElectraForCausalLM", "ElectraForMaskedLM", "ElectraForMultipleChoice", "ElectraForPreTraining",
+        "ElectraForQuestionAnswering", "ElectraForSequenceClassification", "ElectraForTokenClassification",
+        "ElectraModel", "ElectraPreTrainedModel",
     ],
     "models.bert.modeling_bert": [
         "BertForMaskedLM", "BertForMultipleChoice", "BertForNextSentencePrediction", "BertForPreTraining",

@@ -15,6 +15,7 @@ CONFIG_MAPPING_NAMES = {
     "albert": ("albert", "AlbertConfig"),
     "bert": ("bert", "BertConfig"),
     "distilbert": ("distilbert", "DistilBertConfig"),
+    "electra": ("electra", "ElectraConfig"),
     "gemma": ("gemma", "GemmaConfig"),
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from .auto_factory import _BaseAutoModelClass, _LazyModelMapping, get_values  # noqa: F401
 
 MODEL_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraModel"),
     ("albert", "AlbertModel"),
     ("bert", "BertModel"),
     ("distilbert", "DistilBertModel"),
@@ -25,6 +26,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5Model"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraForPreTraining"),
     ("albert", "AlbertForPreTraining"),
     ("bert", "BertForPreTraining"),
     ("roberta", "RobertaForMaskedLM"),
@@ -38,6 +40,7 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraForMaskedLM"),
     ("albert", "AlbertForMaskedLM"),
     ("bert", "BertForMaskedLM"),
     ("distilbert", "DistilBertForMaskedLM"),
@@ -45,6 +48,7 @@ MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
     ("xlm-roberta", "XLMRobertaForMaskedLM"),
 ])
 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraForCausalLM"),
     ("bert", "BertLMHeadModel"),
     ("roberta", "RobertaForCausalLM"),
     ("xlm-roberta", "XLMRobertaForCausalLM"),
@@ -58,6 +62,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraForSequenceClassification"),
     ("albert", "AlbertForSequenceClassification"),
     ("bert", "BertForSequenceClassification"),
     ("distilbert", "DistilBertForSequenceClassification"),
@@ -74,6 +79,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraForTokenClassification"),
     ("albert", "AlbertForTokenClassification"),
     ("bert", "BertForTokenClassification"),
     ("distilbert", "DistilBertForTokenClassification"),
@@ -90,6 +96,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraForQuestionAnswering"),
     ("albert", "AlbertForQuestionAnswering"),
     ("bert", "BertForQuestionAnswering"),
     ("distilbert", "DistilBertForQuestionAnswering"),
@@ -104,6 +111,7 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
+    ("electra", "ElectraForMultipleChoice"),
     ("albert", "AlbertForMultipleChoice"),
     ("bert", "BertForMultipleChoice"),
     ("distilbert", "DistilBertForMultipleChoice"),

@@ -25,6 +25,7 @@ TOKENIZER_MAPPING = {
     "albert": AlbertTokenizerFast,
     "bert": BertTokenizerFast,
     "distilbert": DistilBertTokenizerFast,
+    "electra": BertTokenizerFast,
     "roberta": RobertaTokenizerFast,
     "gpt2": GPT2TokenizerFast,
     "llama": LlamaTokenizerFast,

@@ -528,16 +528,23 @@ class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
 
 
 class BertForMultipleChoice(GenericHead, BertPreTrainedModel):
-    """Inputs are (batch, num_choices, seq); every choice is encoded on its own and scored."""
+    """Inputs are (batch, num_choices, seq); every choice is encoded on its own, summarised as one
+    vector (BERT: the pooled first token) and scored."""
 
     base_model_class = BertModel
 
     def __init__(self, config):
         super().__init__(config)
         self._build_base_model(config)
-        self.dropout = nn.Dropout(classifier_dropout(config))
+        self.build_summary(config)
         self.classifier = nn.Linear(config.hidden_size, 1)
         self.post_init()
+
+    def build_summary(self, config):
+        self.dropout = nn.Dropout(classifier_dropout(config))
+
+    def summarize(self, outputs):
+        return self.dropout(outputs.pooler_output)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
@@ -552,7 +559,7 @@ class BertForMultipleChoice(GenericHead, BertPreTrainedModel):
         outputs = self._run_base_model(flat(input_ids), kwargs, attention_mask=flat(attention_mask),
                                        token_type_ids=flat(token_type_ids), position_ids=flat(position_ids),
                                        inputs_embeds=flat_embeds)
-        logits = self.classifier(self.dropout(outputs[1])).view(-1, num_choices)
+        logits = self.classifier(self.summarize(outputs)).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
         return head_output(MultipleChoiceModelOutput, outputs, return_dict, loss=loss, logits=logits)
 
