@@ -10,6 +10,7 @@ from .generation.configuration_utils import (
 from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
 from .models.albert.configuration_albert import AlbertConfig
 from .models.electra.configuration_electra import ElectraConfig
+from .models.mpnet.configuration_mpnet import MPNetConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
@@ -29,6 +30,7 @@ from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
 from .models.auto.processing_auto import AutoProcessor
 from .models.albert.tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
+from .models.mpnet.tokenization_mpnet_fast import MPNetTokenizer, MPNetTokenizerFast
 from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
 from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
 from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
@@ -69,6 +71,10 @@ _LAZY_MODEL_NAMES = {
         "ElectraForCausalLM", "ElectraForMaskedLM", "ElectraForMultipleChoice", "ElectraForPreTraining",
         "ElectraForQuestionAnswering", "ElectraForSequenceClassification", "ElectraForTokenClassification",
         "ElectraModel", "ElectraPreTrainedModel",
+    ],
+    "models.mpnet.modeling_mpnet": [
+        "MPNetForMaskedLM", "MPNetForMultipleChoice", "MPNetForQuestionAnswering", "MPNetForSequenceClassification",
+        "MPNetForTokenClassification", "MPNetModel", "MPNetPreTrainedModel",
     ],
     "models.bert.modeling_bert": [
         "BertForMaskedLM", "BertForMultipleChoice", "BertForNextSentencePrediction", "BertForPreTraining",

@@ -20,6 +20,7 @@ CONFIG_MAPPING_NAMES = {
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),
+    "mpnet": ("mpnet", "MPNetConfig"),
     "mt5": ("mt5", "MT5Config"),
     "olmo2": ("olmo2", "Olmo2Config"),
     "qwen2": ("qwen2", "Qwen2Config"),

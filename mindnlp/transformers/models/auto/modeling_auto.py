@@ -8,6 +8,7 @@ from collections import OrderedDict
 from .auto_factory import _BaseAutoModelClass, _LazyModelMapping, get_values  # noqa: F401
 
 MODEL_MAPPING_NAMES = OrderedDict([
+    ("mpnet", "MPNetModel"),
     ("electra", "ElectraModel"),
     ("albert", "AlbertModel"),
     ("bert", "BertModel"),
@@ -26,6 +27,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5Model"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
+    ("mpnet", "MPNetForMaskedLM"),
     ("electra", "ElectraForPreTraining"),
     ("albert", "AlbertForPreTraining"),
     ("bert", "BertForPreTraining"),
@@ -40,6 +42,7 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
+    ("mpnet", "MPNetForMaskedLM"),
     ("electra", "ElectraForMaskedLM"),
     ("albert", "AlbertForMaskedLM"),
     ("bert", "BertForMaskedLM"),
@@ -62,6 +65,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("mpnet", "MPNetForSequenceClassification"),
     ("electra", "ElectraForSequenceClassification"),
     ("albert", "AlbertForSequenceClassification"),
     ("bert", "BertForSequenceClassification"),
@@ -79,6 +83,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("mpnet", "MPNetForTokenClassification"),
     ("electra", "ElectraForTokenClassification"),
     ("albert", "AlbertForTokenClassification"),
     ("bert", "BertForTokenClassification"),
@@ -96,6 +101,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
+    ("mpnet", "MPNetForQuestionAnswering"),
     ("electra", "ElectraForQuestionAnswering"),
     ("albert", "AlbertForQuestionAnswering"),
     ("bert", "BertForQuestionAnswering"),
@@ -111,6 +117,7 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
+    ("mpnet", "MPNetForMultipleChoice"),
     ("electra", "ElectraForMultipleChoice"),
     ("albert", "AlbertForMultipleChoice"),
     ("bert", "BertForMultipleChoice"),

@@ -16,12 +16,14 @@ from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
 from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 from ..llama.tokenization_llama_fast import LlamaTokenizerFast
+from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
 from ..t5.tokenization_t5_fast import T5TokenizerFast
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
 TOKENIZER_MAPPING = {
+    "mpnet": MPNetTokenizerFast,
     "albert": AlbertTokenizerFast,
     "bert": BertTokenizerFast,
     "distilbert": DistilBertTokenizerFast,
@@ -41,8 +43,9 @@ TOKENIZER_MAPPING = {
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
-    for cls in (AlbertTokenizerFast, BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
-                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast)
+    for cls in (AlbertTokenizerFast, BertTokenizerFast, DistilBertTokenizerFast, MPNetTokenizerFast,
+                RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast,
+                T5TokenizerFast)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast

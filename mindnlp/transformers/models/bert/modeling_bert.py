@@ -495,7 +495,9 @@ class BertForNextSentencePrediction(GenericHead, BertPreTrainedModel):
 
 
 def classifier_dropout(config):
-    return config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+    """The heads' dropout: `classifier_dropout`, else (None, or a config without it, as MPNet's) `hidden_dropout_prob`."""
+    dropout = getattr(config, "classifier_dropout", None)
+    return dropout if dropout is not None else config.hidden_dropout_prob
 
 
 class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
