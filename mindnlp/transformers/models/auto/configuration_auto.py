@@ -14,6 +14,7 @@ from ...configuration_utils import PretrainedConfig
 CONFIG_MAPPING_NAMES = {
     "albert": ("albert", "AlbertConfig"),
     "bert": ("bert", "BertConfig"),
+    "camembert": ("camembert", "CamembertConfig"),
     "distilbert": ("distilbert", "DistilBertConfig"),
     "electra": ("electra", "ElectraConfig"),
     "gemma": ("gemma", "GemmaConfig"),

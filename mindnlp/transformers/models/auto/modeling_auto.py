@@ -8,6 +8,7 @@ from collections import OrderedDict
 from .auto_factory import _BaseAutoModelClass, _LazyModelMapping, get_values  # noqa: F401
 
 MODEL_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertModel"),
     ("mpnet", "MPNetModel"),
     ("electra", "ElectraModel"),
     ("albert", "AlbertModel"),
@@ -27,6 +28,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5Model"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForMaskedLM"),
     ("mpnet", "MPNetForMaskedLM"),
     ("electra", "ElectraForPreTraining"),
     ("albert", "AlbertForPreTraining"),
@@ -42,6 +44,7 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForMaskedLM"),
     ("mpnet", "MPNetForMaskedLM"),
     ("electra", "ElectraForMaskedLM"),
     ("albert", "AlbertForMaskedLM"),
@@ -51,6 +54,7 @@ MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
     ("xlm-roberta", "XLMRobertaForMaskedLM"),
 ])
 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForCausalLM"),
     ("electra", "ElectraForCausalLM"),
     ("bert", "BertLMHeadModel"),
     ("roberta", "RobertaForCausalLM"),
@@ -65,6 +69,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForSequenceClassification"),
     ("mpnet", "MPNetForSequenceClassification"),
     ("electra", "ElectraForSequenceClassification"),
     ("albert", "AlbertForSequenceClassification"),
@@ -83,6 +88,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForTokenClassification"),
     ("mpnet", "MPNetForTokenClassification"),
     ("electra", "ElectraForTokenClassification"),
     ("albert", "AlbertForTokenClassification"),
@@ -101,6 +107,7 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForQuestionAnswering"),
     ("mpnet", "MPNetForQuestionAnswering"),
     ("electra", "ElectraForQuestionAnswering"),
     ("albert", "AlbertForQuestionAnswering"),
@@ -117,6 +124,7 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForMultipleChoice"),
     ("mpnet", "MPNetForMultipleChoice"),
     ("electra", "ElectraForMultipleChoice"),
     ("albert", "AlbertForMultipleChoice"),

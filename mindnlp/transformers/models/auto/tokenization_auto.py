@@ -12,6 +12,7 @@ from ...tokenization_utils_fast import PreTrainedTokenizerFast
 from ...utils.hub import cached_file
 from ..albert.tokenization_albert_fast import AlbertTokenizerFast
 from ..bert.tokenization_bert_fast import BertTokenizerFast
+from ..camembert.tokenization_camembert_fast import CamembertTokenizerFast
 from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
 from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
@@ -23,6 +24,7 @@ from ..t5.tokenization_t5_fast import T5TokenizerFast
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
 TOKENIZER_MAPPING = {
+    "camembert": CamembertTokenizerFast,
     "mpnet": MPNetTokenizerFast,
     "albert": AlbertTokenizerFast,
     "bert": BertTokenizerFast,
@@ -43,9 +45,9 @@ TOKENIZER_MAPPING = {
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
-    for cls in (AlbertTokenizerFast, BertTokenizerFast, DistilBertTokenizerFast, MPNetTokenizerFast,
-                RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast,
-                T5TokenizerFast)
+    for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DistilBertTokenizerFast,
+                MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
+                Qwen2TokenizerFast, T5TokenizerFast)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast
