@@ -43,7 +43,6 @@ class ElectraDiscriminatorPredictions(nn.Module):
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.activation = get_activation(config.hidden_act)
         self.dense_prediction = nn.Linear(config.hidden_size, 1)
-        self.config = config
 
     def forward(self, discriminator_hidden_states):
         return self.dense_prediction(self.activation(self.dense(discriminator_hidden_states))).squeeze(-1)

@@ -141,8 +141,6 @@ class MPNetEncoder(nn.Module):
         buckets = relative_position_bucket(relative_position, num_buckets=num_buckets)
         return self.relative_attention_bias(buckets).permute(2, 0, 1).unsqueeze(0)
 
-    relative_position_bucket = staticmethod(relative_position_bucket)
-
 
 class MPNetPreTrainedModel(RobertaPreTrainedModel):
     config_class = MPNetConfig
