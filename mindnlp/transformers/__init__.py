@@ -8,6 +8,10 @@ from .generation.configuration_utils import (
     CompileConfig, GenerationConfig, SynthIDTextWatermarkingConfig, WatermarkingConfig,
 )
 from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
+from .models.albert.configuration_albert import AlbertConfig
+from .models.electra.configuration_electra import ElectraConfig
+from .models.mpnet.configuration_mpnet import MPNetConfig
+from .models.camembert.configuration_camembert import CamembertConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
@@ -35,6 +39,9 @@ from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
 from .models.auto.processing_auto import AutoProcessor
+from .models.albert.tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
+from .models.mpnet.tokenization_mpnet_fast import MPNetTokenizer, MPNetTokenizerFast
+from .models.camembert.tokenization_camembert_fast import CamembertTokenizer, CamembertTokenizerFast
 from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
 from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
 from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
@@ -72,6 +79,24 @@ _LAZY_MODEL_NAMES = {
         "MODEL_FOR_MASKED_LM_MAPPING", "MODEL_FOR_MULTIPLE_CHOICE_MAPPING", "MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING",
         "MODEL_FOR_PRETRAINING_MAPPING", "MODEL_FOR_QUESTION_ANSWERING_MAPPING",
         "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING", "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING", "MODEL_MAPPING",
+    ],
+    "models.albert.modeling_albert": [
+        "AlbertForMaskedLM", "AlbertForMultipleChoice", "AlbertForPreTraining", "AlbertForQuestionAnswering",
+        "AlbertForSequenceClassification", "AlbertForTokenClassification", "AlbertModel", "AlbertPreTrainedModel",
+    ],
+    "models.electra.modeling_electra": [
+        "ElectraForCausalLM", "ElectraForMaskedLM", "ElectraForMultipleChoice", "ElectraForPreTraining",
+        "ElectraForQuestionAnswering", "ElectraForSequenceClassification", "ElectraForTokenClassification",
+        "ElectraModel", "ElectraPreTrainedModel",
+    ],
+    "models.mpnet.modeling_mpnet": [
+        "MPNetForMaskedLM", "MPNetForMultipleChoice", "MPNetForQuestionAnswering", "MPNetForSequenceClassification",
+        "MPNetForTokenClassification", "MPNetModel", "MPNetPreTrainedModel",
+    ],
+    "models.camembert.modeling_camembert": [
+        "CamembertForCausalLM", "CamembertForMaskedLM", "CamembertForMultipleChoice", "CamembertForQuestionAnswering",
+        "CamembertForSequenceClassification", "CamembertForTokenClassification", "CamembertModel",
+        "CamembertPreTrainedModel",
     ],
     "models.bert.modeling_bert": [
         "BertForMaskedLM", "BertForMultipleChoice", "BertForNextSentencePrediction", "BertForPreTraining",

@@ -9,6 +9,7 @@ the pieces of those heads that encoder and GPT-2 heads reuse with their own laye
 from .. import core
 from ..core import nn
 from ..core.utils.checkpoint import checkpoint
+from .activations import get_activation
 from .loss_utils import question_answering_loss, sequence_classification_loss
 from .modeling_outputs import (QuestionAnsweringModelOutput, SequenceClassifierOutput,
                                SequenceClassifierOutputWithPast, TokenClassifierOutput)
@@ -112,6 +113,51 @@ def span_prediction(qa_outputs, sequence_output, start_positions=None, end_posit
         loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
     return QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
                                         hidden_states=outputs.hidden_states, attentions=outputs.attentions)
+
+
+class SequenceSummary(nn.Module):
+    """One vector per sequence for a multiple-choice head (GPT-2's, ELECTRA's): the state at `cls_index` (default:
+    the last position), or the first/last/mean state per `config.summary_type`, then an
+    optional projection (to `num_labels` or hidden size), activation and dropouts."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.summary_type = getattr(config, "summary_type", "last")
+        if self.summary_type == "attn":
+            raise NotImplementedError("summary_type='attn' is not implemented (nor is it in HF transformers)")
+        self.summary = nn.Identity()
+        if getattr(config, "summary_use_proj", False):
+            if getattr(config, "summary_proj_to_labels", False) and config.num_labels > 0:
+                num_classes = config.num_labels
+            else:
+                num_classes = config.hidden_size
+            self.summary = nn.Linear(config.hidden_size, num_classes)
+        activation = getattr(config, "summary_activation", None)
+        self.activation = get_activation(activation) if activation else nn.Identity()
+        first_dropout = getattr(config, "summary_first_dropout", 0) or 0
+        last_dropout = getattr(config, "summary_last_dropout", 0) or 0
+        self.first_dropout = nn.Dropout(first_dropout) if first_dropout > 0 else nn.Identity()
+        self.last_dropout = nn.Dropout(last_dropout) if last_dropout > 0 else nn.Identity()
+
+    def forward(self, hidden_states, cls_index=None):
+        if self.summary_type == "last":
+            output = hidden_states[:, -1]
+        elif self.summary_type == "first":
+            output = hidden_states[:, 0]
+        elif self.summary_type == "mean":
+            output = hidden_states.mean(dim=1)
+        elif self.summary_type == "cls_index":
+            hidden = hidden_states.shape[-1]
+            if cls_index is None:
+                index = core.full(tuple(hidden_states.shape[:-2]) + (1, hidden), hidden_states.shape[-2] - 1,
+                                  dtype=core.long, device=hidden_states.device)
+            else:
+                index = cls_index.unsqueeze(-1).unsqueeze(-1)
+                index = index.expand(tuple(index.shape[:-1]) + (hidden,))
+            output = hidden_states.gather(-2, index).squeeze(-2)
+        else:
+            raise ValueError(f"unknown summary_type {self.summary_type!r}; choose last, first, mean or cls_index")
+        return self.last_dropout(self.activation(self.summary(self.first_dropout(output))))
 
 
 class GenericHead:

@@ -68,6 +68,13 @@ def test_tiny_folder_embeddings_equal_sentence_transformers(tiny, folder, case):
     assert max_error(embeddings, expected[case]) < TOLERANCE
 
 
+def test_mpnet_folder_runs_on_mindnlps_mpnet(tiny):
+    """The all-mpnet-base-v2-shaped folder loads MPNet's model and tokenizer classes, not a fallback."""
+    transformer = tiny["mpnet_mean_normalize"][0][0]
+    assert type(transformer.auto_model).__name__ == "MPNetModel"
+    assert type(transformer.tokenizer).__name__ == "MPNetTokenizerFast"
+
+
 @pytest.mark.parametrize("folder", SPEC["folders"])
 def test_tiny_folder_settings_and_similarities(tiny, folder):
     model, expected = tiny[folder]

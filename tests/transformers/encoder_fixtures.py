@@ -1,7 +1,9 @@
 """Reading tests/fixtures/encoders/<family>/ (made by tests/fixtures/make_encoder_fixtures.py).
 
-The RoBERTa, XLM-RoBERTa and DistilBERT tests and the pipeline tests share this: the HF
-checkpoint folder, the head weights HF initialised per case, and the outputs HF computed.
+The encoder families' tests and the pipeline tests share this: the HF checkpoint folder, the
+head weights HF initialised per case, the outputs HF computed and, where the fixture has a
+tokenizer, HF's encodings of a few texts. The `check_*` methods are the parity checks every
+family runs.
 """
 import json
 import os
@@ -58,6 +60,53 @@ class EncoderFixtures:
             result = model.load_state_dict(head, strict=False)
             assert not result.unexpected_keys, result.unexpected_keys
         return model, info
+
+    def check_case(self, module, case):
+        """Our class of `case` reports HF's missing/unexpected keys and matches HF's outputs and loss."""
+        model, info = self.load_case(module, case)
+        spec = self.cases[case]
+        assert type(model).__name__ == spec["class"]
+        assert sorted(info["missing_keys"]) == spec["missing_keys"]
+        assert sorted(info["unexpected_keys"]) == spec["unexpected_keys"]
+        assert self.max_error(case, model) <= ATOL
+
+    def check_inputs_embeds(self, module):
+        """The base model given embeddings instead of ids gives HF's hidden states."""
+        model, _ = self.load_case(module, "model")
+        inputs = self.inputs()
+        with core.no_grad():
+            embeds = model.get_input_embeddings()(inputs.pop("input_ids"))
+            hidden = model(inputs_embeds=embeds, attention_mask=inputs["attention_mask"]).last_hidden_state
+        np.testing.assert_allclose(hidden.numpy(), self.outputs["model_inputs_embeds/last_hidden_state"], atol=ATOL)
+
+    def check_save_round_trip(self, module, case, folder):
+        """The files save_pretrained writes load back into a model with the same outputs; the
+        masked-LM model (the class the checkpoint was saved from) writes HF's parameter names."""
+        model, _ = self.load_case(module, case)
+        model.save_pretrained(folder)
+        reloaded = type(model).from_pretrained(folder)
+        with core.no_grad():
+            want, got = (m(**self.inputs(case))[0] for m in (model.eval(), reloaded.eval()))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        if case == "masked_lm":
+            saved = set(load_safetensors(os.path.join(folder, "model.safetensors")))
+            hf = set(load_safetensors(os.path.join(self.checkpoint, "model.safetensors")))
+            assert saved == hf, sorted(saved ^ hf)
+
+    def check_tokenizer(self, tokenizer_class):
+        """The checkpoint's tokenizer (through AutoTokenizer and by class) encodes and decodes as HF's did."""
+        from mindnlp.transformers import AutoTokenizer
+
+        recorded = self.expected["tokenizer"]
+        auto = AutoTokenizer.from_pretrained(self.checkpoint)
+        assert type(auto) is tokenizer_class
+        assert tokenizer_class.__name__.removesuffix("Fast") == recorded["class"]
+        for tokenizer in (auto, tokenizer_class.from_pretrained(self.checkpoint)):
+            for record in recorded["encodings"]:
+                encoded = tokenizer(record["text"], record["pair"])
+                assert {k: list(v) for k, v in encoded.items()} == record["encoding"], record["text"]
+                assert tokenizer.convert_ids_to_tokens(encoded["input_ids"]) == record["tokens"]
+                assert tokenizer.decode(encoded["input_ids"], skip_special_tokens=True) == record["decoded"]
 
     def recorded(self, case):
         """{output name: array} HF recorded for `case` (tuples as name/<i>)."""

@@ -12,8 +12,11 @@ from ...configuration_utils import PretrainedConfig
 
 # model_type -> (module under mindnlp.transformers.models, config class name)
 CONFIG_MAPPING_NAMES = {
+    "albert": ("albert", "AlbertConfig"),
     "bert": ("bert", "BertConfig"),
+    "camembert": ("camembert", "CamembertConfig"),
     "distilbert": ("distilbert", "DistilBertConfig"),
+    "electra": ("electra", "ElectraConfig"),
     "gemma": ("gemma", "GemmaConfig"),
     "gemma2": ("gemma2", "Gemma2Config"),
     "gemma3_text": ("gemma3", "Gemma3TextConfig"),
@@ -22,6 +25,7 @@ CONFIG_MAPPING_NAMES = {
     "llama": ("llama", "LlamaConfig"),
     "mistral": ("mistral", "MistralConfig"),
     "mixtral": ("mixtral", "MixtralConfig"),
+    "mpnet": ("mpnet", "MPNetConfig"),
     "mt5": ("mt5", "MT5Config"),
     "olmo2": ("olmo2", "Olmo2Config"),
     "phi": ("phi", "PhiConfig"),

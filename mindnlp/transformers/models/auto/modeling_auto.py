@@ -8,6 +8,10 @@ from collections import OrderedDict
 from .auto_factory import _BaseAutoModelClass, _LazyModelMapping, get_values  # noqa: F401
 
 MODEL_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertModel"),
+    ("mpnet", "MPNetModel"),
+    ("electra", "ElectraModel"),
+    ("albert", "AlbertModel"),
     ("bert", "BertModel"),
     ("distilbert", "DistilBertModel"),
     ("roberta", "RobertaModel"),
@@ -33,6 +37,10 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5Model"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForMaskedLM"),
+    ("mpnet", "MPNetForMaskedLM"),
+    ("electra", "ElectraForPreTraining"),
+    ("albert", "AlbertForPreTraining"),
     ("bert", "BertForPreTraining"),
     ("roberta", "RobertaForMaskedLM"),
     ("xlm-roberta", "XLMRobertaForMaskedLM"),
@@ -45,12 +53,18 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForMaskedLM"),
+    ("mpnet", "MPNetForMaskedLM"),
+    ("electra", "ElectraForMaskedLM"),
+    ("albert", "AlbertForMaskedLM"),
     ("bert", "BertForMaskedLM"),
     ("distilbert", "DistilBertForMaskedLM"),
     ("roberta", "RobertaForMaskedLM"),
     ("xlm-roberta", "XLMRobertaForMaskedLM"),
 ])
 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForCausalLM"),
+    ("electra", "ElectraForCausalLM"),
     ("bert", "BertLMHeadModel"),
     ("roberta", "RobertaForCausalLM"),
     ("xlm-roberta", "XLMRobertaForCausalLM"),
@@ -73,6 +87,10 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("smollm3", "SmolLM3ForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForSequenceClassification"),
+    ("mpnet", "MPNetForSequenceClassification"),
+    ("electra", "ElectraForSequenceClassification"),
+    ("albert", "AlbertForSequenceClassification"),
     ("bert", "BertForSequenceClassification"),
     ("distilbert", "DistilBertForSequenceClassification"),
     ("roberta", "RobertaForSequenceClassification"),
@@ -97,6 +115,10 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForTokenClassification"),
+    ("mpnet", "MPNetForTokenClassification"),
+    ("electra", "ElectraForTokenClassification"),
+    ("albert", "AlbertForTokenClassification"),
     ("bert", "BertForTokenClassification"),
     ("distilbert", "DistilBertForTokenClassification"),
     ("roberta", "RobertaForTokenClassification"),
@@ -120,6 +142,10 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForTokenClassification"),
 ])
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForQuestionAnswering"),
+    ("mpnet", "MPNetForQuestionAnswering"),
+    ("electra", "ElectraForQuestionAnswering"),
+    ("albert", "AlbertForQuestionAnswering"),
     ("bert", "BertForQuestionAnswering"),
     ("distilbert", "DistilBertForQuestionAnswering"),
     ("roberta", "RobertaForQuestionAnswering"),
@@ -138,6 +164,10 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("mt5", "MT5ForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
+    ("camembert", "CamembertForMultipleChoice"),
+    ("mpnet", "MPNetForMultipleChoice"),
+    ("electra", "ElectraForMultipleChoice"),
+    ("albert", "AlbertForMultipleChoice"),
     ("bert", "BertForMultipleChoice"),
     ("distilbert", "DistilBertForMultipleChoice"),
     ("roberta", "RobertaForMultipleChoice"),

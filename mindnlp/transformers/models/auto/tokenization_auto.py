@@ -10,19 +10,26 @@ import json
 from ...tokenization_utils_base import FULL_TOKENIZER_FILE, TOKENIZER_CONFIG_FILE
 from ...tokenization_utils_fast import PreTrainedTokenizerFast
 from ...utils.hub import cached_file
+from ..albert.tokenization_albert_fast import AlbertTokenizerFast
 from ..bert.tokenization_bert_fast import BertTokenizerFast
+from ..camembert.tokenization_camembert_fast import CamembertTokenizerFast
 from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
 from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 from ..llama.tokenization_llama_fast import LlamaTokenizerFast
+from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
 from ..t5.tokenization_t5_fast import T5TokenizerFast
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
 TOKENIZER_MAPPING = {
+    "camembert": CamembertTokenizerFast,
+    "mpnet": MPNetTokenizerFast,
+    "albert": AlbertTokenizerFast,
     "bert": BertTokenizerFast,
     "distilbert": DistilBertTokenizerFast,
+    "electra": BertTokenizerFast,
     "roberta": RobertaTokenizerFast,
     "gpt2": GPT2TokenizerFast,
     "llama": LlamaTokenizerFast,
@@ -45,8 +52,9 @@ TOKENIZER_MAPPING = {
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
-    for cls in (BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
-                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast)
+    for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DistilBertTokenizerFast,
+                MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
+                Qwen2TokenizerFast, T5TokenizerFast)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast

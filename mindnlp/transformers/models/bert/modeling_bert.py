@@ -27,14 +27,19 @@ from .configuration_bert import BertConfig
 
 
 class BertEmbeddings(nn.Module):
-    """Sum of word, position and token-type embeddings, then LayerNorm and dropout."""
+    """Sum of word, position and token-type embeddings, then LayerNorm and dropout.
 
-    def __init__(self, config):
+    `embedding_size` is the width of the embeddings when it differs from the layers' (ALBERT's
+    and ELECTRA's factorised embeddings, projected to `hidden_size` by the model).
+    """
+
+    def __init__(self, config, embedding_size=None):
         super().__init__()
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
-        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
-        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        width = embedding_size or config.hidden_size
+        self.word_embeddings = nn.Embedding(config.vocab_size, width, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, width)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, width)
+        self.LayerNorm = nn.LayerNorm(width, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.register_buffer("position_ids", core.arange(config.max_position_embeddings).expand((1, -1)),
                              persistent=False)
@@ -309,15 +314,20 @@ class BertForPreTrainingOutput(ModelOutput):
 
 
 class BertModel(BertPreTrainedModel):
+    """Embeddings → encoder → pooler. A family swaps the three classes; one without a pooler
+    (ELECTRA) sets `pooler_class = None`. Configs without `is_decoder` (ALBERT's) are encoders."""
+
     _no_split_modules = ["BertEmbeddings", "BertLayer"]
     embeddings_class = BertEmbeddings
+    encoder_class = BertEncoder
+    pooler_class = BertPooler
 
     def __init__(self, config, add_pooling_layer=True):
         super().__init__(config)
         self.config = config
         self.embeddings = self.embeddings_class(config)
-        self.encoder = BertEncoder(config)
-        self.pooler = BertPooler(config) if add_pooling_layer else None
+        self.encoder = self.encoder_class(config)
+        self.pooler = self.pooler_class(config) if add_pooling_layer and self.pooler_class else None
         self.post_init()
 
     def get_input_embeddings(self):
@@ -326,6 +336,10 @@ class BertModel(BertPreTrainedModel):
     def set_input_embeddings(self, value):
         self.embeddings.word_embeddings = value
 
+    def embed(self, **inputs):
+        """The encoder's input; ELECTRA projects the embeddings to the layers' width here."""
+        return self.embeddings(**inputs)
+
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, past_key_values=None,
                 use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
@@ -333,15 +347,16 @@ class BertModel(BertPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict)
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
-        use_cache = (use_cache if use_cache is not None else self.config.use_cache) if self.config.is_decoder else False
+        is_decoder = getattr(self.config, "is_decoder", False)
+        use_cache = (use_cache if use_cache is not None else self.config.use_cache) if is_decoder else False
         if use_cache and past_key_values is None:
             past_key_values = (EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
                                if encoder_hidden_states is not None else DynamicCache(config=self.config))
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
-        embedding_output = self.embeddings(input_ids=input_ids, position_ids=position_ids,
-                                           token_type_ids=token_type_ids, inputs_embeds=inputs_embeds,
-                                           past_key_values_length=past_length)
-        if self.config.is_decoder:
+        embedding_output = self.embed(input_ids=input_ids, position_ids=position_ids,
+                                      token_type_ids=token_type_ids, inputs_embeds=inputs_embeds,
+                                      past_key_values_length=past_length)
+        if is_decoder:
             mask = create_causal_mask(self.config, embedding_output, attention_mask, past_key_values)
         else:
             mask = create_bidirectional_mask(self.config, embedding_output, attention_mask)
@@ -480,7 +495,9 @@ class BertForNextSentencePrediction(GenericHead, BertPreTrainedModel):
 
 
 def classifier_dropout(config):
-    return config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+    """The heads' dropout: `classifier_dropout`, else (None, or a config without it, as MPNet's) `hidden_dropout_prob`."""
+    dropout = getattr(config, "classifier_dropout", None)
+    return dropout if dropout is not None else config.hidden_dropout_prob
 
 
 class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
@@ -513,16 +530,23 @@ class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
 
 
 class BertForMultipleChoice(GenericHead, BertPreTrainedModel):
-    """Inputs are (batch, num_choices, seq); every choice is encoded on its own and scored."""
+    """Inputs are (batch, num_choices, seq); every choice is encoded on its own, summarised as one
+    vector (BERT: the pooled first token) and scored."""
 
     base_model_class = BertModel
 
     def __init__(self, config):
         super().__init__(config)
         self._build_base_model(config)
-        self.dropout = nn.Dropout(classifier_dropout(config))
+        self.build_summary(config)
         self.classifier = nn.Linear(config.hidden_size, 1)
         self.post_init()
+
+    def build_summary(self, config):
+        self.dropout = nn.Dropout(classifier_dropout(config))
+
+    def summarize(self, outputs):
+        return self.dropout(outputs.pooler_output)
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
@@ -537,7 +561,7 @@ class BertForMultipleChoice(GenericHead, BertPreTrainedModel):
         outputs = self._run_base_model(flat(input_ids), kwargs, attention_mask=flat(attention_mask),
                                        token_type_ids=flat(token_type_ids), position_ids=flat(position_ids),
                                        inputs_embeds=flat_embeds)
-        logits = self.classifier(self.dropout(outputs[1])).view(-1, num_choices)
+        logits = self.classifier(self.summarize(outputs)).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
         return head_output(MultipleChoiceModelOutput, outputs, return_dict, loss=loss, logits=logits)
 

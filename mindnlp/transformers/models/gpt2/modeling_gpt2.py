@@ -18,14 +18,15 @@ from typing import Optional
 
 from .... import core
 from ....core import nn
-from ...activations import ACT2FN, get_activation
+from ...activations import ACT2FN
 from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
 from ...modeling_decoder import GenericForCausalLM
-from ...modeling_layers import (GenericForSequenceClassification, GradientCheckpointingLayer, base_model_kwargs,
-                                output_flags, span_prediction, token_classification_output, token_classifier_dropout)
+from ...modeling_layers import (GenericForSequenceClassification, GradientCheckpointingLayer, SequenceSummary,
+                                base_model_kwargs, output_flags, span_prediction, token_classification_output,
+                                token_classifier_dropout)
 from ...modeling_outputs import BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions
 from ...modeling_utils import PreTrainedModel
 from ...pytorch_utils import Conv1D
@@ -164,51 +165,6 @@ class GPT2Block(GradientCheckpointingLayer):
             hidden_states = hidden_states + cross_output
         hidden_states = hidden_states + self.mlp(self.ln_2(hidden_states))
         return hidden_states, self_weights, cross_weights
-
-
-class GPT2SequenceSummary(nn.Module):
-    """One vector per sequence for the multiple-choice head: the state at `cls_index` (default:
-    the last position), or the first/last/mean state per `config.summary_type`, then an
-    optional projection (to `num_labels` or hidden size), activation and dropouts."""
-
-    def __init__(self, config):
-        super().__init__()
-        self.summary_type = getattr(config, "summary_type", "last")
-        if self.summary_type == "attn":
-            raise NotImplementedError("summary_type='attn' is not implemented (nor is it in HF transformers)")
-        self.summary = nn.Identity()
-        if getattr(config, "summary_use_proj", False):
-            if getattr(config, "summary_proj_to_labels", False) and config.num_labels > 0:
-                num_classes = config.num_labels
-            else:
-                num_classes = config.hidden_size
-            self.summary = nn.Linear(config.hidden_size, num_classes)
-        activation = getattr(config, "summary_activation", None)
-        self.activation = get_activation(activation) if activation else nn.Identity()
-        first_dropout = getattr(config, "summary_first_dropout", 0) or 0
-        last_dropout = getattr(config, "summary_last_dropout", 0) or 0
-        self.first_dropout = nn.Dropout(first_dropout) if first_dropout > 0 else nn.Identity()
-        self.last_dropout = nn.Dropout(last_dropout) if last_dropout > 0 else nn.Identity()
-
-    def forward(self, hidden_states, cls_index=None):
-        if self.summary_type == "last":
-            output = hidden_states[:, -1]
-        elif self.summary_type == "first":
-            output = hidden_states[:, 0]
-        elif self.summary_type == "mean":
-            output = hidden_states.mean(dim=1)
-        elif self.summary_type == "cls_index":
-            hidden = hidden_states.shape[-1]
-            if cls_index is None:
-                index = core.full(tuple(hidden_states.shape[:-2]) + (1, hidden), hidden_states.shape[-2] - 1,
-                                  dtype=core.long, device=hidden_states.device)
-            else:
-                index = cls_index.unsqueeze(-1).unsqueeze(-1)
-                index = index.expand(tuple(index.shape[:-1]) + (hidden,))
-            output = hidden_states.gather(-2, index).squeeze(-2)
-        else:
-            raise ValueError(f"unknown summary_type {self.summary_type!r}; choose last, first, mean or cls_index")
-        return self.last_dropout(self.activation(self.summary(self.first_dropout(output))))
 
 
 class GPT2PreTrainedModel(PreTrainedModel):
@@ -390,7 +346,7 @@ class GPT2DoubleHeadsModel(GPT2PreTrainedModel, GenerationMixin):
         config.num_labels = 1
         self.transformer = GPT2Model(config)
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        self.multiple_choice_head = GPT2SequenceSummary(config)
+        self.multiple_choice_head = SequenceSummary(config)
         self.post_init()
 
     def get_output_embeddings(self):

@@ -144,8 +144,7 @@ class RobertaForMultipleChoice(BertForMultipleChoice, RobertaPreTrainedModel):
 
     base_model_class = RobertaModel
 
-    def __init__(self, config):
-        super().__init__(config)
+    def build_summary(self, config):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
 

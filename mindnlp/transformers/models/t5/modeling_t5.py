@@ -12,7 +12,6 @@ input is rescaled by d_model**-0.5; v1.1, Flan-T5 and mT5 use a gated GELU block
 untied head without the rescale (see T5Config).
 """
 import copy
-import math
 
 from .... import core
 from ....core import nn
@@ -23,6 +22,7 @@ from ...loss_utils import question_answering_loss, sequence_classification_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_layers import GradientCheckpointingLayer
+from ...modeling_position_buckets import relative_position_bucket
 from ...modeling_outputs import (
     BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
@@ -108,31 +108,6 @@ class T5LayerFF(nn.Module):
 
     def forward(self, hidden_states):
         return hidden_states + self.dropout(self.DenseReluDense(self.layer_norm(hidden_states)))
-
-
-def relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
-    """Bucket of each (key position - query position), Mesh TensorFlow's scheme.
-
-    Half the buckets (per direction when bidirectional; a decoder only looks back) hold
-    distances 0 .. n/2 - 1 exactly; the other half cover n/2 .. max_distance on a log
-    scale, and farther distances share the last bucket.
-    """
-    buckets = core.zeros_like(relative_position)
-    if bidirectional:
-        num_buckets //= 2
-        buckets = buckets + (relative_position > 0).to(core.int64) * num_buckets
-        relative_position = relative_position.abs()
-    else:
-        relative_position = (-relative_position).clamp(min=0)
-    max_exact = num_buckets // 2
-    is_small = relative_position < max_exact
-    # Small distances are discarded by the `where` below; raising them to max_exact only keeps
-    # log() finite there.
-    distance = relative_position.clamp(min=max_exact).float()
-    if_large = max_exact + (core.log(distance / max_exact) / math.log(max_distance / max_exact)
-                            * (num_buckets - max_exact)).to(core.int64)
-    if_large = if_large.clamp(max=num_buckets - 1)
-    return buckets + core.where(is_small, relative_position, if_large)
 
 
 class T5Attention(nn.Module):

@@ -1,0 +1,33 @@
+"""Relative positions mapped to a bounded set of buckets, as position-aware attention biases read them.
+
+`relative_position_bucket` is Mesh TensorFlow's scheme, which T5 and MPNet use for their learned
+per-head attention biases.
+"""
+import math
+
+from .. import core
+
+
+def relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+    """Bucket of each (key position - query position), Mesh TensorFlow's scheme.
+
+    Half the buckets (per direction when bidirectional; a decoder only looks back) hold
+    distances 0 .. n/2 - 1 exactly; the other half cover n/2 .. max_distance on a log
+    scale, and farther distances share the last bucket.
+    """
+    buckets = core.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        buckets = buckets + (relative_position > 0).to(core.int64) * num_buckets
+        relative_position = relative_position.abs()
+    else:
+        relative_position = (-relative_position).clamp(min=0)
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    # Small distances are discarded by the `where` below; raising them to max_exact only keeps
+    # log() finite there.
+    distance = relative_position.clamp(min=max_exact).float()
+    if_large = max_exact + (core.log(distance / max_exact) / math.log(max_distance / max_exact)
+                            * (num_buckets - max_exact)).to(core.int64)
+    if_large = if_large.clamp(max=num_buckets - 1)
+    return buckets + core.where(is_small, relative_position, if_large)

@@ -1,0 +1,12 @@
+from .configuration_albert import AlbertConfig
+from .tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
+
+
+def __getattr__(name):
+    """Model classes load on first use, so importing the config or tokenizer stays cheap."""
+    import importlib
+
+    modeling = importlib.import_module(f"{__name__}.modeling_albert")
+    if name in modeling.__all__:
+        return getattr(modeling, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
