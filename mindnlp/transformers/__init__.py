@@ -8,11 +8,14 @@ from .generation.configuration_utils import (
     CompileConfig, GenerationConfig, SynthIDTextWatermarkingConfig, WatermarkingConfig,
 )
 from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
+from .models.bart.configuration_bart import BartConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.llama.configuration_llama import LlamaConfig
+from .models.marian.configuration_marian import MarianConfig
+from .models.mbart.configuration_mbart import MBartConfig
 from .models.mistral.configuration_mistral import MistralConfig
 from .models.mt5.configuration_mt5 import MT5Config
 from .models.olmo2.configuration_olmo2 import Olmo2Config
@@ -26,6 +29,7 @@ from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
 from .models.auto.processing_auto import AutoProcessor
+from .models.bart.tokenization_bart import BartTokenizer, BartTokenizerFast
 from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
 from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
 from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
@@ -37,8 +41,6 @@ from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
 from .utils import is_torch_available, logging
 from .utils.unsupported import unsupported
 
-BartForConditionalGeneration = unsupported("BartForConditionalGeneration", "the BART encoder-decoder family")
-BartTokenizer = unsupported("BartTokenizer", "the BART tokenizer")
 ByT5Tokenizer = unsupported("ByT5Tokenizer", "the ByT5 byte-level tokenizer")
 SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
@@ -114,6 +116,15 @@ _LAZY_MODEL_NAMES = {
         "MT5EncoderModel", "MT5ForConditionalGeneration", "MT5ForQuestionAnswering", "MT5ForSequenceClassification",
         "MT5ForTokenClassification", "MT5Model", "MT5PreTrainedModel",
     ],
+    "models.bart.modeling_bart": [
+        "BartForCausalLM", "BartForConditionalGeneration", "BartForQuestionAnswering", "BartForSequenceClassification",
+        "BartModel", "BartPreTrainedModel",
+    ],
+    "models.mbart.modeling_mbart": [
+        "MBartForCausalLM", "MBartForConditionalGeneration", "MBartForQuestionAnswering",
+        "MBartForSequenceClassification", "MBartModel", "MBartPreTrainedModel",
+    ],
+    "models.marian.modeling_marian": ["MarianForCausalLM", "MarianModel", "MarianMTModel", "MarianPreTrainedModel"],
     "pipelines": ["Pipeline", "pipeline"],
     "trainer": ["Trainer"],
     "training_args": ["TrainingArguments"],

@@ -12,11 +12,14 @@ from ...configuration_utils import PretrainedConfig
 
 # model_type -> (module under mindnlp.transformers.models, config class name)
 CONFIG_MAPPING_NAMES = {
+    "bart": ("bart", "BartConfig"),
     "bert": ("bert", "BertConfig"),
     "distilbert": ("distilbert", "DistilBertConfig"),
     "gemma": ("gemma", "GemmaConfig"),
     "gpt2": ("gpt2", "GPT2Config"),
     "llama": ("llama", "LlamaConfig"),
+    "marian": ("marian", "MarianConfig"),
+    "mbart": ("mbart", "MBartConfig"),
     "mistral": ("mistral", "MistralConfig"),
     "mt5": ("mt5", "MT5Config"),
     "olmo2": ("olmo2", "Olmo2Config"),

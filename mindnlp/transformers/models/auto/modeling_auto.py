@@ -22,6 +22,9 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaModel"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
+    ("bart", "BartModel"),
+    ("mbart", "MBartModel"),
+    ("marian", "MarianModel"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForPreTraining"),
@@ -34,12 +37,15 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("hiera", "HieraForPreTraining"),
     ("t5", "T5ForConditionalGeneration"),
     ("mt5", "MT5ForConditionalGeneration"),
+    ("bart", "BartForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForMaskedLM"),
     ("distilbert", "DistilBertForMaskedLM"),
     ("roberta", "RobertaForMaskedLM"),
     ("xlm-roberta", "XLMRobertaForMaskedLM"),
+    ("bart", "BartForConditionalGeneration"),
+    ("mbart", "MBartForConditionalGeneration"),
 ])
 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("bert", "BertLMHeadModel"),
@@ -53,6 +59,9 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("starcoder2", "Starcoder2ForCausalLM"),
     ("olmo2", "Olmo2ForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
+    ("bart", "BartForCausalLM"),
+    ("mbart", "MBartForCausalLM"),
+    ("marian", "MarianForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForSequenceClassification"),
@@ -68,6 +77,8 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("gemma", "GemmaForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
+    ("bart", "BartForSequenceClassification"),
+    ("mbart", "MBartForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForTokenClassification"),
@@ -96,6 +107,8 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("qwen3", "Qwen3ForQuestionAnswering"),
     ("t5", "T5ForQuestionAnswering"),
     ("mt5", "MT5ForQuestionAnswering"),
+    ("bart", "BartForQuestionAnswering"),
+    ("mbart", "MBartForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
     ("bert", "BertForMultipleChoice"),
@@ -111,6 +124,9 @@ MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("t5", "T5ForConditionalGeneration"),
     ("mt5", "MT5ForConditionalGeneration"),
+    ("bart", "BartForConditionalGeneration"),
+    ("mbart", "MBartForConditionalGeneration"),
+    ("marian", "MarianMTModel"),
 ])
 
 

@@ -21,6 +21,7 @@ from ..t5.tokenization_t5_fast import T5TokenizerFast
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
 TOKENIZER_MAPPING = {
+    "bart": RobertaTokenizerFast,
     "bert": BertTokenizerFast,
     "distilbert": DistilBertTokenizerFast,
     "roberta": RobertaTokenizerFast,
