@@ -35,6 +35,7 @@ from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer,
 from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
 from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
+from .models.marian.tokenization_marian import MarianTokenizer
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
 from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast

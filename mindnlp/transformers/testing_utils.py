@@ -87,6 +87,8 @@ def require_torch_gpu(test_case):
 
 
 require_torch_accelerator = require_torch_gpu
+# float16 tensors work on every backend of the core (on CPU as a storage dtype computed in float32).
+require_torch_fp16 = require_torch
 
 
 def require_torch_multi_gpu(test_case):

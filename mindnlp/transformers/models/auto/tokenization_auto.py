@@ -15,6 +15,7 @@ from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
 from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 from ..llama.tokenization_llama_fast import LlamaTokenizerFast
+from ..marian.tokenization_marian import MarianTokenizer
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
 from ..t5.tokenization_t5_fast import T5TokenizerFast
@@ -27,6 +28,7 @@ TOKENIZER_MAPPING = {
     "roberta": RobertaTokenizerFast,
     "gpt2": GPT2TokenizerFast,
     "llama": LlamaTokenizerFast,
+    "marian": MarianTokenizer,
     "mistral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,
@@ -40,7 +42,7 @@ TOKENIZER_MAPPING = {
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
     for cls in (BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
-                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast)
+                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast

@@ -1,4 +1,5 @@
 from .configuration_marian import MarianConfig
+from .tokenization_marian import MarianTokenizer
 
 
 def __getattr__(name):

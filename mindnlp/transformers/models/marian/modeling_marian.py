@@ -22,6 +22,7 @@ from ..bart.modeling_bart import (
     BartModel,
     BartPreTrainedModel,
     embed_scale,
+    shift_tokens_right,
 )
 from .configuration_marian import MarianConfig
 
@@ -194,4 +195,4 @@ class MarianForCausalLM(BartForCausalLM, MarianPreTrainedModel, GenerationMixin)
     wrapper_class = MarianDecoderWrapper
 
 
-__all__ = ["MarianForCausalLM", "MarianModel", "MarianMTModel", "MarianPreTrainedModel"]
+__all__ = ["MarianForCausalLM", "MarianModel", "MarianMTModel", "MarianPreTrainedModel", "shift_tokens_right"]
