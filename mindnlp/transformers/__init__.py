@@ -126,9 +126,13 @@ _LAZY_MODEL_NAMES = {
         "MBartForSequenceClassification", "MBartModel", "MBartPreTrainedModel",
     ],
     "models.marian.modeling_marian": ["MarianForCausalLM", "MarianModel", "MarianMTModel", "MarianPreTrainedModel"],
-    "pipelines": ["Pipeline", "pipeline"],
+    "pipelines": [
+        "Pipeline", "SummarizationPipeline", "Text2TextGenerationPipeline", "TranslationPipeline", "pipeline",
+    ],
     "trainer": ["Trainer"],
+    "trainer_seq2seq": ["Seq2SeqTrainer"],
     "training_args": ["TrainingArguments"],
+    "training_args_seq2seq": ["Seq2SeqTrainingArguments"],
     "trainer_callback": [
         "DefaultFlowCallback", "EarlyStoppingCallback", "PrinterCallback", "ProgressCallback", "TrainerCallback",
         "TrainerControl", "TrainerState",
