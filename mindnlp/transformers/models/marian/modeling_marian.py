@@ -129,6 +129,21 @@ class MarianModel(BartModel, MarianPreTrainedModel):
             )
         self.decoder.embed_tokens = value
 
+    def resize_decoder_token_embeddings(self, new_num_tokens):
+        """Resize the decoder's own vocabulary (unshared vocabularies only)."""
+        if self.config.share_encoder_decoder_embeddings:
+            raise ValueError(
+                "`resize_decoder_token_embeddings` should not be called if `config.share_encoder_decoder_embeddings` "
+                "is `True`. Please use `resize_token_embeddings` instead."
+            )
+        embeddings = self.get_decoder_input_embeddings()
+        if new_num_tokens is None:
+            return embeddings
+        self._resize_embedding_rows(embeddings, new_num_tokens, True)
+        self.config.decoder_vocab_size = new_num_tokens
+        self.tie_weights()
+        return embeddings
+
 
 class MarianMTModel(BartForConditionalGeneration, MarianPreTrainedModel, GenerationMixin):
     """Marian with its LM head (over the decoder's vocabulary) and `final_logits_bias`."""
@@ -170,18 +185,11 @@ class MarianMTModel(BartForConditionalGeneration, MarianPreTrainedModel, Generat
 
     def resize_decoder_token_embeddings(self, new_num_tokens):
         """Resize the decoder's own vocabulary, its head and `final_logits_bias` (unshared vocabularies only)."""
-        if self.config.share_encoder_decoder_embeddings:
-            raise ValueError(
-                "`resize_decoder_token_embeddings` should not be called if `config.share_encoder_decoder_embeddings` "
-                "is `True`. Please use `resize_token_embeddings` instead."
-            )
-        embeddings = self.model.get_decoder_input_embeddings()
+        embeddings = self.model.resize_decoder_token_embeddings(new_num_tokens)
         if new_num_tokens is None:
             return embeddings
-        self._resize_embedding_rows(embeddings, new_num_tokens, True)
         if not self.config.tie_word_embeddings:
             self._resize_lm_head_rows(self.lm_head, new_num_tokens, True)
-        self.config.decoder_vocab_size = new_num_tokens
         self.tie_weights()
         self._resize_final_logits_bias(new_num_tokens)
         return embeddings
