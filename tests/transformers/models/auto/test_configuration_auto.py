@@ -22,7 +22,7 @@ class AutoConfigTest(unittest.TestCase):
         config = AutoConfig.for_model("xlm-roberta", vocab_size=10)
         self.assertIsInstance(config, XLMRobertaConfig)
         self.assertEqual(config.vocab_size, 10)
-        with self.assertRaisesRegex(ValueError, "known model types: bert"):
+        with self.assertRaisesRegex(ValueError, "known model types: bart, bert"):
             AutoConfig.for_model("bort")
 
     def test_unknown_model_type_in_file(self):
