@@ -12,6 +12,7 @@ from .models.albert.configuration_albert import AlbertConfig
 from .models.electra.configuration_electra import ElectraConfig
 from .models.mpnet.configuration_mpnet import MPNetConfig
 from .models.camembert.configuration_camembert import CamembertConfig
+from .models.bart.configuration_bart import BartConfig
 from .models.bert.configuration_bert import BertConfig
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
@@ -20,6 +21,8 @@ from .models.gemma3.configuration_gemma3 import Gemma3TextConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
 from .models.llama.configuration_llama import LlamaConfig
+from .models.marian.configuration_marian import MarianConfig
+from .models.mbart.configuration_mbart import MBartConfig
 from .models.mistral.configuration_mistral import MistralConfig
 from .models.mixtral.configuration_mixtral import MixtralConfig
 from .models.mt5.configuration_mt5 import MT5Config
@@ -42,19 +45,19 @@ from .models.auto.processing_auto import AutoProcessor
 from .models.albert.tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
 from .models.mpnet.tokenization_mpnet_fast import MPNetTokenizer, MPNetTokenizerFast
 from .models.camembert.tokenization_camembert_fast import CamembertTokenizer, CamembertTokenizerFast
+from .models.bart.tokenization_bart import BartTokenizer, BartTokenizerFast
 from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
 from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
 from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
 from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
+from .models.marian.tokenization_marian import MarianTokenizer
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
 from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
 from .utils import is_torch_available, logging
 from .utils.unsupported import unsupported
 
-BartForConditionalGeneration = unsupported("BartForConditionalGeneration", "the BART encoder-decoder family")
-BartTokenizer = unsupported("BartTokenizer", "the BART tokenizer")
 ByT5Tokenizer = unsupported("ByT5Tokenizer", "the ByT5 byte-level tokenizer")
 SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
@@ -188,9 +191,22 @@ _LAZY_MODEL_NAMES = {
         "MT5EncoderModel", "MT5ForConditionalGeneration", "MT5ForQuestionAnswering", "MT5ForSequenceClassification",
         "MT5ForTokenClassification", "MT5Model", "MT5PreTrainedModel",
     ],
-    "pipelines": ["Pipeline", "pipeline"],
+    "models.bart.modeling_bart": [
+        "BartForCausalLM", "BartForConditionalGeneration", "BartForQuestionAnswering", "BartForSequenceClassification",
+        "BartModel", "BartPreTrainedModel",
+    ],
+    "models.mbart.modeling_mbart": [
+        "MBartForCausalLM", "MBartForConditionalGeneration", "MBartForQuestionAnswering",
+        "MBartForSequenceClassification", "MBartModel", "MBartPreTrainedModel",
+    ],
+    "models.marian.modeling_marian": ["MarianForCausalLM", "MarianModel", "MarianMTModel", "MarianPreTrainedModel"],
+    "pipelines": [
+        "Pipeline", "SummarizationPipeline", "Text2TextGenerationPipeline", "TranslationPipeline", "pipeline",
+    ],
     "trainer": ["Trainer"],
+    "trainer_seq2seq": ["Seq2SeqTrainer"],
     "training_args": ["TrainingArguments"],
+    "training_args_seq2seq": ["Seq2SeqTrainingArguments"],
     "trainer_callback": [
         "DefaultFlowCallback", "EarlyStoppingCallback", "PrinterCallback", "ProgressCallback", "TrainerCallback",
         "TrainerControl", "TrainerState",

@@ -319,3 +319,35 @@ def gemma_sentencepiece_tokenizer(spm, *, unk_token="<unk>"):
     tokenizer.decoder = _byte_fallback_decoder(False)
     tokenizer.add_tokens(spm.added_tokens())
     return tokenizer
+
+
+def marian_tokenizer(spm, vocab, *, eos_token="</s>", unk_token="<unk>"):
+    """Marian's pipeline: sentencepiece splits the text into pieces, and the ids are the pieces'
+    entries in the model's own vocab.json (not their sentencepiece ids).
+
+    Built as one unigram model over vocab.json's entries in id order, each scored as
+    sentencepiece scores it, so segmentation is sentencepiece's. Entries sentencepiece does
+    not know (the other side's pieces in a joint vocabulary, `<pad>`) score far below every
+    real piece: they are picked only for text the source model cannot cover, which is when
+    Marian's lookup of the raw piece finds them too. Language codes (`>>fr<<`) are never split;
+    each sequence ends with `</s>`.
+    """
+    if isinstance(spm, str):
+        spm = SentencePieceModel(spm)
+    scores = {piece: score for piece, score, kind in spm.pieces if kind in (NORMAL, USER_DEFINED)}
+    floor = min(scores.values(), default=0.0) - 1000.0
+    pieces = [(token, scores.get(token, floor)) for token, _ in sorted(vocab.items(), key=lambda item: item[1])]
+    if [index for _, index in sorted(vocab.items(), key=lambda item: item[1])] != list(range(len(vocab))):
+        raise ValueError("a Marian vocab.json must number its tokens 0, 1, 2, ... without gaps")
+    if unk_token not in vocab:
+        raise KeyError("<unk> token must be in the vocab")
+    tokenizer = Tokenizer(Unigram(pieces, unk_id=vocab[unk_token]))
+    base = sentencepiece_tokenizer(spm)
+    tokenizer.normalizer = base.normalizer
+    tokenizer.pre_tokenizer = base.pre_tokenizer
+    tokenizer.decoder = base.decoder
+    codes = [token for token in vocab if token.startswith(">>") and token.endswith("<<")]
+    tokenizer.add_tokens([AddedToken(code, normalized=False, special=False) for code in codes])
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"$A:0 {eos_token}:0", pair=f"$A:0 $B:1 {eos_token}:1", special_tokens=[(eos_token, vocab[eos_token])])
+    return tokenizer

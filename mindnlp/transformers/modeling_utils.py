@@ -287,8 +287,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         module._is_hf_initialized = True
 
     def _init_weights(self, module):
-        """HF's default initialisation: normal(0, initializer_range) for Linear/Embedding, 1/0 for norms."""
-        std = getattr(self.config, "initializer_range", 0.02)
+        """HF's default initialisation: normal(0, std) for Linear/Embedding, 1/0 for norms; the std is
+        `initializer_range`, or `init_std` in the configs that name it so (BART, Marian)."""
+        std = getattr(self.config, "initializer_range", None) or getattr(self.config, "init_std", 0.02)
         if isinstance(module, nn.Linear):
             nn.init.normal_(module.weight, mean=0.0, std=std)
             if module.bias is not None:

@@ -632,11 +632,23 @@ class PreTrainedTokenizerBase:
         if text_target is None:
             return encodings
         target_length = max_target_length if max_target_length is not None else max_length
-        targets = self._encode_plus(text_target, text_pair_target, max_length=target_length, **options)
+        self._switch_to_target_mode()
+        try:
+            targets = self._encode_plus(text_target, text_pair_target, max_length=target_length, **options)
+        finally:
+            self._switch_to_input_mode()
         if encodings is None:
             return targets
         encodings["labels"] = targets["input_ids"]
         return encodings
+
+    def _switch_to_input_mode(self):
+        """Encode inputs from here on. Tokenizers whose targets are tokenized differently
+        (Marian's target-language model) switch back here after encoding `text_target`."""
+
+    def _switch_to_target_mode(self):
+        """Encode targets (`text_target`) from here on; nothing changes unless the tokenizer
+        has a target side of its own."""
 
     def encode(
         self,

@@ -9,6 +9,7 @@ from .base import ChunkPipeline, Pipeline, PipelineException
 from .feature_extraction import FeatureExtractionPipeline
 from .fill_mask import FillMaskPipeline
 from .question_answering import QuestionAnsweringPipeline, SquadExample
+from .text2text_generation import SummarizationPipeline, Text2TextGenerationPipeline, TranslationPipeline
 from .text_classification import ClassificationFunction, TextClassificationPipeline
 from .text_generation import Chat, ReturnType, TextGenerationPipeline
 from .token_classification import AggregationStrategy, NerPipeline, TokenClassificationPipeline
@@ -26,10 +27,14 @@ class PipelineRegistry:
         return sorted(set(self.supported_tasks) | set(self.task_aliases))
 
     def check_task(self, task):
-        """The canonical task name and its entry; an unknown task is an error listing the known ones."""
+        """The canonical task name and its entry; an unknown task is an error listing the known ones.
+        `translation_xx_to_yy` is the translation task between two languages."""
         task = self.task_aliases.get(task, task)
         if task in self.supported_tasks:
             return task, self.supported_tasks[task]
+        parts = task.split("_")
+        if len(parts) == 4 and parts[0] == "translation" and parts[2] == "to" and "translation" in self.supported_tasks:
+            return "translation", self.supported_tasks["translation"]
         raise KeyError(f"Unknown task {task}, available tasks are {self.get_supported_tasks()}")
 
     def register_pipeline(self, task, pipeline_class, auto_model_class):
@@ -45,6 +50,9 @@ SUPPORTED_TASKS = {
     "token-classification": {"impl": TokenClassificationPipeline, "auto": "AutoModelForTokenClassification"},
     "question-answering": {"impl": QuestionAnsweringPipeline, "auto": "AutoModelForQuestionAnswering"},
     "text-generation": {"impl": TextGenerationPipeline, "auto": "AutoModelForCausalLM"},
+    "text2text-generation": {"impl": Text2TextGenerationPipeline, "auto": "AutoModelForSeq2SeqLM"},
+    "summarization": {"impl": SummarizationPipeline, "auto": "AutoModelForSeq2SeqLM"},
+    "translation": {"impl": TranslationPipeline, "auto": "AutoModelForSeq2SeqLM"},
     "zero-shot-classification": {"impl": ZeroShotClassificationPipeline, "auto": "AutoModelForSequenceClassification"},
 }
 TASK_ALIASES = {"sentiment-analysis": "text-classification", "ner": "token-classification"}
@@ -67,7 +75,9 @@ def pipeline(task=None, model=None, tokenizer=None, device=None, dtype=None, *, 
     if model is None:
         raise ValueError(f"pipeline({task!r}) needs a model: a hub id, a local folder or a model instance "
                          "(mindnlp does not download a default model)")
-    task, entry = PIPELINE_REGISTRY.check_task(task)
+    canonical, entry = PIPELINE_REGISTRY.check_task(task)
+    # a translation pipeline keeps its languages in its task name (translation_en_to_de)
+    task = task if canonical == "translation" else canonical
     dtype = dtype if dtype is not None else kwargs.pop("torch_dtype", None)
     hub = {k: kwargs.pop(k) for k in _HUB_KWARGS if k in kwargs}
     if isinstance(model, str):
@@ -97,7 +107,8 @@ def pipeline(task=None, model=None, tokenizer=None, device=None, dtype=None, *, 
 __all__ = [
     "AggregationStrategy", "Chat", "ChunkPipeline", "ClassificationFunction", "FeatureExtractionPipeline",
     "FillMaskPipeline", "NerPipeline", "Pipeline", "PipelineException", "PipelineRegistry", "PIPELINE_REGISTRY",
-    "QuestionAnsweringPipeline", "ReturnType", "SquadExample", "SUPPORTED_TASKS", "TASK_ALIASES",
-    "TextClassificationPipeline", "TextGenerationPipeline", "TokenClassificationPipeline",
+    "QuestionAnsweringPipeline", "ReturnType", "SquadExample", "SummarizationPipeline", "SUPPORTED_TASKS",
+    "TASK_ALIASES", "Text2TextGenerationPipeline", "TextClassificationPipeline", "TextGenerationPipeline",
+    "TokenClassificationPipeline", "TranslationPipeline",
     "ZeroShotClassificationPipeline", "pipeline",
 ]

@@ -79,8 +79,10 @@ def test_registry_accepts_new_tasks():
 
 
 def test_unknown_task_and_missing_model_are_errors():
-    with pytest.raises(KeyError, match="Unknown task translation"):
-        pipeline("translation", model=DISTILBERT.checkpoint)
+    with pytest.raises(KeyError, match="Unknown task image-to-text"):
+        pipeline("image-to-text", model=DISTILBERT.checkpoint)
+    with pytest.raises(ValueError, match="AutoModelForSeq2SeqLM"):
+        pipeline("translation_en_to_de", model=DISTILBERT.checkpoint)
     with pytest.raises(ValueError, match="needs a model"):
         pipeline("fill-mask")
 

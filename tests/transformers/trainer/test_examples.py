@@ -57,3 +57,11 @@ def test_finetune_causal_lm_example_generates_with_the_merged_model(tmp_path, ca
                          "--output-dir", str(tmp_path)])
     assert text.startswith("the cat") and len(text) > len("the cat")
     assert "max |logits(adapter) - logits(merged)|" in capsys.readouterr().out
+
+
+def test_finetune_t5_example_lowers_the_loss(capsys):
+    """A short run of the toy translation: the loss falls and the summary line is printed."""
+    summary = load_example("finetune_t5").main(["--epochs", "2", "--train-size", "256"])
+    assert summary["last_loss"] < 0.5 * summary["first_loss"]
+    assert summary["exact_match_before"] == 0.0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith('{"first_loss"')

@@ -21,6 +21,9 @@ TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING = {
     "mistral": ["q_proj", "v_proj"],
     "qwen2": ["q_proj", "v_proj"],
     "gemma": ["q_proj", "v_proj"],
+    "t5": ["q", "v"],
+    "mt5": ["q", "v"],
+    "bart": ["q_proj", "v_proj"],
 }
 
 

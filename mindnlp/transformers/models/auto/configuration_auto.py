@@ -13,6 +13,7 @@ from ...configuration_utils import PretrainedConfig
 # model_type -> (module under mindnlp.transformers.models, config class name)
 CONFIG_MAPPING_NAMES = {
     "albert": ("albert", "AlbertConfig"),
+    "bart": ("bart", "BartConfig"),
     "bert": ("bert", "BertConfig"),
     "camembert": ("camembert", "CamembertConfig"),
     "distilbert": ("distilbert", "DistilBertConfig"),
@@ -23,6 +24,8 @@ CONFIG_MAPPING_NAMES = {
     "gpt2": ("gpt2", "GPT2Config"),
     "gpt_neox": ("gpt_neox", "GPTNeoXConfig"),
     "llama": ("llama", "LlamaConfig"),
+    "marian": ("marian", "MarianConfig"),
+    "mbart": ("mbart", "MBartConfig"),
     "mistral": ("mistral", "MistralConfig"),
     "mixtral": ("mixtral", "MixtralConfig"),
     "mpnet": ("mpnet", "MPNetConfig"),

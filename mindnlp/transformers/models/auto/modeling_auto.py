@@ -35,6 +35,9 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("smollm3", "SmolLM3Model"),
     ("t5", "T5Model"),
     ("mt5", "MT5Model"),
+    ("bart", "BartModel"),
+    ("mbart", "MBartModel"),
+    ("marian", "MarianModel"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForMaskedLM"),
@@ -51,6 +54,7 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("hiera", "HieraForPreTraining"),
     ("t5", "T5ForConditionalGeneration"),
     ("mt5", "MT5ForConditionalGeneration"),
+    ("bart", "BartForConditionalGeneration"),
 ])
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForMaskedLM"),
@@ -61,6 +65,8 @@ MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
     ("distilbert", "DistilBertForMaskedLM"),
     ("roberta", "RobertaForMaskedLM"),
     ("xlm-roberta", "XLMRobertaForMaskedLM"),
+    ("bart", "BartForConditionalGeneration"),
+    ("mbart", "MBartForConditionalGeneration"),
 ])
 MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForCausalLM"),
@@ -85,6 +91,9 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("phi", "PhiForCausalLM"),
     ("gpt_neox", "GPTNeoXForCausalLM"),
     ("smollm3", "SmolLM3ForCausalLM"),
+    ("bart", "BartForCausalLM"),
+    ("mbart", "MBartForCausalLM"),
+    ("marian", "MarianForCausalLM"),
 ])
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForSequenceClassification"),
@@ -113,6 +122,8 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("smollm3", "SmolLM3ForSequenceClassification"),
     ("t5", "T5ForSequenceClassification"),
     ("mt5", "MT5ForSequenceClassification"),
+    ("bart", "BartForSequenceClassification"),
+    ("mbart", "MBartForSequenceClassification"),
 ])
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForTokenClassification"),
@@ -162,6 +173,8 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("qwen3_moe", "Qwen3MoeForQuestionAnswering"),
     ("t5", "T5ForQuestionAnswering"),
     ("mt5", "MT5ForQuestionAnswering"),
+    ("bart", "BartForQuestionAnswering"),
+    ("mbart", "MBartForQuestionAnswering"),
 ])
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForMultipleChoice"),
@@ -181,6 +194,9 @@ MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("t5", "T5ForConditionalGeneration"),
     ("mt5", "MT5ForConditionalGeneration"),
+    ("bart", "BartForConditionalGeneration"),
+    ("mbart", "MBartForConditionalGeneration"),
+    ("marian", "MarianMTModel"),
 ])
 
 

@@ -18,6 +18,7 @@ from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 from ..llama.tokenization_llama_fast import LlamaTokenizerFast
 from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
+from ..marian.tokenization_marian import MarianTokenizer
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
 from ..t5.tokenization_t5_fast import T5TokenizerFast
@@ -27,12 +28,14 @@ TOKENIZER_MAPPING = {
     "camembert": CamembertTokenizerFast,
     "mpnet": MPNetTokenizerFast,
     "albert": AlbertTokenizerFast,
+    "bart": RobertaTokenizerFast,
     "bert": BertTokenizerFast,
     "distilbert": DistilBertTokenizerFast,
     "electra": BertTokenizerFast,
     "roberta": RobertaTokenizerFast,
     "gpt2": GPT2TokenizerFast,
     "llama": LlamaTokenizerFast,
+    "marian": MarianTokenizer,
     "mistral": LlamaTokenizerFast,
     "mixtral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
@@ -55,6 +58,8 @@ TOKENIZER_CLASSES = {
     for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DistilBertTokenizerFast,
                 MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
                 Qwen2TokenizerFast, T5TokenizerFast)
+    for cls in (BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
+                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast

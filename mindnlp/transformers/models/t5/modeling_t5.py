@@ -18,22 +18,21 @@ from ....core import nn
 from ...activations import ACT2FN, gated_activation
 from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
-from ...loss_utils import question_answering_loss, sequence_classification_loss
+from ...loss_utils import question_answering_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
-from ...modeling_layers import GradientCheckpointingLayer
+from ...modeling_layers import GradientCheckpointingLayer, output_flags
 from ...modeling_position_buckets import relative_position_bucket
 from ...modeling_outputs import (
-    BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
     Seq2SeqLMOutput,
     Seq2SeqModelOutput,
     Seq2SeqQuestionAnsweringModelOutput,
-    Seq2SeqSequenceClassifierOutput,
     TokenClassifierOutput,
 )
+from ...modeling_seq2seq import (Seq2SeqClassificationHead, as_encoder_output, eos_classification_output,
+                                 require_decoder_inputs_source, seq2seq_fields, shift_tokens_right)
 from ...modeling_utils import PreTrainedModel
-from ...utils.generic import ModelOutput
 from .configuration_t5 import T5Config
 
 
@@ -277,18 +276,9 @@ class T5Block(GradientCheckpointingLayer):
         return hidden_states, self_bias, self_weights, cross_bias, cross_weights
 
 
-class T5ClassificationHead(nn.Module):
-    """tanh(dense(x)) → out_proj, with dropout before each projection."""
-
+class T5ClassificationHead(Seq2SeqClassificationHead):
     def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.d_model, config.d_model)
-        self.dropout = nn.Dropout(p=config.classifier_dropout)
-        self.out_proj = nn.Linear(config.d_model, config.num_labels)
-
-    def forward(self, hidden_states):
-        hidden_states = core.tanh(self.dense(self.dropout(hidden_states)))
-        return self.out_proj(self.dropout(hidden_states))
+        super().__init__(config.d_model, config.d_model, config.num_labels, config.classifier_dropout)
 
 
 class T5PreTrainedModel(PreTrainedModel):
@@ -347,21 +337,7 @@ class T5PreTrainedModel(PreTrainedModel):
                 "self.model.config.decoder_start_token_id has to be defined. In T5 it is usually set to the "
                 "pad_token_id. See T5 docs for more information."
             )
-        pad_token_id = self.config.pad_token_id
-        if pad_token_id is None:
-            raise ValueError("self.model.config.pad_token_id has to be defined.")
-        shifted = input_ids.new_zeros(input_ids.shape)
-        shifted[..., 1:] = input_ids[..., :-1].clone()
-        shifted[..., 0] = decoder_start_token_id
-        return shifted.masked_fill(shifted == -100, pad_token_id)
-
-
-def _flags(config, output_attentions, output_hidden_states, return_dict):
-    return (
-        output_attentions if output_attentions is not None else config.output_attentions,
-        output_hidden_states if output_hidden_states is not None else config.output_hidden_states,
-        return_dict if return_dict is not None else config.use_return_dict,
-    )
+        return shift_tokens_right(input_ids, self.config.pad_token_id, decoder_start_token_id)
 
 
 class T5Stack(T5PreTrainedModel):
@@ -388,7 +364,7 @@ class T5Stack(T5PreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 inputs_embeds=None, past_key_values=None, use_cache=None, output_attentions=None,
                 output_hidden_states=None, return_dict=None, cache_position=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = _flags(
+        output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         use_cache = use_cache if use_cache is not None else self.config.use_cache
         prefix = "decoder_" if self.is_decoder else ""
@@ -446,15 +422,6 @@ class T5Stack(T5PreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-def _as_encoder_output(encoder_outputs):
-    """A user's tuple (last hidden state, hidden states?, attentions?) as a BaseModelOutput."""
-    if isinstance(encoder_outputs, ModelOutput):
-        return encoder_outputs
-    return BaseModelOutput(last_hidden_state=encoder_outputs[0],
-                           hidden_states=encoder_outputs[1] if len(encoder_outputs) > 1 else None,
-                           attentions=encoder_outputs[2] if len(encoder_outputs) > 2 else None)
-
-
 def _stack_configs(config):
     """The encoder's and the decoder's configs: copies that say which side they build."""
     encoder_config = copy.deepcopy(config)
@@ -500,21 +467,13 @@ class _T5EncoderDecoder(T5PreTrainedModel):
                                            inputs_embeds=inputs_embeds, output_attentions=output_attentions,
                                            output_hidden_states=output_hidden_states, return_dict=True)
         else:
-            encoder_outputs = _as_encoder_output(encoder_outputs)
+            encoder_outputs = as_encoder_output(encoder_outputs)
         decoder_outputs = self.decoder(
             input_ids=decoder_input_ids, attention_mask=decoder_attention_mask, inputs_embeds=decoder_inputs_embeds,
             past_key_values=past_key_values, encoder_hidden_states=encoder_outputs[0],
             encoder_attention_mask=attention_mask, use_cache=use_cache, output_attentions=output_attentions,
             output_hidden_states=output_hidden_states, return_dict=True, cache_position=cache_position)
         return encoder_outputs, decoder_outputs
-
-
-def _seq2seq_fields(encoder_outputs, decoder_outputs):
-    return dict(past_key_values=decoder_outputs.past_key_values, decoder_hidden_states=decoder_outputs.hidden_states,
-                decoder_attentions=decoder_outputs.attentions, cross_attentions=decoder_outputs.cross_attentions,
-                encoder_last_hidden_state=encoder_outputs.last_hidden_state,
-                encoder_hidden_states=encoder_outputs.get("hidden_states"),
-                encoder_attentions=encoder_outputs.get("attentions"))
 
 
 class T5Model(_T5EncoderDecoder):
@@ -529,14 +488,14 @@ class T5Model(_T5EncoderDecoder):
                 encoder_outputs=None, past_key_values=None, inputs_embeds=None, decoder_inputs_embeds=None,
                 use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None,
                 cache_position=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = _flags(
+        output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         use_cache = use_cache if use_cache is not None else self.config.use_cache
         encoder_outputs, decoder_outputs = self._encode_decode(
             input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, encoder_outputs, past_key_values,
             inputs_embeds, decoder_inputs_embeds, use_cache, output_attentions, output_hidden_states, cache_position)
         output = Seq2SeqModelOutput(last_hidden_state=decoder_outputs.last_hidden_state,
-                                    **_seq2seq_fields(encoder_outputs, decoder_outputs))
+                                    **seq2seq_fields(encoder_outputs, decoder_outputs))
         return output if return_dict else output.to_tuple()
 
 
@@ -568,7 +527,7 @@ class T5ForConditionalGeneration(_T5EncoderDecoder, GenerationMixin):
                 encoder_outputs=None, past_key_values=None, inputs_embeds=None, decoder_inputs_embeds=None,
                 labels=None, use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None,
                 cache_position=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = _flags(
+        output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         use_cache = use_cache if use_cache is not None else self.config.use_cache
         if labels is not None and decoder_input_ids is None and decoder_inputs_embeds is None:
@@ -584,7 +543,7 @@ class T5ForConditionalGeneration(_T5EncoderDecoder, GenerationMixin):
         if labels is not None:
             loss = nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]).float(),
                                                labels.to(logits.device).view(-1), ignore_index=-100)
-        output = Seq2SeqLMOutput(loss=loss, logits=logits, **_seq2seq_fields(encoder_outputs, decoder_outputs))
+        output = Seq2SeqLMOutput(loss=loss, logits=logits, **seq2seq_fields(encoder_outputs, decoder_outputs))
         return output if return_dict else output.to_tuple()
 
     def prepare_decoder_input_ids_from_labels(self, labels):
@@ -623,13 +582,9 @@ class T5EncoderModel(T5PreTrainedModel):
 def _default_decoder_input_ids(model, input_ids, decoder_input_ids, decoder_inputs_embeds):
     """The heads that read a whole sequence feed the decoder the input shifted right when
     no decoder input is given."""
+    require_decoder_inputs_source(input_ids, decoder_input_ids, decoder_inputs_embeds)
     if decoder_input_ids is not None or decoder_inputs_embeds is not None:
         return decoder_input_ids
-    if input_ids is None:
-        raise ValueError(
-            "If no `decoder_input_ids` or `decoder_inputs_embeds` are passed, `input_ids` cannot be `None`. Please "
-            "pass either `input_ids` or `decoder_input_ids` or `decoder_inputs_embeds`."
-        )
     return model._shift_right(input_ids)
 
 
@@ -658,21 +613,7 @@ class T5ForSequenceClassification(T5PreTrainedModel):
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
             inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True)
-        sequence_output = outputs.last_hidden_state
-        eos_mask = input_ids.eq(self.config.eos_token_id)
-        eos_counts = eos_mask.sum(1)
-        if bool((eos_counts != eos_counts[0]).any()):
-            raise ValueError("All examples must have the same number of <eos> tokens.")
-        batch_size, _, hidden_size = sequence_output.shape
-        sentence_representation = sequence_output[eos_mask, :].view(batch_size, -1, hidden_size)[:, -1, :]
-        logits = self.classification_head(sentence_representation)
-        loss = sequence_classification_loss(self.config, self.config.num_labels, logits, labels) \
-            if labels is not None else None
-        output = Seq2SeqSequenceClassifierOutput(
-            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
-            decoder_hidden_states=outputs.decoder_hidden_states, decoder_attentions=outputs.decoder_attentions,
-            cross_attentions=outputs.cross_attentions, encoder_last_hidden_state=outputs.encoder_last_hidden_state,
-            encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions)
+        output = eos_classification_output(self.config, self.classification_head, input_ids, outputs, labels)
         return output if return_dict else output.to_tuple()
 
 
@@ -718,7 +659,7 @@ class T5ForQuestionAnswering(_T5EncoderDecoder):
                 encoder_outputs=None, start_positions=None, end_positions=None, inputs_embeds=None,
                 decoder_inputs_embeds=None, use_cache=None, output_attentions=None, output_hidden_states=None,
                 return_dict=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = _flags(
+        output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         use_cache = use_cache if use_cache is not None else self.config.use_cache
         if start_positions is not None and end_positions is not None:
@@ -735,7 +676,7 @@ class T5ForQuestionAnswering(_T5EncoderDecoder):
         if start_positions is not None and end_positions is not None:
             loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
         output = Seq2SeqQuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
-                                                     **_seq2seq_fields(encoder_outputs, decoder_outputs))
+                                                     **seq2seq_fields(encoder_outputs, decoder_outputs))
         return output if return_dict else output.to_tuple()
 
 

@@ -22,7 +22,7 @@ class AutoConfigTest(unittest.TestCase):
         config = AutoConfig.for_model("xlm-roberta", vocab_size=10)
         self.assertIsInstance(config, XLMRobertaConfig)
         self.assertEqual(config.vocab_size, 10)
-        with self.assertRaisesRegex(ValueError, "known model types: albert, bert"):
+        with self.assertRaisesRegex(ValueError, "known model types: albert, bart"):
             AutoConfig.for_model("bort")
 
     def test_unknown_model_type_in_file(self):

@@ -1,0 +1,12 @@
+from .configuration_bart import BartConfig
+from .tokenization_bart import BartTokenizer, BartTokenizerFast
+
+
+def __getattr__(name):
+    """Model classes load on first use, so importing the config stays cheap."""
+    import importlib
+
+    modeling = importlib.import_module(f"{__name__}.modeling_bart")
+    if name in modeling.__all__:
+        return getattr(modeling, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
