@@ -17,8 +17,8 @@ from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
 from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 from ..llama.tokenization_llama_fast import LlamaTokenizerFast
-from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
 from ..marian.tokenization_marian import MarianTokenizer
+from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
 from ..t5.tokenization_t5_fast import T5TokenizerFast
@@ -57,9 +57,7 @@ TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
     for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DistilBertTokenizerFast,
                 MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
-                Qwen2TokenizerFast, T5TokenizerFast)
-    for cls in (BertTokenizerFast, DistilBertTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast,
-                LlamaTokenizerFast, GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer)
+                Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast
