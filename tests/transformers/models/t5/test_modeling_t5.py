@@ -4,67 +4,29 @@ The fixtures (tests/fixtures/t5/<case>/, made by tests/fixtures/make_t5_fixtures
 tiny checkpoint saved by HF per case and HF's logits, losses and generations on a
 right-padded batch. Logits are compared with eager and with sdpa attention.
 """
-import json
 import os
 
-import numpy as np
 import pytest
 
 from mindnlp import core
 from mindnlp.core.serialization import load_safetensors
 from mindnlp import transformers
 
+from ..seq2seq_parity import Seq2SeqCase, assert_close, check_lm_logits_and_loss
+
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "t5")
 CASES = {"t5_v1_0": "T5", "t5_v1_1": "T5", "mt5": "MT5"}
-ATOL = 1e-4
-PAD = 0
 
 
-class Case:
+class Case(Seq2SeqCase):
     def __init__(self, name):
-        self.name = name
+        super().__init__(FIXTURES, name)
         self.prefix = CASES[name]
-        self.dir = os.path.join(FIXTURES, name)
-        with np.load(os.path.join(self.dir, "expected.npz")) as data:
-            self.expected = {k: data[k] for k in data.files}
-        with open(os.path.join(self.dir, "expected.json"), encoding="utf-8") as fh:
-            self.info = json.load(fh)
 
     def load(self, head="ForConditionalGeneration", attn_implementation="sdpa", directory=None):
         cls = getattr(transformers, f"{self.prefix}{head}")
         return cls.from_pretrained(directory or os.path.join(self.dir, "model"),
                                    attn_implementation=attn_implementation)
-
-    def with_heads(self, model):
-        """The head weights HF drew when it loaded the checkpoint into this head class."""
-        own = model.state_dict()
-        with core.no_grad():
-            for key, value in load_safetensors(os.path.join(self.dir, "heads.safetensors")).items():
-                if key in own:
-                    own[key].copy_(value)
-        return model
-
-    @staticmethod
-    def padded(rows):
-        width = max(len(r) for r in rows)
-        return (core.tensor([r + [PAD] * (width - len(r)) for r in rows]),
-                core.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows]))
-
-    def inputs(self):
-        ids, mask = self.padded(self.info["prompts"])
-        dec_ids, dec_mask = self.padded(self.info["decoder_inputs"])
-        return ids, mask, dec_ids, dec_mask
-
-
-def assert_close(actual, expected, what, atol=ATOL):
-    """max |actual - expected| <= atol, where the infinities processors write must coincide."""
-    actual = actual.detach().numpy() if hasattr(actual, "numpy") else np.asarray(actual)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    infinite = np.isinf(expected)
-    assert np.array_equal(np.isinf(actual), infinite), f"{what}: infinities differ"
-    assert np.array_equal(actual[infinite], expected[infinite]), f"{what}: infinities differ in sign"
-    error = float(np.max(np.abs(actual[~infinite] - expected[~infinite]))) if actual.size else 0.0
-    assert error <= atol, f"{what}: max |diff| {error:.3g} > {atol}"
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
@@ -74,14 +36,7 @@ def case(request):
 
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
 def test_lm_logits_and_loss(case, attn):
-    model = case.load(attn_implementation=attn)
-    ids, mask, dec_ids, dec_mask = case.inputs()
-    with core.no_grad():
-        out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec_ids, decoder_attention_mask=dec_mask)
-        assert_close(out.logits, case.expected["lm_logits"], f"{case.name} logits ({attn})")
-        labels = dec_ids.masked_fill(dec_mask == 0, -100)
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-    assert_close(loss, case.expected["loss"], f"{case.name} loss")
+    check_lm_logits_and_loss(case, attn)
 
 
 def test_head_is_tied_only_for_v1_0(case):

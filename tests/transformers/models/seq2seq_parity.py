@@ -1,0 +1,69 @@
+"""What the encoder-decoder parity tests (T5, BART and its kin) share: a fixture case made by
+HF (a tiny checkpoint, HF's outputs on a right-padded batch, the head weights HF drew), the
+comparison of arrays that may hold the infinities logits processors write, and the check of the
+LM logits and loss that every family runs."""
+import json
+import os
+
+import numpy as np
+
+from mindnlp import core
+from mindnlp.core.serialization import load_safetensors
+
+ATOL = 1e-4
+
+
+class Seq2SeqCase:
+    """tests/fixtures/<family>/<name>/: model/, expected.npz, expected.json, heads.safetensors."""
+
+    pad_token_id = 0
+
+    def __init__(self, fixtures, name):
+        self.name = name
+        self.dir = os.path.join(fixtures, name)
+        with np.load(os.path.join(self.dir, "expected.npz")) as data:
+            self.expected = {k: data[k] for k in data.files}
+        with open(os.path.join(self.dir, "expected.json"), encoding="utf-8") as fh:
+            self.info = json.load(fh)
+
+    def with_heads(self, model):
+        """The head weights HF drew when it loaded the checkpoint into this head class."""
+        own = model.state_dict()
+        with core.no_grad():
+            for key, value in load_safetensors(os.path.join(self.dir, "heads.safetensors")).items():
+                if key in own:
+                    own[key].copy_(value)
+        return model
+
+    def padded(self, rows):
+        pad = self.pad_token_id
+        width = max(len(r) for r in rows)
+        return (core.tensor([r + [pad] * (width - len(r)) for r in rows]),
+                core.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows]))
+
+    def inputs(self):
+        """(input_ids, attention_mask, decoder_input_ids, decoder_attention_mask), right-padded."""
+        return (*self.padded(self.info["prompts"]), *self.padded(self.info["decoder_inputs"]))
+
+
+def assert_close(actual, expected, what, atol=ATOL):
+    """max |actual - expected| <= atol, where the infinities processors write must coincide."""
+    actual = actual.detach().numpy() if hasattr(actual, "numpy") else np.asarray(actual)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    infinite = np.isinf(expected)
+    assert np.array_equal(np.isinf(actual), infinite), f"{what}: infinities differ"
+    assert np.array_equal(actual[infinite], expected[infinite]), f"{what}: infinities differ in sign"
+    error = float(np.max(np.abs(actual[~infinite] - expected[~infinite]))) if actual.size else 0.0
+    assert error <= atol, f"{what}: max |diff| {error:.3g} > {atol}"
+
+
+def check_lm_logits_and_loss(case, attn):
+    """The LM head's logits on the padded batch and the loss on labels (padding as -100) equal HF's."""
+    model = case.load(attn_implementation=attn)
+    ids, mask, dec_ids, dec_mask = case.inputs()
+    with core.no_grad():
+        out = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec_ids, decoder_attention_mask=dec_mask)
+        assert_close(out.logits, case.expected["lm_logits"], f"{case.name} logits ({attn})")
+        labels = dec_ids.masked_fill(dec_mask == 0, -100)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+    assert_close(loss, case.expected["loss"], f"{case.name} loss")
