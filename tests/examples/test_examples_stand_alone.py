@@ -52,9 +52,14 @@ def test_the_sst2_sample_ships_with_the_repository():
     assert sum(path.stat().st_size for path in (EXAMPLES / "data").rglob("*")) < 300_000
 
 
+# The sibling folder a developer's checkout may have beside the repository, which a user's clone
+# lacks; spelled in parts so that this file does not itself name it.
+OUTSIDE = ("../" + "shared", '"..", ' + '"shared"')
+
+
 def test_no_file_of_the_repository_points_outside_it():
-    this = pathlib.Path(__file__).resolve()
     files = [REPO / "README.md", *EXAMPLES.glob("*.py"), *(REPO / "tests").rglob("*.py"), *(REPO / "docs").glob("*")]
-    for path in (p for p in files if p.resolve() != this):
-        assert "../shared" not in path.read_text(encoding="utf-8"), path
-        assert '"..", "shared"' not in path.read_text(encoding="utf-8"), path
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for spelling in OUTSIDE:
+            assert spelling not in text, (path, spelling)
