@@ -235,12 +235,13 @@ def _load_source(args):
 def _add_generate(commands):
     p = commands.add_parser(
         "generate",
-        help="continue a prompt with a causal language model",
+        help="continue a prompt with a causal LM, or transform it with a sequence-to-sequence LM",
         description=(
             "Load a causal language model and its tokenizer (a local folder or a Hub id) and print\n"
             "the prompt's continuation: greedy by default (or as the model's generation config says),\n"
             "sampled with --do-sample. With --chat the prompt is a user message rendered through the\n"
-            "tokenizer's chat template and only the reply is printed."
+            "tokenizer's chat template and only the reply is printed. A sequence-to-sequence model\n"
+            "(T5, BART, Marian...) reads the prompt with its encoder and only its output is printed."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -291,17 +292,21 @@ def _check_generate_arguments(args):
 
 
 def _load_generator(name, args, source):
-    """The causal LM at `name`, refused (exit code 11) when it cannot continue text: its family
-    has no causal-LM class, it is an encoder loaded without `is_decoder`, or the checkpoint
-    lacks LM-head weights that would therefore be random."""
-    from .transformers import AutoConfig, AutoModelForCausalLM
+    """The text generator at `name`: a causal LM, or a sequence-to-sequence LM (T5, BART, Marian...)
+    that writes its output from the prompt as its encoder's input. Refused (exit code 11) when
+    it cannot generate: its family has neither head in mindnlp, it is an encoder loaded without
+    `is_decoder`, or the checkpoint lacks LM-head weights that would therefore be random."""
+    from .transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
     from .transformers.generation.utils import attends_both_ways
 
     config = AutoConfig.from_pretrained(name, **source)
-    if AutoModelForCausalLM._model_mapping.get(type(config)) is None:
-        raise CommandError(f"{name} is a {config.model_type} model, which has no causal language-model head in "
-                           "mindnlp: it cannot generate text (for sentence embeddings, use `mindnlp embed`)",
-                           EXIT_CANNOT_GENERATE)
+    auto_class = AutoModelForCausalLM
+    if getattr(config, "is_encoder_decoder", False) and AutoModelForSeq2SeqLM._model_mapping.get(type(config)):
+        auto_class = AutoModelForSeq2SeqLM
+    if auto_class._model_mapping.get(type(config)) is None:
+        raise CommandError(f"{name} is a {config.model_type} model, which has no causal or sequence-to-sequence "
+                           "language-model head in mindnlp: it cannot generate text (for sentence embeddings, use "
+                           "`mindnlp embed`)", EXIT_CANNOT_GENERATE)
     if attends_both_ways(config):
         raise CommandError(f"{name} is a {config.model_type} encoder (is_decoder is false in its config.json): "
                            "it attends in both directions and cannot continue text", EXIT_CANNOT_GENERATE)
@@ -311,18 +316,30 @@ def _load_generator(name, args, source):
     level = report.level
     report.setLevel(logging.ERROR)
     try:
-        model, info = AutoModelForCausalLM.from_pretrained(name, config=config, dtype=_model_dtype(args.dtype),
-                                                           output_loading_info=True, **source)
+        model, info = auto_class.from_pretrained(name, config=config, dtype=_model_dtype(args.dtype),
+                                                 output_loading_info=True, **source)
     finally:
         report.setLevel(level)
-    body = model.base_model_prefix + "."
-    head = sorted(key for key in info["missing_keys"] if not key.startswith(body))
-    head += sorted(key for key, *_ in info["mismatched_keys"] if not key.startswith(body))
+    is_head = _head_keys(model)
+    head = sorted(key for key in info["missing_keys"] if is_head(key))
+    head += sorted(key for key, *_ in info["mismatched_keys"] if is_head(key))
     if head:
         raise CommandError(f"{name} has no trained language-model head for {type(model).__name__} (missing from "
                            f"the checkpoint: {', '.join(head[:3])}{', ...' if len(head) > 3 else ''}); it would "
                            "print random text", EXIT_CANNOT_GENERATE)
     return model
+
+
+def _head_keys(model):
+    """Which checkpoint keys belong to the LM head: those outside the base model's prefix, or,
+    for a model whose body has no prefix (T5's encoder and decoder sit at the top level), the
+    output embedding's."""
+    if model.base_model is not model:
+        body = model.base_model_prefix + "."
+        return lambda key: not key.startswith(body)
+    output_embeddings = model.get_output_embeddings()
+    names = {name + "." for name, module in model.named_modules() if module is output_embeddings and name}
+    return lambda key: any(key.startswith(name) for name in names)
 
 
 def cmd_generate(args):
@@ -355,14 +372,17 @@ def cmd_generate(args):
         settings["pad_token_id"] = tokenizer.pad_token_id
     if args.seed is not None:
         core.manual_seed(args.seed)
-    prompt_length = inputs["input_ids"].shape[1]
+    # A sequence-to-sequence model's output is new text (its decoder starts from a start token);
+    # a causal LM's continues the prompt.
+    continues_prompt = not model.config.is_encoder_decoder
+    prompt_length = inputs["input_ids"].shape[1] if continues_prompt else 1
     if args.stream:
-        streamer = TextStreamer(tokenizer, skip_prompt=args.chat, skip_special_tokens=True)
+        streamer = TextStreamer(tokenizer, skip_prompt=args.chat or not continues_prompt, skip_special_tokens=True)
         model.generate(**inputs, streamer=streamer, **settings)
         return 0
     sequence = model.generate(**inputs, **settings)[0].tolist()
     reply = tokenizer.decode(sequence[prompt_length:], skip_special_tokens=True)
-    print(reply if args.chat else args.prompt + reply)
+    print(args.prompt + reply if continues_prompt and not args.chat else reply)
     return 0
 
 

@@ -69,7 +69,7 @@ def broken_checkpoints(tmp_path):
     ("invalid_repo_id", ["download", "not a/valid//id"], 3, "is not a valid Hub repo id"),
     ("unknown_mirror", ["embed", str(GPT2_DIR), "hi", "--mirror", "nowhere"], 2, "unknown mirror 'nowhere'"),
     ("encoder", ["generate", str(ROBERTA_DIR), "--prompt", "hi"], 11, "attends in both directions"),
-    ("no_causal_lm", ["generate", str(DISTILBERT_DIR), "--prompt", "hi"], 11, "has no causal language-model head"),
+    ("no_causal_lm", ["generate", str(DISTILBERT_DIR), "--prompt", "hi"], 11, "has no causal or sequence-to-sequence language-model head"),
     ("untrained_head", ["generate", "{untrained_head}", "--prompt", "hi"], 11,
      "no trained language-model head for LlamaForCausalLM (missing from the checkpoint: lm_head.weight)"),
 ])

@@ -114,3 +114,48 @@ def test_unknown_mirror_is_a_clear_error(command, capsys):
     args += ["--prompt", "x"] if command == "generate" else ["text"]
     assert main(args) == 2
     assert "unknown mirror 'nowhere'" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def marian_dir(tmp_path_factory):
+    """A tiny Marian translator saved with its tokenizer, as a Hub folder holds them."""
+    from mindnlp import core
+    from mindnlp.transformers import MarianConfig, MarianMTModel, MarianTokenizer
+
+    tokenizer = MarianTokenizer.from_pretrained(FIXTURES / "bart" / "marian_tokenizer" / "shared")
+    core.manual_seed(0)
+    config = MarianConfig(vocab_size=tokenizer.vocab_size, d_model=16, encoder_layers=1, decoder_layers=1,
+                          encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2, decoder_attention_heads=2,
+                          max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+                          decoder_start_token_id=tokenizer.pad_token_id, eos_token_id=0, forced_eos_token_id=0,
+                          init_std=0.5)
+    folder = tmp_path_factory.mktemp("marian")
+    MarianMTModel(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def _translation(folder, prompt, **settings):
+    from mindnlp.transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    ids = model.generate(**tokenizer(prompt, return_tensors="pt"), pad_token_id=tokenizer.pad_token_id, **settings)
+    return tokenizer.decode(ids[0], skip_special_tokens=True)
+
+
+@pytest.mark.parametrize("extra", [[], ["--stream"], ["--prompt-lookup", "2"]])
+def test_generate_with_a_seq2seq_model_prints_its_output(marian_dir, extra, capsys):
+    """The prompt is the encoder's input: only the decoder's text is printed, streamed or not,
+    and drafts checked by the model do not change it."""
+    expected = _translation(marian_dir, "Hello world", max_new_tokens=6)
+    assert main(["generate", str(marian_dir), "--prompt", "Hello world", "--max-new-tokens", "6", *extra]) == 0
+    assert capsys.readouterr().out == expected + "\n"
+    assert not expected.startswith("Hello world")
+
+
+def test_generate_with_a_seq2seq_assistant(marian_dir, capsys):
+    expected = _translation(marian_dir, "Hello world", max_new_tokens=6)
+    assert main(["generate", str(marian_dir), "--prompt", "Hello world", "--max-new-tokens", "6",
+                 "--assistant", str(marian_dir)]) == 0
+    assert capsys.readouterr().out == expected + "\n"

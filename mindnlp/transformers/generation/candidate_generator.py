@@ -60,16 +60,19 @@ class CandidateGenerator:
         raise NotImplementedError(f"{type(self).__name__} must implement update_candidate_strategy")
 
 
-def _prepare_attention_mask(model_kwargs, new_length):
-    """Crop the 2-D attention mask in `model_kwargs`, or extend it with ones, to `new_length`."""
-    mask = model_kwargs.get("attention_mask")
+def _prepare_attention_mask(model_kwargs, new_length, is_encoder_decoder=False):
+    """Crop the 2-D mask of the growing text in `model_kwargs`, or extend it with ones, to
+    `new_length`: `attention_mask`, or an encoder-decoder's `decoder_attention_mask` (its
+    `attention_mask` is the encoder's and stays)."""
+    key = "decoder_attention_mask" if is_encoder_decoder else "attention_mask"
+    mask = model_kwargs.get(key)
     if mask is None:
         return model_kwargs
     difference = new_length - mask.shape[1]
     if difference < 0:
-        model_kwargs["attention_mask"] = mask[:, :difference]
+        model_kwargs[key] = mask[:, :difference]
     elif difference > 0:
-        model_kwargs["attention_mask"] = core.cat([mask, mask.new_ones((mask.shape[0], difference))], dim=-1)
+        model_kwargs[key] = core.cat([mask, mask.new_ones((mask.shape[0], difference))], dim=-1)
     return model_kwargs
 
 
@@ -101,10 +104,11 @@ def _common_prefix_length(a, b):
 class AssistedCandidateGenerator(CandidateGenerator):
     """Drafts with an assistant model, with HF's arguments.
 
-    input_ids, inputs_tensor: HF's arguments (the prompt; the encoder input of an
-        encoder-decoder assistant, which is not supported). A decoder-only assistant drafts
-        from the ids each `get_candidates` call receives, so neither is needed.
-    assistant_model: a smaller model with the model's vocabulary.
+    input_ids, inputs_tensor: HF's arguments (the prompt; the encoder input). The assistant
+        drafts from the ids each `get_candidates` call receives; an encoder-decoder assistant
+        runs its own encoder once over `inputs_tensor` and drafts decoder ids.
+    assistant_model: a smaller model with the model's vocabulary (an encoder-decoder when the
+        model is one).
     generation_config: the main generation settings; the assistant decodes with them (greedy
         or sampling, temperature, top-k...) and returns its processed scores, which
         speculative sampling compares with the model's.
@@ -124,8 +128,10 @@ class AssistedCandidateGenerator(CandidateGenerator):
 
     def __init__(self, input_ids, assistant_model, generation_config, model_kwargs=None, inputs_tensor=None,
                  logits_processor=None):
-        if getattr(assistant_model.config, "is_encoder_decoder", False):
-            raise NotImplementedError("assisted generation supports decoder-only assistants")
+        self.is_encoder_decoder = bool(getattr(assistant_model.config, "is_encoder_decoder", False))
+        if not self.is_encoder_decoder and model_kwargs is not None and "encoder_outputs" in model_kwargs:
+            raise ValueError(f"the model is an encoder-decoder and the assistant ({type(assistant_model).__name__}) "
+                             "is not: give an encoder-decoder assistant with the same vocabulary")
         self.assistant_model = assistant_model
         assistant_config = copy.deepcopy(assistant_model.generation_config or GenerationConfig())
         assistant_config.update(**DEFAULT_GENERATION_PARAMS, defaults_only=True)
@@ -137,9 +143,15 @@ class AssistedCandidateGenerator(CandidateGenerator):
         device = assistant_model.device
         self.assistant_kwargs = {
             key: value.detach().to(device) for key, value in (model_kwargs or {}).items()
-            if key in ("attention_mask", "token_type_ids") and isinstance(value, core.Tensor)
+            if key in ("attention_mask", "token_type_ids", "decoder_attention_mask") and isinstance(value, core.Tensor)
         }
         self.input_ids_key = "input_ids"
+        if self.is_encoder_decoder:
+            if inputs_tensor is None:
+                raise ValueError("an encoder-decoder assistant needs `inputs_tensor`, the encoder's input")
+            self.input_ids_key = "decoder_input_ids"
+            self.assistant_kwargs = assistant_model._prepare_encoder_decoder_kwargs_for_generation(
+                inputs_tensor.to(device), self.assistant_kwargs, assistant_model.main_input_name, GenerationConfig())
         self.logits_processor = logits_processor if logits_processor is not None else LogitsProcessorList()
         for processor in self.logits_processor:
             if isinstance(processor, MinLengthLogitsProcessor):
@@ -224,7 +236,8 @@ class AssistedCandidateGenerator(CandidateGenerator):
         cache = self.assistant_kwargs.get("past_key_values")
         if cache is not None:
             cache.crop(input_ids.shape[-1] - remove_from_pkv - num_added_tokens)
-        self.assistant_kwargs = _prepare_attention_mask(self.assistant_kwargs, input_ids.shape[-1])
+        self.assistant_kwargs = _prepare_attention_mask(self.assistant_kwargs, input_ids.shape[-1],
+                                                        self.is_encoder_decoder)
         self.assistant_kwargs = _prepare_token_type_ids(self.assistant_kwargs, input_ids.shape[-1])
         return cache is not None
 

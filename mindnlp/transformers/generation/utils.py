@@ -932,9 +932,12 @@ class GenerationMixin:
         generation_config, model_kwargs = self._prepare_generation_config(generation_config, **kwargs)
         mode = _generation_mode(generation_config, assistant_model)
         is_encoder_decoder = self.config.is_encoder_decoder
-        if is_encoder_decoder and mode == "assisted":
-            raise NotImplementedError("assisted generation (assistant_model / prompt_lookup_num_tokens / "
-                                      "assistant_early_exit) is implemented for decoder-only models only")
+        if is_encoder_decoder and generation_config.assistant_early_exit is not None:
+            raise NotImplementedError("assistant_early_exit drafts with a decoder-only model's first layers; "
+                                      "an encoder-decoder takes an assistant_model or prompt_lookup_num_tokens")
+        if is_encoder_decoder and assistant_tokenizer is not None:
+            raise NotImplementedError("an encoder-decoder's assistant must share its tokenizer: universal "
+                                      "assisted decoding re-tokenizes a decoder-only model's text")
         if is_encoder_decoder and generation_config.token_healing:
             raise ValueError("token healing re-tokenizes a decoder-only model's prompt; an encoder-decoder has none")
         if generation_config.prefill_chunk_size is not None:
@@ -1113,6 +1116,7 @@ class GenerationMixin:
         scores = () if return_dict and generation_config.output_scores else None
         raw_logits = () if return_dict and generation_config.output_logits else None
         attentions = () if return_dict and generation_config.output_attentions else None
+        cross_attentions = () if attentions is not None and self.config.is_encoder_decoder else None
         hidden_states = () if return_dict and generation_config.output_hidden_states else None
         model_kwargs.pop("logits_to_keep", None)
         unfinished = core.ones((1,), dtype=core.bool, device=input_ids.device)
@@ -1164,11 +1168,14 @@ class GenerationMixin:
             if raw_logits is not None:
                 raw_logits += tuple(raw[:, i, :] for i in range(n_matches + 1))
             added = input_ids.shape[1] if is_first_step else n_matches + 1
+            step_attentions, step_cross_attentions, step_hidden_states = self._step_outputs(outputs)
             if attentions is not None:
-                attentions = _split_model_outputs(attentions, outputs.attentions, length, added,
+                attentions = _split_model_outputs(attentions, step_attentions, length, added,
                                                   is_decoder_attention=True)
+            if cross_attentions is not None:
+                cross_attentions = _split_model_outputs(cross_attentions, step_cross_attentions, length, added)
             if hidden_states is not None:
-                hidden_states = _split_model_outputs(hidden_states, outputs.hidden_states, length, added)
+                hidden_states = _split_model_outputs(hidden_states, step_hidden_states, length, added)
             model_kwargs = self._update_model_kwargs_for_generation(outputs, model_kwargs,
                                                                     num_new_tokens=n_matches + 1)
             unfinished = unfinished & ~stopping_criteria(input_ids, scores)
@@ -1178,9 +1185,8 @@ class GenerationMixin:
         if streamer is not None:
             streamer.end()
         if return_dict:
-            return GenerateDecoderOnlyOutput(sequences=input_ids, scores=scores, logits=raw_logits,
-                                             attentions=attentions, hidden_states=hidden_states,
-                                             past_key_values=model_kwargs.get("past_key_values"))
+            return self._generation_output(False, generation_config, model_kwargs, attentions, cross_attentions,
+                                           hidden_states, sequences=input_ids, scores=scores, logits=raw_logits)
         return input_ids
 
     def heal_tokens(self, input_ids, tokenizer=None):
