@@ -52,6 +52,8 @@ from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizer
 from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
 from .models.marian.tokenization_marian import MarianTokenizer
+from .models.mbart.tokenization_mbart import MBartTokenizer, MBartTokenizerFast
+from .models.mbart50.tokenization_mbart50 import MBart50Tokenizer, MBart50TokenizerFast
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
 from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast

@@ -351,3 +351,18 @@ def marian_tokenizer(spm, vocab, *, eos_token="</s>", unk_token="<unk>"):
     tokenizer.post_processor = processors.TemplateProcessing(
         single=f"$A:0 {eos_token}:0", pair=f"$A:0 $B:1 {eos_token}:1", special_tokens=[(eos_token, vocab[eos_token])])
     return tokenizer
+
+
+def fairseq_unigram_tokenizer(spm, language_codes, *, bos_token="<s>", pad_token="<pad>", eos_token="</s>",
+                              unk_token="<unk>", mask_token="<mask>"):
+    """The vocabulary fairseq's multilingual models (mBART, mBART-50) number their pieces by:
+    `<s> <pad> </s> <unk>`, the sentencepiece pieces after its own three specials, the language
+    codes, `<mask>`; scored as sentencepiece scores them, in a unigram model (as HF builds it,
+    for BPE-trained files too). The caller sets the normaliser and pre-tokeniser."""
+    if isinstance(spm, str):
+        spm = SentencePieceModel(spm)
+    pieces = [(str(token), 0.0) for token in (bos_token, pad_token, eos_token, unk_token)]
+    pieces += [(piece, score) for piece, score, _ in spm.pieces[3:]]
+    pieces += [(code, 0.0) for code in language_codes]
+    pieces.append((str(mask_token), 0.0))
+    return Tokenizer(Unigram(pieces, unk_id=3, byte_fallback=False))

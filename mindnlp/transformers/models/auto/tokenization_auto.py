@@ -18,6 +18,8 @@ from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 from ..llama.tokenization_llama_fast import LlamaTokenizerFast
 from ..marian.tokenization_marian import MarianTokenizer
+from ..mbart.tokenization_mbart import MBartTokenizer
+from ..mbart50.tokenization_mbart50 import MBart50Tokenizer
 from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
@@ -36,6 +38,7 @@ TOKENIZER_MAPPING = {
     "gpt2": GPT2TokenizerFast,
     "llama": LlamaTokenizerFast,
     "marian": MarianTokenizer,
+    "mbart": MBartTokenizer,
     "mistral": LlamaTokenizerFast,
     "mixtral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
@@ -57,7 +60,7 @@ TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
     for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DistilBertTokenizerFast,
                 MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
-                Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer)
+                Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer, MBartTokenizer, MBart50Tokenizer)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast

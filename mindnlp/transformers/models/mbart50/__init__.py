@@ -1,0 +1,1 @@
+from .tokenization_mbart50 import MBart50Tokenizer, MBart50TokenizerFast
