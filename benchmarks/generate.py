@@ -1,18 +1,21 @@
 """Prefill and decode speed of mindnlp beside HF transformers + PyTorch, in one run.
 
-    python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3] [--models gpt2 smollm]
+    python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3] [--models gpt2 smollm t5]
 
 Each model is built once with random weights by HF transformers, saved, and loaded by both
 libraries, so both run the same float32 weights at batch size 1. Figures per model:
 
 - prefill tokens/s: `prompt_length` over the time from calling generate() to its first
-  token (the prompt's forward pass with a fresh cache, keeping the last position's logits);
+  token (the prompt's forward pass with a fresh cache, keeping the last position's logits;
+  for the encoder-decoder T5, summarising the prompt, the encoder's pass and the decoder's
+  first step);
 - decode tokens/s: one over the mean time between later tokens (one cached forward step
   each) of a greedy generate() of `new_tokens` tokens with no early stop.
 
 Both come from the same runs, timed by a logits processor that notes each step. The best of
 `repeats` runs is reported (timings on a shared machine only get slower), then mindnlp /
-PyTorch ratios. torch and transformers are needed here only.
+PyTorch ratios, beside the machine's roofline measured in the same run. torch and
+transformers are needed here only.
 """
 import argparse
 import os
@@ -20,6 +23,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from roofline import describe
 
 
 def build_smollm_135m(directory):
@@ -36,6 +41,18 @@ def build_smollm_135m(directory):
     return "SmolLM-135M-shaped Llama"
 
 
+def build_t5_small(directory):
+    """A random-initialised T5-small (60M: 6 + 6 layers, 512 wide, relative position buckets)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.T5Config(vocab_size=32128, d_model=512, d_kv=64, d_ff=2048, num_layers=6, num_heads=8,
+                                   decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    transformers.T5ForConditionalGeneration(config).save_pretrained(directory)
+    return "T5-small (summarise)"
+
+
 def build_gpt2_small(directory):
     """A random-initialised GPT-2 small (124M: 12 layers, 768 wide, tied embeddings)."""
     import torch
@@ -50,7 +67,15 @@ def build_gpt2_small(directory):
 MODEL_BUILDERS = {
     "gpt2": build_gpt2_small,
     "smollm": build_smollm_135m,
+    "t5": build_t5_small,
 }
+
+
+def _is_seq2seq(directory):
+    import json
+
+    with open(os.path.join(directory, "config.json"), encoding="utf-8") as fh:
+        return bool(json.load(fh).get("is_encoder_decoder"))
 
 
 class StepClock:
@@ -86,7 +111,8 @@ def measure_torch(directory, prompt, new_tokens, repeats):
     import torch
     import transformers
 
-    model = transformers.AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32).eval()
+    auto = transformers.AutoModelForSeq2SeqLM if _is_seq2seq(directory) else transformers.AutoModelForCausalLM
+    model = auto.from_pretrained(directory, dtype=torch.float32).eval()
     ids = torch.tensor(prompt)[None]
 
     def generate(clock):
@@ -100,9 +126,10 @@ def measure_torch(directory, prompt, new_tokens, repeats):
 
 def measure_mindnlp(directory, prompt, new_tokens, repeats):
     from mindnlp import core
-    from mindnlp.transformers import AutoModelForCausalLM, LogitsProcessorList
+    from mindnlp.transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, LogitsProcessorList
 
-    model = AutoModelForCausalLM.from_pretrained(directory, dtype=core.float32, attn_implementation="sdpa")
+    auto = AutoModelForSeq2SeqLM if _is_seq2seq(directory) else AutoModelForCausalLM
+    model = auto.from_pretrained(directory, dtype=core.float32, attn_implementation="sdpa")
     ids = core.tensor(prompt)[None]
 
     def generate(clock):
@@ -125,8 +152,9 @@ def main():
     parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
     args = parser.parse_args()
     rng = np.random.default_rng(0)
+    print(describe()[0])
     print(f"batch 1, float32, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
-          f"best of {args.repeats}; {os.cpu_count()} CPUs")
+          f"best of {args.repeats}")
     header = f"{'model':28} {'library':9} {'prefill tok/s':>14} {'decode tok/s':>13}"
     for key in args.models:
         with tempfile.TemporaryDirectory() as directory:
