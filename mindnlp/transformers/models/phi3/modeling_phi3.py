@@ -58,6 +58,17 @@ class Phi3Model(MistralModel, Phi3PreTrainedModel):
 class Phi3ForCausalLM(MistralForCausalLM, Phi3PreTrainedModel, GenerationMixin):
     base_model_class = Phi3Model
 
+    def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, past_key_values=None, **kwargs):
+        """Once the text outgrows `original_max_position_embeddings`, LongRoPE rotates with its
+        long factors: the keys cached with the short ones are recomputed, once, by running the
+        whole text again without the cache (HF's behaviour)."""
+        original = getattr(self.config, "original_max_position_embeddings", None)
+        if (past_key_values is not None and original is not None and input_ids.shape[1] >= original + 1
+                and past_key_values.get_seq_length() <= original):
+            past_key_values, next_sequence_length = None, None
+        return super().prepare_inputs_for_generation(input_ids, next_sequence_length=next_sequence_length,
+                                                     past_key_values=past_key_values, **kwargs)
+
 
 class Phi3ForSequenceClassification(MistralForSequenceClassification, Phi3PreTrainedModel):
     base_model_class = Phi3Model
