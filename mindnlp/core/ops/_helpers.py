@@ -3,6 +3,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
+from ..autograd import function as _function
 from ..backends import get_backend
 
 HALF_NP = (np.dtype(np.float16), _dtype.bfloat16.np_dtype)
@@ -152,3 +153,14 @@ def normalize_dims(dim, ndim):
 
 def wrap(array, version=None):
     return _wrap(array, version=version)
+
+
+def array_op(kernel, *operands):
+    """A non-differentiable op computed directly on arrays: `kernel(*arrays)` as a tensor.
+
+    Cheaper than a Function for comparisons and logic; graph capture records it here since
+    it does not pass through Function.apply.
+    """
+    if _function._tracer is not None:
+        return _function._tracer.record_raw(kernel, operands)
+    return _wrap(kernel(*[o._data if isinstance(o, Tensor) else o for o in operands]))

@@ -1,10 +1,12 @@
 """Reductions over dimensions: sum, mean, max/min (with indices), amax/amin, arg*, all/any."""
+import functools
+
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
-from ._helpers import HALF_NP, normalize_dim, normalize_dims, xp_of
+from ._helpers import HALF_NP, array_op, normalize_dim, normalize_dims, xp_of
 from ._out import write_out
 from .conversion import cast
 
@@ -219,12 +221,12 @@ def argmin(input, dim=None, keepdim=False):
 
 def all(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.ndim)
-    return _wrap(xp_of(input).all(input._data, axis=dims, keepdims=keepdim))
+    return array_op(functools.partial(xp_of(input).all, axis=dims, keepdims=keepdim), input)
 
 
 def any(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.ndim)
-    return _wrap(xp_of(input).any(input._data, axis=dims, keepdims=keepdim))
+    return array_op(functools.partial(xp_of(input).any, axis=dims, keepdims=keepdim), input)
 
 
 # --- statistics, cumulative ops, norms, order statistics ---------------------------------
