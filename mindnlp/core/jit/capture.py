@@ -24,7 +24,8 @@ import numpy as np
 from .. import _tensor
 from ..autograd import function as _function
 from ..random import default_generator
-from .graph import Graph, Node, SlotRef
+from ..ops.indexing import Index
+from .graph import Graph, Node, SlotRef, iter_refs
 
 _CORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CREATION_FILE = os.path.join("ops", "creation.py")
@@ -142,6 +143,14 @@ class Tracer:
         else:
             self.foreign[id(array)] = (array, reason)
 
+    def mark_constant(self, t):
+        """t's array depends on no tensor's values (ops/_helpers.wrap_constant)."""
+        array = t._data
+        self.foreign.pop(id(array), None)
+        if id(array) not in self.slot_of:
+            slot = self.graph.new_slot("const", array, value=array.copy(), device=t._device)
+            self._register(slot, array)
+
     def _constant_or_reason(self, frame):
         """None when the tensor was made by a creation op from Python values (or shapes)."""
         code = frame.f_code
@@ -254,6 +263,9 @@ class Tracer:
         tuple_out = type(out) is tuple
         results = out if tuple_out else (out,)
         graph = self.graph
+        if op is Index and any(ref.array and graph.slots[ref.slot].dtype == np.bool_ for ref in iter_refs(targs)):
+            self.graph_break("boolean-mask indexing (the output's shape depends on the mask's values)")
+            return
         reads = Node(op, targs, tkwargs, (), tuple_out).reads()
         constant = all(self._is_constant(s) for s in reads)
         writes = []

@@ -164,3 +164,12 @@ def array_op(kernel, *operands):
     if _function._tracer is not None:
         return _function._tracer.record_raw(kernel, operands)
     return _wrap(kernel(*[o._data if isinstance(o, Tensor) else o for o in operands]))
+
+
+def wrap_constant(array):
+    """Wrap an array computed from shapes and Python values only (a causal mask): graph
+    capture keeps it as a constant of the graph."""
+    t = _wrap(array)
+    if _function._tracer is not None:
+        _function._tracer.mark_constant(t)
+    return t
