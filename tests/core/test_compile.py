@@ -320,3 +320,38 @@ def test_compile_contract():
     _assert_same(decorated(core.ones(2)), core.ones(2) + 1)
     core.compiler.reset()
     assert decorated.graphs == []
+
+
+def test_passes_fold_constants_and_drop_dead_code():
+    def fn(x):
+        positions = core.arange(x.shape[-1]).float()
+        table = (positions * 0.5).exp().unsqueeze(0)           # constant: folded
+        unused = x.sin() * 3                                     # dead: dropped
+        return x * table
+
+    compiled = _replays_like_eager(fn, (2, 4))
+    graph = compiled.graphs[0]
+    assert [n.name for n in graph.nodes] == ["Mul"]
+    assert "unused" not in str(graph)
+
+
+def test_graph_mode_switch_compiles_top_level_models():
+    import mindnlp
+    from mindnlp.transformers import AutoModel
+
+    model = AutoModel.from_pretrained(os.path.join(REPO, "tests", "fixtures", "bert", "base")).eval()
+    ids, mask = _hf_batch(model, [5, 3], 0)
+    with core.no_grad():
+        want = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        mindnlp.set_context(mode=mindnlp.GRAPH_MODE)
+        try:
+            assert mindnlp.get_context("mode") == mindnlp.GRAPH_MODE
+            for _ in range(3):
+                got = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        finally:
+            mindnlp.set_context(mode=mindnlp.PYNATIVE_MODE)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=1e-6)
+    compiled = model.__dict__["_graph_call_fn"]
+    assert len(compiled.graphs) == 1 and compiled.breaks == []
+    with pytest.raises(ValueError, match="GRAPH_MODE"):
+        mindnlp.set_context(mode="graph")

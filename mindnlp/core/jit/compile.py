@@ -156,7 +156,7 @@ class CompiledFunction:
         graph = tracer.finish(result)
         if graph is None:
             return self._eager_recorded(key, tracer.breaks[0], result)
-        passes.optimize(graph)
+        passes.optimize(graph, tracer.arrays)
         compiled = CompiledGraph(graph)
         mismatch = _validate(compiled, tracer, tensors) if config.validate else None
         if mismatch is not None:
