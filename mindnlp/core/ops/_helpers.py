@@ -163,6 +163,9 @@ def array_op(kernel, *operands):
     """
     if _function._tracer is not None:
         return _function._tracer.record_raw(kernel, operands)
+    if len(operands) == 2:
+        a, b = operands
+        return _wrap(kernel(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b))
     return _wrap(kernel(*[o._data if isinstance(o, Tensor) else o for o in operands]))
 
 
