@@ -5,6 +5,7 @@ Subpackages are imported on first use so that `import mindnlp` stays cheap:
 """
 __version__ = "0.1.0"
 
+from ._context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context  # noqa: E402,F401
 from ._datasets_hook import watch_for_datasets  # noqa: E402
 
 watch_for_datasets()

@@ -34,6 +34,10 @@ def _device_of(array):
     return backend_for_array(array).device
 
 
+# The graph capture in progress (core.jit.capture.Tracer), or None; set by the tracer.
+_tracer = None
+
+
 def _wrap(array, requires_grad=False, version=None):
     """Make a Tensor around an array without copying (the fast internal constructor)."""
     if not isinstance(array, np.ndarray) and isinstance(array, np.generic):
@@ -47,6 +51,8 @@ def _wrap(array, requires_grad=False, version=None):
     t._output_nr = 0
     t._version = version if version is not None else [0]
     t._hooks = None
+    if _tracer is not None:
+        _tracer.on_wrap(t)
     return t
 
 
@@ -182,6 +188,8 @@ class Tensor:
 
     # --- conversion to Python / NumPy ---
     def numpy(self, force=False):
+        if _tracer is not None:
+            _tracer.escape(self, "Tensor.numpy()")
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self._device.type != "cpu":
@@ -194,10 +202,14 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if _tracer is not None:
+            _tracer.escape(self, "conversion to a NumPy array")
         arr = self.detach().cpu()._data
         return arr.astype(dtype) if dtype is not None else arr
 
     def item(self):
+        if _tracer is not None:
+            _tracer.value_guard(self)
         if self._device.type == "meta":
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
@@ -205,6 +217,8 @@ class Tensor:
         return self._host().reshape(-1)[0].item()
 
     def tolist(self):
+        if _tracer is not None:
+            _tracer.escape(self, "Tensor.tolist()")
         host = self._host()
         if host.dtype.name == "bfloat16" or host.dtype == np.float16:
             host = host.astype(np.float32)

@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from .. import core
+from .._context import graph_mode
 from ..core import nn
 from ..core.serialization import staged_folder, write_text_atomic
 from .configuration_utils import PretrainedConfig
@@ -215,13 +216,21 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
     def __call__(self, *args, **kwargs):
         """Module call with the input checks every family shares (see modeling_inputs)."""
         ids = check_model_inputs(self, args, kwargs)
+        call = self._graph_call() if graph_mode() else super().__call__
         try:
-            return super().__call__(*args, **kwargs)
+            return call(*args, **kwargs)
         except (IndexError, RuntimeError, ValueError) as err:
             explained = explain_failure(self, err, ids, kwargs)
             if explained is None:
                 raise
             raise explained from err
+
+    def _graph_call(self):
+        """This model's call compiled (GRAPH_MODE); made on first use, kept with the model."""
+        compiled = self.__dict__.get("_graph_call_fn")
+        if compiled is None:
+            compiled = self.__dict__["_graph_call_fn"] = core.compile(nn.Module.__call__.__get__(self))
+        return compiled
 
     # --- initialisation ---
     def post_init(self):

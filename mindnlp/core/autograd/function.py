@@ -21,6 +21,9 @@ from . import grad_mode
 # Bound by mindnlp.core._tensor once Tensor exists (importing it here would be circular).
 _Tensor = None
 _wrap = None
+# The graph capture in progress (core.jit.capture.Tracer), or None: the one test that
+# every op call pays for graph mode.
+_tracer = None
 
 
 class Node:
@@ -159,6 +162,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if _tracer is not None:
+            return _tracer.record(cls, args, kwargs)
         state = grad_mode._state
         enabled = state.enabled
         record = False

@@ -3,6 +3,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
+from ..autograd import function as _function
 from ..backends import get_backend
 
 HALF_NP = (np.dtype(np.float16), _dtype.bfloat16.np_dtype)
@@ -152,3 +153,26 @@ def normalize_dims(dim, ndim):
 
 def wrap(array, version=None):
     return _wrap(array, version=version)
+
+
+def array_op(kernel, *operands):
+    """A non-differentiable op computed directly on arrays: `kernel(*arrays)` as a tensor.
+
+    Cheaper than a Function for comparisons and logic; graph capture records it here since
+    it does not pass through Function.apply.
+    """
+    if _function._tracer is not None:
+        return _function._tracer.record_raw(kernel, operands)
+    if len(operands) == 2:
+        a, b = operands
+        return _wrap(kernel(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b))
+    return _wrap(kernel(*[o._data if isinstance(o, Tensor) else o for o in operands]))
+
+
+def wrap_constant(array):
+    """Wrap an array computed from shapes and Python values only (a causal mask): graph
+    capture keeps it as a constant of the graph."""
+    t = _wrap(array)
+    if _function._tracer is not None:
+        _function._tracer.mark_constant(t)
+    return t

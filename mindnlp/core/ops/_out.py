@@ -10,6 +10,7 @@ import warnings
 
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd import function as _function
 from ..autograd import grad_mode
 
 
@@ -67,7 +68,13 @@ def store(name, out, result, warn_resize=True):
     array = result._data if src is dst else result._data.astype(dst.np_dtype)
     if tuple(out.shape) == tuple(result.shape):
         out._data[...] = array
+        if _function._tracer is not None:
+            from .inplace import assign
+
+            _function._tracer.write(assign, out, (result._data,))
     else:
+        if _function._tracer is not None:
+            _function._tracer.graph_break("an out= tensor was resized")
         if warn_resize and out.numel() != 0:
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape {list(out.shape)}, which does "

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
-from ._helpers import (broadcast_error, compute_float, is_float_array, promote_operands, special_of, xp_of)
+from ._helpers import (array_op, broadcast_error, compute_float, is_float_array, promote_operands, special_of, xp_of)
 from ._out import write_out
 from .conversion import cast
 
@@ -670,7 +670,7 @@ def _compare(fn_name, name):
         a, b = promote_operands(input, other)
         ref = _first_tensor(a, b)
         try:
-            return _wrap(getattr(xp_of(ref), fn_name)(_data(a), _data(b)))
+            return array_op(getattr(xp_of(ref), fn_name), a, b)
         except ValueError:
             raise broadcast_error(_data(a), _data(b)) from None
 
@@ -692,7 +692,7 @@ def _logical(fn_name):
         if out is not None:
             return write_out(fn_name, out, op, input, other)
         ref = _first_tensor(input, other)
-        return _wrap(getattr(xp_of(ref), fn_name)(_data(input), _data(other)))
+        return array_op(getattr(xp_of(ref), fn_name), input, other)
 
     op.__name__ = fn_name
     return op
@@ -706,7 +706,7 @@ logical_xor = _logical("logical_xor")
 def logical_not(input, *, out=None):
     if out is not None:
         return write_out("logical_not", out, logical_not, input)
-    return _wrap(xp_of(input).logical_not(input._data))
+    return array_op(xp_of(input).logical_not, input)
 
 
 def _bitwise(fn_name):
@@ -715,7 +715,7 @@ def _bitwise(fn_name):
         ref = _first_tensor(a, b)
         if ref.is_floating_point():
             raise NotImplementedError(f'"{fn_name}_cpu" not implemented for \'{_dtype.scalar_type_name(ref.dtype)}\'')
-        return _wrap(getattr(xp_of(ref), fn_name)(_data(a), _data(b)))
+        return array_op(getattr(xp_of(ref), fn_name), a, b)
 
     op.__name__ = fn_name
     return op
@@ -731,7 +731,7 @@ bitwise_right_shift = _bitwise("right_shift")
 def bitwise_not(input):
     if input.is_floating_point():
         raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_dtype.scalar_type_name(input.dtype)}\'')
-    return _wrap(xp_of(input).invert(input._data))
+    return array_op(xp_of(input).invert, input)
 
 
 def isnan(input):

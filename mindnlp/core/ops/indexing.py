@@ -3,6 +3,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
+from ..autograd import function as _function
 from ..autograd.function import Function
 from ..backends import cpu_jit
 from ._helpers import normalize_dim, xp_of
@@ -154,8 +155,13 @@ def setitem(x, key, value):
     if _is_basic(key):
         _check_bounds(x, key)
     if not (x.requires_grad or (isinstance(value, Tensor) and value.requires_grad)):
-        x._data[np_key] = value._data if isinstance(value, Tensor) else value
+        raw = value._data if isinstance(value, Tensor) else value
+        x._data[np_key] = raw
         x._version[0] += 1
+        if _function._tracer is not None:
+            from .inplace import assign
+
+            _function._tracer.write(assign, x, (raw, np_key))
         return
     apply_inplace(x, lambda t, v: IndexPut.apply(t, np_key, v, False), value)
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
+from ..autograd import function as _function
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..backends import get_backend
@@ -49,6 +50,14 @@ def _store(t, array):
             )
     t._data[...] = array
     t._version[0] += 1
+    if _function._tracer is not None:
+        _function._tracer.write(assign, t, (array,))
+
+
+def assign(target, value, key=Ellipsis):
+    """The raw write `target[key] = value` on arrays, as graph capture records it."""
+    target[key] = value
+    return target
 
 
 def apply_inplace(t, fn, *args, **kwargs):

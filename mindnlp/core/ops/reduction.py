@@ -1,10 +1,12 @@
 """Reductions over dimensions: sum, mean, max/min (with indices), amax/amin, arg*, all/any."""
+import functools
+
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
-from ._helpers import HALF_NP, normalize_dim, normalize_dims, xp_of
+from ._helpers import HALF_NP, array_op, normalize_dim, normalize_dims, xp_of
 from ._out import write_out
 from .conversion import cast
 
@@ -198,15 +200,18 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):
 
 
 def _arg(input, dim, keepdim, largest):
-    xp = xp_of(input)
+    d = None if dim is None else normalize_dim(dim, input.ndim)
+    return array_op(functools.partial(_arg_array, xp=xp_of(input), dim=d, keepdim=keepdim, largest=largest), input)
+
+
+def _arg_array(data, xp, dim, keepdim, largest):
     fn = xp.argmax if largest else xp.argmin
     if dim is None:
-        out = fn(input._data.reshape(-1))
+        out = fn(data.reshape(-1))
         if keepdim:
-            out = xp.asarray(out).reshape((1,) * input.ndim)
-        return _wrap(xp.asarray(out, dtype=np.int64))
-    d = normalize_dim(dim, input.ndim)
-    return _wrap(fn(input._data, axis=d, keepdims=keepdim).astype(np.int64))
+            out = xp.asarray(out).reshape((1,) * data.ndim)
+        return xp.asarray(out, dtype=np.int64)
+    return fn(data, axis=dim, keepdims=keepdim).astype(np.int64)
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -219,12 +224,12 @@ def argmin(input, dim=None, keepdim=False):
 
 def all(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.ndim)
-    return _wrap(xp_of(input).all(input._data, axis=dims, keepdims=keepdim))
+    return array_op(functools.partial(xp_of(input).all, axis=dims, keepdims=keepdim), input)
 
 
 def any(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.ndim)
-    return _wrap(xp_of(input).any(input._data, axis=dims, keepdims=keepdim))
+    return array_op(functools.partial(xp_of(input).any, axis=dims, keepdims=keepdim), input)
 
 
 # --- statistics, cumulative ops, norms, order statistics ---------------------------------

@@ -7,6 +7,7 @@ backward itself is being recorded (create_graph=True) the probabilities are reco
 differentiable core ops so that second derivatives are exact. The backend's fused attention
 kernel, where it has one, replaces the composed forward (which stays as its reference).
 """
+import functools
 import math
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..._dtype import bool_
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...backends.cpu_kernels import group_heads
-from ...ops._helpers import HALF_NP, fused_kernel, wrap, xp_of
+from ...ops._helpers import HALF_NP, array_op, fused_kernel, wrap, wrap_constant, xp_of
 from .softmax import softmax
 from ...amp.autocast_mode import autocast_op
 
@@ -40,6 +41,13 @@ def _sum_head_groups(t, groups):
     shape = tuple(t.shape)
     grouped = ops.reshape(t, shape[:-3] + (shape[-3] // groups, groups) + shape[-2:])
     return ops.sum(grouped, dim=-3)
+
+
+def _additive_mask(allowed, xp, dtype):
+    """A boolean mask as an additive one: 0 where allowed, -inf elsewhere."""
+    additive = xp.zeros(allowed.shape, dtype=dtype)
+    additive[~allowed] = -np.inf
+    return additive
 
 
 def _causal_mask(xp, L, S):
@@ -234,11 +242,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if mask is not None:
             raise RuntimeError(
                 "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
-        mask = wrap(_causal_mask(xp, L, S))
+        mask = wrap_constant(_causal_mask(xp, L, S))
     if mask is not None and mask.dtype is bool_:
-        additive = xp.zeros(mask.shape, dtype=query._data.dtype)
-        additive[~mask._data] = -np.inf
-        mask = wrap(additive)
+        mask = array_op(functools.partial(_additive_mask, xp=xp, dtype=query._data.dtype), mask)
     keep = None
     if dropout_p > 0.0:
         key_batch = tuple(key.shape[:-2])

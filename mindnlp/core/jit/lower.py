@@ -1,0 +1,163 @@
+"""Lowering: a Graph becomes one generated Python function of straight-line kernel calls.
+
+Each node becomes one call `s7 = k3(s2, s5)` on the slots' arrays: no Tensor objects, no
+argument parsing, no dtype promotion, no autograd bookkeeping. A node's kernel is a
+direct array expression where one is registered for its op in `KERNELS` (specialised on
+the dtypes and constants seen at capture), and otherwise the op's own `forward` called on
+reused tensor shells, which is always right because it is the code the eager run ran.
+The generated source is kept (`CompiledGraph.source`) for `explain`.
+"""
+import numpy as np
+
+from .. import _tensor
+from .._fp_errors import quiet, restore
+from ..autograd import function as _function
+from ..autograd import grad_mode
+from .graph import NO_GUARD, SlotRef, iter_refs
+
+# op -> builder(node, graph) returning an array kernel or None (None: use the generic one)
+KERNELS = {}
+
+
+def kernel_for(*ops):
+    """Register a kernel builder for ops (Function subclasses)."""
+    def register(builder):
+        for op in ops:
+            KERNELS[op] = builder
+        return builder
+    return register
+
+
+def _substitute(template, values):
+    """template with each SlotRef replaced by values[slot]."""
+    if isinstance(template, SlotRef):
+        return values[template.slot]
+    if type(template) in (tuple, list):
+        return type(template)(_substitute(v, values) for v in template)
+    if type(template) is dict:
+        return {k: _substitute(v, values) for k, v in template.items()}
+    return template
+
+
+def generic_kernel(node, graph):
+    """Run the op's forward (or raw write) on arrays, through reused tensor shells."""
+    reads = node.reads()
+    is_function = isinstance(node.op, type) and issubclass(node.op, _function.Function)
+    if not is_function:
+        op, args, kwargs = node.op, node.args, node.kwargs
+        if not kwargs and [getattr(a, "slot", None) for a in args] == reads:
+            return op                       # op(*arrays) exactly: call it directly
+
+        def raw(*arrays):
+            values = dict(zip(reads, arrays))
+            return op(*_substitute(args, values), **_substitute(kwargs, values))
+        return raw
+    shells = {}
+    for ref in iter_refs((node.args, node.kwargs)):
+        if not ref.array and ref.slot not in shells:
+            slot = graph.slots[ref.slot]
+            shell = _tensor._wrap(np.empty(0, dtype=slot.dtype))
+            shell._device = slot.device
+            shells[ref.slot] = shell
+    ctx = _function.Node(node.op)
+    ctx.needs_input_grad = (False,) * len(node.args)
+    forward, args, kwargs, tuple_out = node.op.forward, node.args, node.kwargs, node.tuple_out
+    flat = all(type(a) is SlotRef or not isinstance(a, (tuple, list, dict)) for a in args) and not kwargs
+    Tensor = _tensor.Tensor
+
+    def bind(arrays):
+        values = {}
+        for slot, array in zip(reads, arrays):
+            shell = shells.get(slot)
+            if shell is None:
+                values[slot] = array
+            else:
+                shell._data = array
+                values[slot] = shell
+        return values
+
+    def unwrap(result):
+        if tuple_out:
+            return tuple(r._data if isinstance(r, Tensor) else r for r in result)
+        return result._data if isinstance(result, Tensor) else result
+
+    if flat:
+        plan = [(a.slot if type(a) is SlotRef else None, a) for a in args]
+
+        def run_flat(*arrays):
+            values = bind(arrays)
+            return unwrap(forward(ctx, *[a if s is None else values[s] for s, a in plan]))
+        return run_flat
+
+    def run(*arrays):
+        values = bind(arrays)
+        return unwrap(forward(ctx, *_substitute(args, values), **_substitute(kwargs, values)))
+    return run
+
+
+class GuardFailure(Exception):
+    """A value guard failed during replay: this call must run eagerly."""
+
+
+class CompiledGraph:
+    """A Graph lowered to `run(input_tensors) -> output arrays`."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.externals = [s for s in graph.slots if s.kind == "external"]
+        env = {"GuardFailure": GuardFailure}
+        lines = ["def replay(inputs):"]
+        seen = set()
+        for pos, slot in enumerate(graph.inputs):
+            if slot not in seen:
+                seen.add(slot)
+                lines.append(f"    s{slot} = inputs[{pos}]._data")
+        for slot in graph.slots:
+            if slot.kind == "external":
+                env[f"e{slot.index}"] = slot.tensor
+                lines.append(f"    s{slot.index} = e{slot.index}._data")
+            elif slot.kind == "const":
+                env[f"c{slot.index}"] = slot.value
+                copy = ".copy()" if graph.slots[slot.root].mutated else ""
+                lines.append(f"    s{slot.index} = c{slot.index}{copy}")
+        for i, node in enumerate(graph.nodes):
+            builder = KERNELS.get(node.op)
+            kernel = builder(node, graph) if builder is not None else None
+            env[f"k{i}"] = kernel or generic_kernel(node, graph)
+            call = f"k{i}(" + ", ".join(f"s{s}" for s in node.reads()) + ")"
+            if node.expect is not NO_GUARD:
+                env[f"g{i}"] = node.expect
+                lines.append(f"    if {call} != g{i}:")
+                lines.append(f"        raise GuardFailure({i})")
+            elif node.tuple_out:
+                targets = ", ".join(f"s{o}" if o is not None else "_" for o in node.outputs)
+                lines.append(f"    {targets}, = {call}" if len(node.outputs) == 1 else f"    {targets} = {call}")
+            elif node.outputs[0] is not None:
+                lines.append(f"    s{node.outputs[0]} = {call}")
+            else:
+                lines.append(f"    {call}")
+        for old, new in graph.rebinds.items():
+            slot = graph.slots[old]
+            owner = f"e{old}" if slot.kind == "external" else f"inputs[{graph.inputs.index(old)}]"
+            lines.append(f"    {owner}._data = s{new}")
+        outs = []
+        for s in graph.output_slots():
+            # A constant's array is shared by every replay: hand out a copy.
+            shared = graph.slots[graph.slots[s].root].kind == "const"
+            outs.append(f"s{s}.copy()" if shared else f"s{s}")
+        lines.append("    return (" + "".join(o + ", " for o in outs) + ")")
+        self.source = "\n".join(lines)
+        exec(compile(self.source, "<mindnlp graph>", "exec"), env)
+        self._replay = env["replay"]
+
+    def run(self, inputs):
+        """The output arrays (in Graph.output_slots order) for these input tensors."""
+        state = grad_mode._state
+        enabled = state.enabled
+        state.enabled = False
+        fp = quiet()
+        try:
+            return self._replay(inputs)
+        finally:
+            restore(fp)
+            state.enabled = enabled

@@ -1,0 +1,357 @@
+"""core.compile: replayed graphs equal eager results; guards, recompiles and graph breaks.
+
+Each compiled function is called on fresh inputs after its capture, so the results
+checked come from replaying the graph, not from the capture's own eager run.
+"""
+import logging
+import os
+
+import numpy as np
+import pytest
+
+from mindnlp import core
+from mindnlp.core import nn
+from mindnlp.core.nn import functional as F
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _inputs(seed, *shapes):
+    rng = np.random.default_rng(seed)
+    return [core.tensor(rng.standard_normal(s).astype(np.float32)) for s in shapes]
+
+
+def _assert_same(a, b):
+    if isinstance(a, core.Tensor):
+        assert a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    elif isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a:
+            _assert_same(a[k], b[k])
+    elif isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    else:
+        assert a == b
+
+
+def _replays_like_eager(fn, *shapes, calls=3):
+    """Compile fn, capture on one input, replay on others: equal to eager, no break."""
+    compiled = core.compile(fn)
+    with core.no_grad():
+        for seed in range(calls):
+            args = _inputs(seed, *shapes)
+            _assert_same(compiled(*args), fn(*args))
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    return compiled
+
+
+OPS = {
+    "arith": (lambda a, b: (a + b) * 2.0 - b / (a.abs() + 1.0), (3, 4), (3, 4)),
+    "broadcast": (lambda a, b: a * b - 1, (3, 4), (4,)),
+    "unary": (lambda a: (a.exp().log1p().tanh(), a.sigmoid(), a.sqrt(), a.clamp(-0.5, 0.5), a.pow(2)), (5, 6)),
+    "reductions": (lambda a: (a.sum(-1), a.mean(0, keepdim=True), a.max(-1).values, a.argmax(-1), a.var(-1),
+                              core.logsumexp(a, -1), a.cumsum(0)), (4, 5)),
+    "shapes": (lambda a: (a.view(2, 10), a.transpose(0, 1).contiguous(), a.reshape(-1)[3:9], a.unsqueeze(0).expand(
+        3, 4, 5), a.permute(1, 0)[::2], core.cat([a, a], 1), core.stack([a, a]), a.flip(0), a.chunk(2, 1)), (4, 5)),
+    "indexing": (lambda a: (a[1], a[:, 2:4], a[core.tensor([0, 2])], a.gather(1, core.tensor([[0], [1], [2], [3]])),
+                            a.index_select(0, core.tensor([3, 1]))), (4, 5)),
+    "compare_where": (lambda a, b: (core.where(a > b, a, b), (a == a).all(), (a < 0) & (b >= 0), ~(a > 0),
+                                    a.masked_fill(a > 0, 0.0)), (4, 5), (4, 5)),
+    "linalg": (lambda a, b: (a @ b, core.bmm(a[None], b[None]), core.einsum("ij,jk->ik", a, b)), (3, 4), (4, 2)),
+    "softmax_norms": (lambda a: (F.softmax(a, -1), F.log_softmax(a, 0), F.layer_norm(a, (5,)), F.gelu(a),
+                                 F.silu(a), F.normalize(a, dim=-1)), (4, 5)),
+    "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), (1, 2, 5, 4),
+                  (1, 2, 5, 4), (1, 2, 5, 4)),
+    "creation_constants": (lambda a: a + core.arange(a.shape[-1]) * core.ones(a.shape) + core.full((1, 5), 2.0)
+                           + core.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), (4, 5)),
+    "inplace_on_intermediate": (lambda a: a.clone().mul_(2.0).add_(1.0).clamp_(max=1.5), (4, 5)),
+    "setitem_on_intermediate": (lambda a: _setitem(a), (4, 5)),
+}
+
+
+def _setitem(a):
+    out = core.zeros(4, 5)
+    out[1:3] = a[1:3] * 2
+    out[:, 0] = 7.0
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_battery_replays_like_eager(name):
+    fn, *shapes = OPS[name]
+    _replays_like_eager(fn, *shapes)
+
+
+MODULES = {
+    "mlp": (lambda: nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.Dropout(0.1), nn.Linear(8, 3)), (2, 5, 6)),
+    "layernorm": (lambda: nn.LayerNorm(6), (2, 6)),
+    "conv1d": (lambda: nn.Sequential(nn.Conv1d(3, 4, 3, padding=1), nn.ReLU()), (2, 3, 7)),
+    "mha": (lambda: _SelfAttention(nn.MultiheadAttention(8, 2, batch_first=True)), (2, 5, 8)),
+    "embedding": (lambda: _Embed(nn.Embedding(10, 4)), (3,)),
+}
+
+
+class _SelfAttention(nn.Module):
+    def __init__(self, mha):
+        super().__init__()
+        self.mha = mha
+
+    def forward(self, x):
+        return self.mha(x, x, x)[0]
+
+
+class _Embed(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        self.emb = emb
+
+    def forward(self, x):
+        return self.emb((x.abs() * 3).long().clamp(max=9))
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_replay_like_eager(name):
+    make, shape = MODULES[name]
+    core.manual_seed(0)
+    module = make().eval()
+    compiled = core.compile(module)
+    with core.no_grad():
+        for seed in range(3):
+            (x,) = _inputs(seed, shape)
+            _assert_same(compiled(x), module(x))
+    call = compiled.__dict__["_compiled_call"]
+    assert call.breaks == [] and len(call.graphs) == 1
+    assert compiled._orig_mod is module and "_orig_mod.mha.in_proj_weight" in compiled.state_dict() or name != "mha"
+
+
+def test_parameters_are_read_at_each_replay():
+    lin = nn.Linear(3, 2).eval()
+    compiled = core.compile(lin)
+    (x,) = _inputs(0, (1, 3))
+    with core.no_grad():
+        compiled(x)
+        lin.weight.mul_(2.0)
+        _assert_same(compiled(x), lin(x))
+
+
+def _hf_batch(model, lengths, seed):
+    rng = np.random.default_rng(seed)
+    ids = core.tensor(rng.integers(0, model.config.vocab_size, (len(lengths), max(lengths))))
+    mask = core.tensor([[1] * n + [0] * (max(lengths) - n) for n in lengths])
+    return ids, mask
+
+
+def _compiled_model_matches(model, extra, padded):
+    compiled = core.compile(model.forward)
+    with core.no_grad():
+        for seed in range(3):
+            ids, mask = _hf_batch(model, padded if seed else [6, 6], seed)
+            got, want = compiled(input_ids=ids, attention_mask=mask, **extra), model(
+                input_ids=ids, attention_mask=mask, **extra)
+            assert type(got) is type(want) and list(got) == list(want)
+            for k in want:
+                np.testing.assert_allclose(got[k].numpy(), want[k].numpy(), rtol=0, atol=1e-6)
+    return compiled
+
+
+def test_bert_forward_compiled_equals_eager():
+    from mindnlp.transformers import AutoModel
+
+    model = AutoModel.from_pretrained(os.path.join(REPO, "tests", "fixtures", "bert", "base")).eval()
+    compiled = _compiled_model_matches(model, {}, [6, 4])
+    # All-ones masks take the no-mask branch, padded ones the other: one graph, a value guard each.
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+
+
+def test_llama_forward_compiled_equals_eager():
+    from mindnlp.transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(
+        os.path.join(REPO, "tests", "fixtures", "decoders", "llama", "model")).eval()
+    compiled = _compiled_model_matches(model, {"use_cache": False}, [6, 3])
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+
+
+# --- guards and recompiles ---
+
+
+def test_new_shape_dtype_or_scalar_recaptures():
+    fn = lambda x, scale: x * scale  # noqa: E731
+    compiled = core.compile(fn)
+    with core.no_grad():
+        for x, s in [(core.ones(2, 3), 2.0), (core.ones(2, 3), 2.0), (core.ones(4, 3), 2.0),
+                     (core.ones(2, 3, dtype=core.float64), 2.0), (core.ones(2, 3), 3.0)]:
+            _assert_same(compiled(x, s), fn(x, s))
+    assert len(compiled.graphs) == 4 and len(compiled.guards()) == 4
+
+
+def test_training_flag_is_guarded():
+    core.manual_seed(0)
+    module = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    compiled = core.compile(module)
+    call = compiled.__dict__["_compiled_call"]
+    (x,) = _inputs(0, (8, 4))
+    with core.no_grad():
+        module.eval()
+        _assert_same(compiled(x), module(x))
+        _assert_same(compiled(x), module(x))
+        module.train()
+        compiled(x)                      # dropout draws random numbers: this key runs eagerly
+    assert len(call.graphs) == 1 and len(call.breaks) == 1
+
+
+def test_recompile_limit_falls_back_to_eager(monkeypatch):
+    monkeypatch.setattr(core.jit.config, "recompile_limit", 2)
+    compiled = core.compile(lambda x: x + 1)
+    with core.no_grad():
+        for n in range(1, 5):
+            _assert_same(compiled(core.ones(n)), core.ones(n) + 1)
+    assert len(compiled.graphs) == 2 and any("recompile limit" in r for r in compiled.breaks)
+
+
+def test_value_guard_sends_the_other_branch_to_eager():
+    def fn(x):
+        if bool(x.sum() > 0):
+            return x * 2
+        return x - 1
+
+    compiled = core.compile(fn)
+    with core.no_grad():
+        for x in (core.ones(3), core.ones(3) * 3, -core.ones(3), core.ones(3)):
+            _assert_same(compiled(x), fn(x))
+    assert len(compiled.graphs) == 1 and compiled.breaks == []
+    assert "guard" in str(compiled.graphs[0])
+
+
+def test_input_mutation_is_replayed():
+    def fn(x, y):
+        x.add_(y)
+        return x * 2
+
+    compiled = core.compile(fn)
+    with core.no_grad():
+        a, b = core.ones(3), core.ones(3)
+        for _ in range(3):
+            out = compiled(a, b)
+        np.testing.assert_array_equal(a.numpy(), [4.0, 4.0, 4.0])
+        np.testing.assert_array_equal(out.numpy(), [8.0, 8.0, 8.0])
+    assert len(compiled.graphs) == 1
+
+
+def test_constant_outputs_are_not_shared_between_calls():
+    compiled = core.compile(lambda x: (x + 1, core.zeros(2)))
+    with core.no_grad():
+        compiled(core.ones(2))
+        first = compiled(core.ones(2))[1]
+        first.add_(5.0)
+        np.testing.assert_array_equal(compiled(core.ones(2))[1].numpy(), [0.0, 0.0])
+
+
+def test_requires_grad_runs_eagerly_with_autograd():
+    compiled = core.compile(lambda x: (x * x).sum())
+    x = core.ones(3, requires_grad=True)
+    out = compiled(x)
+    out.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+    assert compiled.graphs == [] and "require grad" in compiled.breaks[0]
+
+
+# --- graph breaks: eager results, reasons recorded, fullgraph raises ---
+
+
+BREAKS = {
+    "tolist": (lambda x: x * len([v for v in x.tolist() if v > 0]), "tolist"),
+    "numpy": (lambda x: x + float(np.asarray(x.numpy()).max()), "numpy"),
+    "nonzero": (lambda x: x[core.nonzero(x > 0)[:, 0]], "outside Function.apply"),
+    "masked_select": (lambda x: core.masked_select(x, x > 0).sum(), "boolean-mask"),
+    "random": (lambda x: x + core.rand(3), "random"),
+    "unsupported_argument": (lambda x, obj=object(): x + 1, None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_graph_breaks_run_eagerly_with_a_reason(name):
+    fn, words = BREAKS[name]
+    compiled = core.compile(fn)
+    with core.no_grad():
+        for x in (core.tensor([1.0, -2.0, 3.0]), core.tensor([-1.0, 2.0, 5.0])):
+            if name == "random":
+                core.manual_seed(0)
+                got = compiled(x)
+                core.manual_seed(0)
+                _assert_same(got, fn(x))
+            elif name == "unsupported_argument":
+                _assert_same(compiled(x, object()), x + 1)
+            else:
+                _assert_same(compiled(x), fn(x))
+    assert compiled.graphs == [] and compiled.breaks
+    assert words is None or words in compiled.breaks[0]
+
+
+@pytest.mark.parametrize("name", ["tolist", "nonzero", "random"])
+def test_fullgraph_raises_on_a_break(name):
+    compiled = core.compile(BREAKS[name][0], fullgraph=True)
+    with core.no_grad(), pytest.raises(core.jit.GraphBreak):
+        compiled(core.tensor([1.0, -2.0, 3.0]))
+
+
+def test_explain_and_logs(caplog, monkeypatch):
+    ex = core.compiler.explain(lambda x: (x + 1).tolist(), core.ones(2))
+    assert ex.graph_count == 0 and ex.graph_break_count == 1 and "tolist" in ex.break_reasons[0]
+    ex = core.compiler.explain(lambda x: x.exp() + 1, core.ones(2))
+    assert ex.graph_count == 1 and ex.op_count == 2 and "Exp" in str(ex)
+    monkeypatch.setenv("MINDNLP_LOGS", "graph_breaks")
+    with caplog.at_level(logging.WARNING, logger="mindnlp.core.jit"):
+        core.compile(lambda x: x.tolist())(core.ones(2))
+    assert "tolist" in caplog.text
+
+
+def test_compile_contract():
+    def fn(x):
+        return x + 1
+
+    assert core.compile(fn, disable=True) is fn
+    with pytest.raises(RuntimeError, match="mode"):
+        core.compile(fn, mode="fastest")
+    decorated = core.compile(mode="reduce-overhead", fullgraph=True)(fn)
+    _assert_same(decorated(core.ones(2)), core.ones(2) + 1)
+    core.compiler.reset()
+    assert decorated.graphs == []
+
+
+def test_passes_fold_constants_and_drop_dead_code():
+    def fn(x):
+        positions = core.arange(x.shape[-1]).float()
+        table = (positions * 0.5).exp().unsqueeze(0)           # constant: folded
+        unused = x.sin() * 3                                     # dead: dropped
+        return x * table
+
+    compiled = _replays_like_eager(fn, (2, 4))
+    graph = compiled.graphs[0]
+    assert [n.name for n in graph.nodes] == ["Mul"]
+    assert "unused" not in str(graph)
+
+
+def test_graph_mode_switch_compiles_top_level_models():
+    import mindnlp
+    from mindnlp.transformers import AutoModel
+
+    model = AutoModel.from_pretrained(os.path.join(REPO, "tests", "fixtures", "bert", "base")).eval()
+    ids, mask = _hf_batch(model, [5, 3], 0)
+    with core.no_grad():
+        want = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        mindnlp.set_context(mode=mindnlp.GRAPH_MODE)
+        try:
+            assert mindnlp.get_context("mode") == mindnlp.GRAPH_MODE
+            for _ in range(3):
+                got = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        finally:
+            mindnlp.set_context(mode=mindnlp.PYNATIVE_MODE)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=0, atol=1e-6)
+    compiled = model.__dict__["_graph_call_fn"]
+    assert len(compiled.graphs) == 1 and compiled.breaks == []
+    with pytest.raises(ValueError, match="GRAPH_MODE"):
+        mindnlp.set_context(mode="graph")
