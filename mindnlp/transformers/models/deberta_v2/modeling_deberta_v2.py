@@ -105,7 +105,8 @@ class DisentangledSelfAttention(nn.Module):
         self.key_proj = nn.Linear(config.hidden_size, self.all_head_size)
         self.value_proj = nn.Linear(config.hidden_size, self.all_head_size)
         self.share_att_key = getattr(config, "share_att_key", False)
-        self.pos_att_type = list(config.pos_att_type or [])
+        # "none" (old configs write "None") names no term
+        self.pos_att_type = [kind for kind in config.pos_att_type or [] if kind != "none"]
         unknown = set(self.pos_att_type) - {"c2p", "p2c"}
         if unknown:
             raise ValueError(f"pos_att_type may list 'c2p' and 'p2c', not {sorted(unknown)}")

@@ -128,7 +128,8 @@ class ModernBertPreTrainedModel(PreTrainedModel):
 
     def _init_weights(self, module):
         """Truncated normals: std `initializer_range` into the blocks, scaled down by
-        sqrt(2 · layers) out of them, hidden_size^-0.5 for the classifiers; zero biases."""
+        sqrt(2 · layers) out of them, hidden_size^-0.5 for the classifiers; zero biases; norms and
+        rotary frequencies as every model has them."""
         cutoff = self.config.initializer_cutoff_factor or 3
         std_in = self.config.initializer_range
         std_out = std_in / math.sqrt(2.0 * self.config.num_hidden_layers)
@@ -149,10 +150,8 @@ class ModernBertPreTrainedModel(PreTrainedModel):
             init(module.decoder, std_out)
         elif isinstance(module, ModernBertClassifierHead):
             init(module.classifier, self.config.hidden_size ** -0.5)
-        elif isinstance(module, nn.LayerNorm):
-            nn.init.ones_(module.weight)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
+        elif isinstance(module, (nn.LayerNorm, RotaryEmbedding)):
+            super()._init_weights(module)
 
 
 class ModernBertModel(ModernBertPreTrainedModel):
