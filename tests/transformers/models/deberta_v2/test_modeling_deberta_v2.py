@@ -1,6 +1,8 @@
 """DeBERTa-v2/v3: parity with HF transformers on tests/fixtures/encoders/deberta_v2 (every head,
 v2's and v3's attention layouts, both masked-LM heads, the tokenizer, saved files), and what
 DeBERTa changes from BERT: disentangled attention over bucketed relative positions."""
+import json
+
 import numpy as np
 import pytest
 
@@ -37,9 +39,7 @@ def test_tokenizer_matches_hf():
 def test_tokenizer_built_from_pieces_matches_hf():
     """Built from (piece, score) pairs, as from an spm.model's pieces, it encodes as HF's tokenizer.json does."""
     loaded = DebertaV2TokenizerFast.from_pretrained(FIXTURES.checkpoint)
-    pieces = loaded.backend_tokenizer.model.__getstate__()
-    import json
-    vocab = [tuple(entry) for entry in json.loads(pieces)["vocab"]]
+    vocab = [tuple(entry) for entry in json.loads(loaded.backend_tokenizer.model.__getstate__())["vocab"]]
     built = DebertaV2TokenizerFast(vocab=vocab)
     assert built.unk_token_id == loaded.unk_token_id == 3
     for record in FIXTURES.expected["tokenizer"]["encodings"]:
