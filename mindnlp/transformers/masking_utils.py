@@ -49,6 +49,20 @@ def create_bidirectional_mask(config=None, inputs_embeds=None, attention_mask=No
     return _to_additive(allowed[:, None, None, :], dtype)
 
 
+def create_bidirectional_sliding_window_mask(config=None, inputs_embeds=None, attention_mask=None, **kwargs):
+    """Padding mask of an encoder's local layers: query i also ignores keys more than
+    `config.sliding_window` positions away on either side (ModernBERT)."""
+    if attention_mask is not None and attention_mask.ndim == 4:
+        return create_bidirectional_mask(config, inputs_embeds, attention_mask)
+    length = inputs_embeds.shape[1]
+    positions = core.arange(length, device=inputs_embeds.device)
+    allowed = ((positions[:, None] - positions[None, :]).abs() <= config.sliding_window)[None, None, :, :]
+    padding = _padding_allowed(attention_mask, length)
+    if padding is not None:
+        allowed = allowed & padding[:, None, None, :]
+    return _to_additive(allowed, inputs_embeds.dtype)
+
+
 def _first_layer(past_key_values, sliding):
     """Index of the cache's first sliding (or full-attention) layer, 0 when it has none."""
     kinds = getattr(past_key_values, "is_sliding", None) or []

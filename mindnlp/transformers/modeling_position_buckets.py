@@ -1,7 +1,8 @@
 """Relative positions mapped to a bounded set of buckets, as position-aware attention biases read them.
 
 `relative_position_bucket` is Mesh TensorFlow's scheme, which T5 and MPNet use for their learned
-per-head attention biases.
+per-head attention biases; `log_bucket_position` is DeBERTa-v2's, whose buckets index relative
+position embeddings.
 """
 import math
 
@@ -31,3 +32,19 @@ def relative_position_bucket(relative_position, bidirectional=True, num_buckets=
                             * (num_buckets - max_exact)).to(core.int64)
     if_large = if_large.clamp(max=num_buckets - 1)
     return buckets + core.where(is_small, relative_position, if_large)
+
+
+def log_bucket_position(relative_position, bucket_size, max_position):
+    """DeBERTa-v2's signed buckets: distances below bucket_size / 2 are kept exactly, larger ones
+    are spread on a log scale that reaches bucket_size / 2 - 1 steps further at max_position.
+
+    Computed in float32 as DeBERTa's code does, so the rounding of ceil() matches its buckets.
+    """
+    mid = bucket_size // 2
+    sign = core.sign(relative_position)
+    inside = (relative_position < mid) & (relative_position > -mid)
+    # Distances inside the exact range are discarded by the last `where`; mid - 1 keeps log() finite there.
+    distance = core.where(inside, core.full_like(relative_position, mid - 1), relative_position.abs()).float()
+    scale = core.log(core.tensor((max_position - 1) / mid, dtype=core.float32))
+    log_position = core.ceil(core.log(distance / mid) / scale * (mid - 1)) + mid
+    return core.where(distance <= mid, relative_position.float(), log_position * sign).to(core.long)

@@ -10,6 +10,8 @@ from .auto_factory import _BaseAutoModelClass, _LazyModelMapping, get_values  # 
 MODEL_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertModel"),
     ("mpnet", "MPNetModel"),
+    ("deberta-v2", "DebertaV2Model"),
+    ("modernbert", "ModernBertModel"),
     ("electra", "ElectraModel"),
     ("albert", "AlbertModel"),
     ("bert", "BertModel"),
@@ -42,6 +44,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForMaskedLM"),
     ("mpnet", "MPNetForMaskedLM"),
+    ("deberta-v2", "DebertaV2ForMaskedLM"),
     ("electra", "ElectraForPreTraining"),
     ("albert", "AlbertForPreTraining"),
     ("bert", "BertForPreTraining"),
@@ -59,6 +62,8 @@ MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_MASKED_LM_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForMaskedLM"),
     ("mpnet", "MPNetForMaskedLM"),
+    ("deberta-v2", "DebertaV2ForMaskedLM"),
+    ("modernbert", "ModernBertForMaskedLM"),
     ("electra", "ElectraForMaskedLM"),
     ("albert", "AlbertForMaskedLM"),
     ("bert", "BertForMaskedLM"),
@@ -98,6 +103,8 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForSequenceClassification"),
     ("mpnet", "MPNetForSequenceClassification"),
+    ("deberta-v2", "DebertaV2ForSequenceClassification"),
+    ("modernbert", "ModernBertForSequenceClassification"),
     ("electra", "ElectraForSequenceClassification"),
     ("albert", "AlbertForSequenceClassification"),
     ("bert", "BertForSequenceClassification"),
@@ -128,6 +135,8 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForTokenClassification"),
     ("mpnet", "MPNetForTokenClassification"),
+    ("deberta-v2", "DebertaV2ForTokenClassification"),
+    ("modernbert", "ModernBertForTokenClassification"),
     ("electra", "ElectraForTokenClassification"),
     ("albert", "AlbertForTokenClassification"),
     ("bert", "BertForTokenClassification"),
@@ -155,6 +164,8 @@ MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForQuestionAnswering"),
     ("mpnet", "MPNetForQuestionAnswering"),
+    ("deberta-v2", "DebertaV2ForQuestionAnswering"),
+    ("modernbert", "ModernBertForQuestionAnswering"),
     ("electra", "ElectraForQuestionAnswering"),
     ("albert", "AlbertForQuestionAnswering"),
     ("bert", "BertForQuestionAnswering"),
@@ -179,6 +190,8 @@ MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES = OrderedDict([
 MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForMultipleChoice"),
     ("mpnet", "MPNetForMultipleChoice"),
+    ("deberta-v2", "DebertaV2ForMultipleChoice"),
+    ("modernbert", "ModernBertForMultipleChoice"),
     ("electra", "ElectraForMultipleChoice"),
     ("albert", "AlbertForMultipleChoice"),
     ("bert", "BertForMultipleChoice"),

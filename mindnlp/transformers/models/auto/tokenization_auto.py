@@ -13,6 +13,7 @@ from ...utils.hub import cached_file
 from ..albert.tokenization_albert_fast import AlbertTokenizerFast
 from ..bert.tokenization_bert_fast import BertTokenizerFast
 from ..camembert.tokenization_camembert_fast import CamembertTokenizerFast
+from ..deberta_v2.tokenization_deberta_v2_fast import DebertaV2TokenizerFast
 from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
 from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
@@ -29,6 +30,7 @@ from ..t5.tokenization_t5_fast import T5TokenizerFast
 TOKENIZER_MAPPING = {
     "camembert": CamembertTokenizerFast,
     "mpnet": MPNetTokenizerFast,
+    "deberta-v2": DebertaV2TokenizerFast,
     "albert": AlbertTokenizerFast,
     "bart": RobertaTokenizerFast,
     "bert": BertTokenizerFast,
@@ -58,7 +60,7 @@ TOKENIZER_MAPPING = {
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
-    for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DistilBertTokenizerFast,
+    for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DebertaV2TokenizerFast, DistilBertTokenizerFast,
                 MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
                 Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer, MBartTokenizer, MBart50Tokenizer)
 }

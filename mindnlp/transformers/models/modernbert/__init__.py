@@ -1,0 +1,11 @@
+from .configuration_modernbert import ModernBertConfig
+
+
+def __getattr__(name):
+    """Model classes load on first use, so importing the config stays cheap."""
+    import importlib
+
+    modeling = importlib.import_module(f"{__name__}.modeling_modernbert")
+    if name in modeling.__all__:
+        return getattr(modeling, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
