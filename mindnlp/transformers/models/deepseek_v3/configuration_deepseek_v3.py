@@ -10,6 +10,7 @@ layers have a dense MLP. `num_experts` and `num_local_experts` both read `n_rout
 """
 from ...configuration_utils import PretrainedConfig
 from ..llama.configuration_llama import LlamaConfig
+from ..mixtral.configuration_mixtral import MixtralConfig
 
 
 class DeepseekV3Config(PretrainedConfig):
@@ -28,11 +29,7 @@ class DeepseekV3Config(PretrainedConfig):
         "layers.*.mlp.down_proj": "rowwise",
     }
     base_model_pp_plan = LlamaConfig.base_model_pp_plan
-    base_model_ep_plan = {
-        "layers.*.mlp.experts.gate_up_proj": "grouped_gemm",
-        "layers.*.mlp.experts.down_proj": "grouped_gemm",
-        "layers.*.mlp.experts": "ep_dispatch_experts",
-    }
+    base_model_ep_plan = MixtralConfig.base_model_ep_plan
 
     vocab_size: int = 129280
     hidden_size: int = 7168
