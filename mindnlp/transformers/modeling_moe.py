@@ -157,9 +157,10 @@ class MoeExperts(nn.Module):
 
 
 class SparseMoeBlock(nn.Module):
-    """A router (`gate`, or `router_name`) and its experts in place of a layer's MLP;
-    `router_class` and `experts_class` are the family's. In training, `config.router_jitter_noise` scales the
-    inputs by a random factor in [1 - noise, 1 + noise] (Mixtral)."""
+    """A router and its experts in place of a layer's MLP; `router_class`, `experts_class` and
+    the router's attribute name `router_name` (`gate`; gpt-oss: `router`) are the family's. In
+    training, `config.router_jitter_noise` scales the inputs by a random factor in
+    [1 - noise, 1 + noise] (Mixtral)."""
 
     router_class = TopKRouter
     experts_class = MoeExperts
