@@ -16,12 +16,14 @@ from .models.modernbert.configuration_modernbert import ModernBertConfig
 from .models.camembert.configuration_camembert import CamembertConfig
 from .models.bart.configuration_bart import BartConfig
 from .models.bert.configuration_bert import BertConfig
+from .models.deepseek_v3.configuration_deepseek_v3 import DeepseekV3Config
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gemma2.configuration_gemma2 import Gemma2Config
 from .models.gemma3.configuration_gemma3 import Gemma3TextConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
+from .models.gpt_oss.configuration_gpt_oss import GptOssConfig
 from .models.llama.configuration_llama import LlamaConfig
 from .models.marian.configuration_marian import MarianConfig
 from .models.mbart.configuration_mbart import MBartConfig
@@ -146,6 +148,14 @@ _LAZY_MODEL_NAMES = {
     "models.mixtral.modeling_mixtral": [
         "MixtralForCausalLM", "MixtralForQuestionAnswering", "MixtralForSequenceClassification",
         "MixtralForTokenClassification", "MixtralModel", "MixtralPreTrainedModel",
+    ],
+    "models.deepseek_v3.modeling_deepseek_v3": [
+        "DeepseekV3ForCausalLM", "DeepseekV3ForSequenceClassification", "DeepseekV3ForTokenClassification",
+        "DeepseekV3Model", "DeepseekV3PreTrainedModel",
+    ],
+    "models.gpt_oss.modeling_gpt_oss": [
+        "GptOssForCausalLM", "GptOssForSequenceClassification", "GptOssForTokenClassification", "GptOssModel",
+        "GptOssPreTrainedModel",
     ],
     "models.qwen2_moe.modeling_qwen2_moe": [
         "Qwen2MoeForCausalLM", "Qwen2MoeForQuestionAnswering", "Qwen2MoeForSequenceClassification",

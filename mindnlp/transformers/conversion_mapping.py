@@ -28,6 +28,7 @@ def _build_registry():
         "mixtral": [WeightRenaming(".block_sparse_moe.", ".mlp."), *_per_expert_gated_mlp("w1", "w3", "w2")],
         "qwen2_moe": qwen2_moe,
         "qwen3_moe": qwen2_moe,
+        "deepseek_v3": qwen2_moe,
     }
 
 

@@ -88,9 +88,15 @@ class MoeExperts(nn.Module):
     """Every expert's gated MLP in two 3-D parameters, run grouped by expert.
 
     The experts' width is `config.moe_intermediate_size` where the config has one (Qwen-MoE,
-    DeepSeek), else `config.intermediate_size` (Mixtral). `config._experts_implementation`
-    picks how they run (see `integrations.moe`); by default, `grouped`.
+    DeepSeek), else `config.intermediate_size` (Mixtral). A family whose checkpoints store
+    the weights as (in, out) rather than Linear's (out, in) sets `is_transposed`, and one
+    whose experts have biases (`gate_up_proj_bias`, `down_proj_bias`) sets `has_bias`
+    (gpt-oss, both). `config._experts_implementation` picks how they run (see
+    `integrations.moe`); by default, `grouped`.
     """
+
+    is_transposed = False
+    has_bias = False
 
     def __init__(self, config):
         super().__init__()
@@ -98,14 +104,30 @@ class MoeExperts(nn.Module):
         self.num_experts = config.num_experts
         self.hidden_dim = config.hidden_size
         self.intermediate_dim = getattr(config, "moe_intermediate_size", None) or config.intermediate_size
-        self.gate_up_proj = nn.Parameter(core.empty(self.num_experts, 2 * self.intermediate_dim, self.hidden_dim))
-        self.down_proj = nn.Parameter(core.empty(self.num_experts, self.hidden_dim, self.intermediate_dim))
+        for name, (outputs, inputs) in (("gate_up_proj", (2 * self.intermediate_dim, self.hidden_dim)),
+                                        ("down_proj", (self.hidden_dim, self.intermediate_dim))):
+            shape = (inputs, outputs) if self.is_transposed else (outputs, inputs)
+            setattr(self, name, nn.Parameter(core.empty(self.num_experts, *shape)))
+            if self.has_bias:
+                setattr(self, f"{name}_bias", nn.Parameter(core.empty(self.num_experts, outputs)))
         self.act_fn = ACT2FN[config.hidden_act]
 
     def activate(self, gate_up):
         """act(gate) · up from the gate_up projection, whose halves are gate and up."""
         gate, up = gate_up.chunk(2, dim=-1)
         return gated_activation(self.act_fn, gate, up)
+
+    def project(self, inputs, name, experts):
+        """`inputs` through projection `name` of `experts`: one expert's index with inputs of
+        (tokens, in), or a tensor of experts, one per row of a batch (tokens, 1, in)."""
+        weight = getattr(self, name)[experts]
+        bias = getattr(self, f"{name}_bias")[experts] if self.has_bias else None
+        if self.is_transposed:
+            weight = weight.transpose(-1, -2)
+        if weight.ndim == 2:
+            return nn.functional.linear(inputs, weight, bias)
+        output = core.bmm(inputs, weight.transpose(1, 2))
+        return output if bias is None else output + bias.unsqueeze(1)
 
     def forward(self, hidden_states, top_k_index, top_k_weights):
         """Σ over each token's top-k experts of weight · expert(token), for tokens × hidden states."""
@@ -127,26 +149,28 @@ class MoeExperts(nn.Module):
         outputs, start = [], 0
         for index, count in enumerate(counts):
             if count:
-                gate_up = nn.functional.linear(grouped[start: start + count], self.gate_up_proj[index])
-                outputs.append(nn.functional.linear(self.activate(gate_up), self.down_proj[index]))
+                gate_up = self.project(grouped[start: start + count], "gate_up_proj", index)
+                outputs.append(self.project(self.activate(gate_up), "down_proj", index))
                 start += count
         weighted = core.cat(outputs) * top_k_weights.reshape(-1)[order].unsqueeze(-1)
         return core.zeros_like(hidden_states).index_add(0, tokens, weighted.to(hidden_states.dtype))
 
 
 class SparseMoeBlock(nn.Module):
-    """A router (`gate`) and its experts in place of a layer's MLP; `router_class` and
-    `experts_class` are the family's. In training, `config.router_jitter_noise` scales the
-    inputs by a random factor in [1 - noise, 1 + noise] (Mixtral)."""
+    """A router and its experts in place of a layer's MLP; `router_class`, `experts_class` and
+    the router's attribute name `router_name` (`gate`; gpt-oss: `router`) are the family's. In
+    training, `config.router_jitter_noise` scales the inputs by a random factor in
+    [1 - noise, 1 + noise] (Mixtral)."""
 
     router_class = TopKRouter
     experts_class = MoeExperts
+    router_name = "gate"
 
     def __init__(self, config):
         super().__init__()
         self.top_k = config.num_experts_per_tok
         self.jitter_noise = getattr(config, "router_jitter_noise", 0.0)
-        self.gate = self.router_class(config)
+        setattr(self, self.router_name, self.router_class(config))
         self.experts = self.experts_class(config)
 
     def forward(self, hidden_states):
@@ -155,7 +179,7 @@ class SparseMoeBlock(nn.Module):
             noise = core.empty_like(hidden_states).uniform_(1.0 - self.jitter_noise, 1.0 + self.jitter_noise)
             hidden_states = hidden_states * noise
         hidden_states = hidden_states.reshape(-1, shape[-1])
-        _, top_k_weights, top_k_index = self.gate(hidden_states)
+        _, top_k_weights, top_k_index = getattr(self, self.router_name)(hidden_states)
         return self.experts(hidden_states, top_k_index, top_k_weights).reshape(shape)
 
 
@@ -173,6 +197,9 @@ class MoePreTrainedModel(DecoderPreTrainedModel):
         if isinstance(module, MoeExperts):
             nn.init.normal_(module.gate_up_proj, mean=0.0, std=std)
             nn.init.normal_(module.down_proj, mean=0.0, std=std)
+            if module.has_bias:
+                nn.init.zeros_(module.gate_up_proj_bias)
+                nn.init.zeros_(module.down_proj_bias)
         elif isinstance(module, TopKRouter):
             nn.init.normal_(module.weight, mean=0.0, std=std)
 
@@ -213,13 +240,19 @@ class MoeModel(DecoderModel):
 
 class MoeForCausalLM(GenericForCausalLM):
     """Next-token logits; with router logits, the load-balancing `aux_loss`, which joins the LM
-    loss weighted by `config.router_aux_loss_coef`."""
+    loss weighted by `config.router_aux_loss_coef`. A family trained without that loss
+    (DeepSeek-V3 balances its experts with a bias instead) returns None from `auxiliary_loss`
+    and its outputs carry the router logits alone."""
 
     def __init__(self, config):
         super().__init__(config)
-        self.router_aux_loss_coef = config.router_aux_loss_coef
+        self.router_aux_loss_coef = getattr(config, "router_aux_loss_coef", 0.0)
         self.num_experts = config.num_experts
         self.num_experts_per_tok = config.num_experts_per_tok
+
+    def auxiliary_loss(self, router_logits, attention_mask):
+        """Switch Transformer's load-balancing loss over the layers' router logits."""
+        return load_balancing_loss_func(router_logits, self.num_experts, self.num_experts_per_tok, attention_mask)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, labels=None, use_cache=None, output_router_logits=None, return_dict=None,
@@ -231,12 +264,9 @@ class MoeForCausalLM(GenericForCausalLM):
             input_ids, labels, logits_to_keep, kwargs, attention_mask=attention_mask, position_ids=position_ids,
             past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache,
             output_router_logits=output_router_logits)
-        aux_loss = None
-        if output_router_logits:
-            aux_loss = load_balancing_loss_func(outputs.router_logits, self.num_experts, self.num_experts_per_tok,
-                                                attention_mask)
-            if labels is not None:
-                loss = loss + self.router_aux_loss_coef * aux_loss.to(loss.device)
+        aux_loss = self.auxiliary_loss(outputs.router_logits, attention_mask) if output_router_logits else None
+        if aux_loss is not None and labels is not None:
+            loss = loss + self.router_aux_loss_coef * aux_loss.to(loss.device)
         output = MoeCausalLMOutputWithPast(loss=loss, aux_loss=aux_loss, logits=logits,
                                            past_key_values=outputs.past_key_values,
                                            hidden_states=outputs.hidden_states, attentions=outputs.attentions,

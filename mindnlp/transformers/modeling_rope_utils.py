@@ -287,6 +287,16 @@ def _yarn_mscale(scale, mscale=1.0):
     return 0.1 * mscale * math.log(scale) + 1.0
 
 
+def yarn_softmax_scale(rope_parameters):
+    """The factor by which DeepSeek's attention scales q·k/sqrt(d) twice (mscale², as its
+    YaRN checkpoints expect): mscale(factor, `mscale_all_dim`) under a scaled rope that sets
+    `mscale_all_dim`, else 1."""
+    mscale_all_dim = rope_parameters.get("mscale_all_dim")
+    if rope_parameters.get("rope_type", "default") == "default" or not mscale_all_dim:
+        return 1.0
+    return _yarn_mscale(rope_parameters["factor"], mscale_all_dim)
+
+
 def compute_yarn_parameters(config, seq_len=None, layer_type=None):
     """YaRN (arxiv 2309.00071): interpolate low frequencies, keep high ones, blend linearly in
     between; cos/sin are scaled by `attention_factor` (derived from `factor` when absent)."""

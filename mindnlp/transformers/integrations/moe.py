@@ -8,7 +8,6 @@
   batched product: no host-side grouping, but a copy of an expert's weights per assignment,
   which only a handful of tokens (a decode step) can afford.
 """
-from ... import core
 
 
 def grouped_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights):
@@ -19,8 +18,8 @@ def batched_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights
     top_k = top_k_index.shape[-1]
     experts = top_k_index.reshape(-1)
     inputs = hidden_states.repeat_interleave(top_k, dim=0).unsqueeze(1)
-    gate_up = core.bmm(inputs, module.gate_up_proj[experts].transpose(1, 2))
-    projected = core.bmm(module.activate(gate_up), module.down_proj[experts].transpose(1, 2)).squeeze(1)
+    gate_up = module.project(inputs, "gate_up_proj", experts)
+    projected = module.project(module.activate(gate_up), "down_proj", experts).squeeze(1)
     weighted = projected * top_k_weights.reshape(-1, 1).to(projected.dtype)
     return weighted.view(-1, top_k, hidden_states.shape[-1]).sum(dim=1).to(hidden_states.dtype)
 

@@ -3,7 +3,9 @@
 The MoE cases of tests/fixtures/decoders (made by make_decoder_fixtures.py) hold, for the
 right-padded batch run with labels and `output_router_logits`, HF's router logits per MoE
 layer, its load-balancing loss and the LM loss that includes it; and the aux loss of the
-first prompt alone, where no attention mask leaves tokens out.
+first prompt alone, where no attention mask leaves tokens out. A family whose HF model has
+no load-balancing loss (DeepSeek-V3) has the router logits and the LM loss only, and tests
+them with `RouterParityMixin`.
 """
 import numpy as np
 
@@ -12,7 +14,7 @@ from mindnlp import core
 from .decoder_parity import assert_close
 
 
-class MoeParityMixin:
+class RouterParityMixin:
     """For MoE families; the subclass defines the `case` fixture, as for `DecoderParityMixin`."""
 
     def _routed(self, case, attn):
@@ -31,6 +33,14 @@ class MoeParityMixin:
         assert len(out.router_logits) == len(layers), f"{case.name}: {len(out.router_logits)} MoE layers"
         for key, logits in zip(layers, out.router_logits):
             assert_close(logits.numpy()[tokens], case.expected[key][tokens], f"{case.name} {key}")
+
+    def test_loss_with_router_logits(self, case, attn):
+        out = self._routed(case, attn)
+        assert_close(out.loss, case.expected["moe/loss"], f"{case.name} loss with router logits")
+
+
+class MoeParityMixin(RouterParityMixin):
+    """Router logits and HF's load-balancing loss."""
 
     def test_aux_loss_and_loss(self, case, attn):
         out = self._routed(case, attn)

@@ -1,0 +1,1 @@
+from .configuration_deepseek_v3 import DeepseekV3Config

@@ -1,0 +1,1 @@
+from .configuration_gpt_oss import GptOssConfig
