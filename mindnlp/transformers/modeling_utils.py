@@ -22,7 +22,7 @@ from .conversion_mapping import get_model_conversion_mapping
 from .core_model_loading import ConvertedWeights, rename_key, revert_conversions
 from .modeling_rope_utils import rope_init
 from .generation.configuration_utils import GenerationConfig
-from .integrations.quantization import mark_quantized, replace_with_quantized_linear
+from .integrations.quantization import dequantize_model, mark_quantized, replace_with_quantized_linear
 from .modeling_inputs import check_model_inputs, explain_failure
 from .utils import CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
 from ..hub import CheckpointError, FileNotFoundOnHubError
@@ -564,6 +564,12 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
     def set_output_embeddings(self, new_embeddings):
         raise NotImplementedError(f"{self.__class__.__name__} does not define set_output_embeddings")
+
+    def dequantize(self):
+        """Turn a model quantized at load time back into float32 linear layers (HF's dequantize)."""
+        if getattr(self, "quantization_config", None) is None:
+            raise ValueError("The model is not quantized: there is nothing to dequantize")
+        return dequantize_model(self)
 
     # --- training helpers ---
     def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs=None):

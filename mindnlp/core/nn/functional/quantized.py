@@ -104,16 +104,19 @@ class _QuantizedLinear(Function):
         grad2d = grad.reshape(-1, n)
         gx = None
         if ctx.needs_input_grad[0]:
-            weight = dequantize_weight(q, scales, ctx.bits)
+            weight = dequantize_weight(q, scales, ctx.bits).to(grad.dtype)
             gx = ops.matmul(grad2d, weight).reshape(tuple(grad.shape[:-1]) + (weight.shape[1],))
         gb = ops.sum(grad2d, dim=0) if ctx.needs_input_grad[3] else None
         return gx, None, None, gb, None
 
 
 def quantized_linear(input, q, scales, bits, bias=None):
-    """y = x w^T + b for the weight (q, scales) quantized to `bits` (8 or 4); x float32."""
-    if not input.dtype.is_floating_point or input.dtype.itemsize > 4:
-        raise RuntimeError(f"quantized_linear computes in float32, got an input of dtype {input.dtype}")
+    """y = x w^T + b for the weight (q, scales) quantized to `bits` (8 or 4).
+
+    float32 inputs use the backend's compiled product; float16/bfloat16 ones are computed in
+    float32 (and so returned), float64 ones by the reference (gradient checks)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"quantized_linear needs a floating-point input, got {input.dtype}")
     in_features = q.shape[1] * (2 if bits == 4 else 1)
     if input.ndim == 0 or input.shape[-1] != in_features:
         raise RuntimeError(f"quantized_linear: input's last dim {input.shape[-1] if input.ndim else None} does not "
