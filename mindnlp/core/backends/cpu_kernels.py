@@ -38,7 +38,8 @@ MIN_WORK = {
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
-COMPILED_AT_ANY_SIZE = ("quantized_matmul", "layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh", "rotary")
+COMPILED_AT_ANY_SIZE = ("quantized_matmul", "layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh",
+                        "rotary")
 
 
 def min_work(name):
