@@ -14,7 +14,7 @@ from .tuners import (AdaLoraConfig, AdaLoraModel, IA3Config, IA3Model, LoHaConfi
                      PrefixEncoder, PrefixTuningConfig, PromptEmbedding, PromptEncoder, PromptEncoderConfig,
                      PromptEncoderReparameterizationType, PromptTuningConfig, PromptTuningInit)
 from .utils import (ModulesToSaveWrapper, PeftType, TaskType, get_peft_model_state_dict, load_peft_weights,
-                    set_peft_model_state_dict)
+                    prepare_model_for_kbit_training, set_peft_model_state_dict)
 
 register_peft_method(name="lora", config_cls=LoraConfig, model_cls=LoraModel)
 register_peft_method(name="adalora", config_cls=AdaLoraConfig, model_cls=AdaLoraModel, prefix="lora_")

@@ -63,13 +63,13 @@ from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2Tokenizer
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
 from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
 from .utils import is_torch_available, logging
+from .utils.quantization_config import BitsAndBytesConfig, QuantizationConfigMixin, QuantoConfig
 from .utils.unsupported import unsupported
 
 ByT5Tokenizer = unsupported("ByT5Tokenizer", "the ByT5 byte-level tokenizer")
 SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
 Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")
-BitsAndBytesConfig = unsupported("BitsAndBytesConfig", "bitsandbytes quantization")
 Gemma3Config = unsupported("Gemma3Config", "the multimodal Gemma 3 (Gemma3TextConfig is the text model's)")
 Gemma3Model = unsupported("Gemma3Model", "the multimodal Gemma 3 (Gemma3TextModel is the text model)")
 Gemma3ForConditionalGeneration = unsupported("Gemma3ForConditionalGeneration", "the multimodal Gemma 3")

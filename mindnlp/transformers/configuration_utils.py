@@ -25,6 +25,7 @@ from ..hub import CheckpointError
 from . import modeling_rope_utils
 from .utils import CONFIG_NAME
 from .utils.hub import cached_file
+from .utils.quantization_config import QuantizationConfigMixin
 
 logger = logging.getLogger(__name__)
 
@@ -557,6 +558,8 @@ class PreTrainedConfig:
                 del value["transformers_version"]
             elif isinstance(value, tuple):
                 value = json.loads(json.dumps(value))  # tuples, nested too, become lists as in JSON
+            elif isinstance(value, QuantizationConfigMixin):
+                value = value.to_dict()
             output[key] = value
         self._remove_private_keys(output)
         output["dtype"] = dtype_to_str(output.get("dtype"))

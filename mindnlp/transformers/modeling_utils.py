@@ -23,10 +23,12 @@ from .conversion_mapping import get_model_conversion_mapping
 from .core_model_loading import ConvertedWeights, rename_key, revert_conversions
 from .modeling_rope_utils import rope_init
 from .generation.configuration_utils import GenerationConfig
+from .integrations.quantization import dequantize_model, mark_quantized, replace_with_quantized_linear
 from .modeling_inputs import check_model_inputs, explain_failure
 from .utils import CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, WEIGHTS_INDEX_NAME, WEIGHTS_NAME
 from ..hub import CheckpointError, FileNotFoundOnHubError
 from .utils.hub import cached_file
+from .utils.quantization_config import quantization_config_from_dict
 
 logger = logging.getLogger(__name__)
 
@@ -572,6 +574,12 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
     def set_output_embeddings(self, new_embeddings):
         raise NotImplementedError(f"{self.__class__.__name__} does not define set_output_embeddings")
 
+    def dequantize(self):
+        """Turn a model quantized at load time back into float32 linear layers (HF's dequantize)."""
+        if getattr(self, "quantization_config", None) is None:
+            raise ValueError("The model is not quantized: there is nothing to dequantize")
+        return dequantize_model(self)
+
     # --- training helpers ---
     def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs=None):
         """Recompute each layer's activations during backward instead of storing them."""
@@ -720,6 +728,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             kwargs.pop(legacy, None)
         location = dict(cache_dir=cache_dir, local_files_only=local_files_only, token=token, revision=revision,
                         subfolder=subfolder, mirror=mirror, endpoint=endpoint)
+        quantization_config = kwargs.pop("quantization_config", None)
         gguf = None
         if gguf_file is not None:
             from .configuration_utils import resolve_gguf_file
@@ -754,13 +763,21 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             checkpoint = None  # read once the model exists: the file's tensors are mapped onto its names
         target_dtype = _resolve_dtype(dtype if dtype is not None else torch_dtype, config, checkpoint)
 
+        quantization_config, pre_quantized = _quantization_to_apply(config, quantization_config)
+
         with no_init_weights():
             model = cls(config, *model_args, **model_kwargs)
         if gguf is not None:
             checkpoint = _Checkpoint.from_gguf(gguf, model)
         if target_dtype is not None and target_dtype != core.float32:
             model.to(target_dtype)
+        if pre_quantized:
+            replace_with_quantized_linear(model, quantization_config, quantize=False)
         info = model._load_checkpoint(checkpoint, ignore_mismatched_sizes, key_mapping)
+        if quantization_config is not None:
+            if not pre_quantized:
+                replace_with_quantized_linear(model, quantization_config, quantize=True)
+            mark_quantized(model, quantization_config)
         model._report_loading(info, pretrained_model_name_or_path)
         model.eval()
         if model.can_generate():
@@ -1016,6 +1033,22 @@ def _load_file(path):
     except (ValueError, serialization.SafetensorError, serialization.UnpicklingError) as err:
         message = str(err) if path in str(err) else f"{path}: {err}"
         raise CheckpointError(f"cannot read the weights: {message}") from err
+
+
+def _quantization_to_apply(config, requested):
+    """(quantization config, whether the checkpoint already holds quantized weights).
+
+    A config.json that records a quantization_config describes a saved quantized model: its
+    config wins over one passed to from_pretrained (as in HF, with a warning when they differ).
+    """
+    saved = getattr(config, "quantization_config", None)
+    if saved is None:
+        return (None if requested is None else quantization_config_from_dict(requested)), False
+    saved = quantization_config_from_dict(saved)
+    if requested is not None and quantization_config_from_dict(requested) != saved:
+        logger.warning("The checkpoint is already quantized: the quantization_config passed to from_pretrained is "
+                       "ignored in favour of the one in its config.json.")
+    return saved, True
 
 
 def _resolve_dtype(dtype, config, checkpoint):

@@ -87,6 +87,19 @@ def parallel():
     return _parallel or None
 
 
+def quantized():
+    """The compiled kernels of quantized weights (cpu_jit_quant), or None when numba is not installed.
+
+    Their matrix-vector products run on numba's pool: callers use them only where
+    `parallel()` is not None and dequantize bands (single-threaded kernels) otherwise.
+    """
+    if load() is None:
+        return None
+    from . import cpu_jit_quant
+
+    return cpu_jit_quant
+
+
 def _compile(numba):
     a1, a2, a3, a4, a5, a6 = _AS_28
     inv_sqrt_2 = _INV_SQRT_2

@@ -38,7 +38,8 @@ MIN_WORK = {
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
-COMPILED_AT_ANY_SIZE = ("layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh", "rotary")
+COMPILED_AT_ANY_SIZE = ("quantized_matmul", "layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh",
+                        "rotary")
 
 
 def min_work(name):
@@ -463,6 +464,47 @@ def _matvec(a, b, bias, out):
     return True
 
 
+# Weight rows widened to float32 at a time in a quantized matrix product: with K up to a few
+# thousand the band stays in L2 while BLAS multiplies it.
+_QUANT_BAND = 64
+
+
+def quantized_matmul(x, q, scales, bits, bias=None):
+    """x @ w.T (+ bias) for a float32 x (M, K) and a weight quantized as cpu_jit_quant
+    describes (bits 8 or 4), or None without numba.
+
+    A few rows (decoding) run on numba's pool, reading each quantized byte once; more rows
+    (prefill) are split by output features over the workers, each widening a band of weight
+    rows at a time into float32 and multiplying it with BLAS on one thread.
+    """
+    compiled = cpu_jit.quantized()
+    if compiled is None or x.dtype != _F32:
+        return None
+    x = np.ascontiguousarray(x)
+    bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+    m, k = x.shape
+    n = q.shape[0]
+    out = np.empty((m, n), dtype=_F32)
+    if m <= _FEW_ROWS and cpu_jit.parallel() is not None:
+        (compiled.rows_int8 if bits == 8 else compiled.rows_int4)(x, q, scales, bias, out)
+        return out
+    widen = compiled.dequantize_int8 if bits == 8 else compiled.dequantize_int4
+
+    def bands(lo, hi):
+        scratch = np.empty((min(_QUANT_BAND, hi - lo), k), dtype=_F32)
+        for start in range(lo, hi, _QUANT_BAND):
+            stop = min(start + _QUANT_BAND, hi)
+            w = scratch[:stop - start]
+            widen(q[start:stop], scales[start:stop], w)
+            np.matmul(x, w.T, out=out[:, start:stop])
+            if bias is not None:
+                out[:, start:stop] += bias[start:stop]
+
+    with blas_threads.single():
+        workers.run(bands, n, min_items=_QUANT_BAND)
+    return out
+
+
 def batched_matmul(a, b):
     """a @ b for float32 stacks of matrices (batch dims broadcast), the products spread over
     the worker threads with BLAS on one thread; a stack against one matrix is one product."""
@@ -669,4 +711,5 @@ KERNELS = {
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
+    "quantized_matmul": quantized_matmul,
 }

@@ -211,3 +211,30 @@ def set_trainable(model, adapter_name, module_names, inference_mode=False, activ
             setattr(parent, target_name, new_module)
             wrapped.append(new_module)
     return wrapped
+
+
+def prepare_model_for_kbit_training(model, use_gradient_checkpointing=True, gradient_checkpointing_kwargs=None):
+    """Ready a quantized (or any) model for training adapters on it, as HF peft's function does.
+
+    Every parameter is frozen; float16/bfloat16 parameters (norms, embeddings, biases: the
+    quantized weights are not parameters) are upcast to float32 for stable training. For a
+    model loaded in 8 or 4 bits with `use_gradient_checkpointing`, the input embeddings'
+    output is made to require grad (with checkpointing and a frozen base nothing else would)
+    and gradient checkpointing is switched on with `gradient_checkpointing_kwargs`.
+    """
+    from ... import core
+
+    loaded_in_kbit = getattr(model, "is_loaded_in_8bit", False) or getattr(model, "is_loaded_in_4bit", False)
+    for param in model.parameters():
+        param.requires_grad_(False)
+    with core.no_grad():
+        for param in model.parameters():
+            if param.dtype in (core.float16, core.bfloat16):
+                param.data = param.data.to(core.float32)
+    if loaded_in_kbit and use_gradient_checkpointing:
+        kwargs = {} if gradient_checkpointing_kwargs is None else dict(gradient_checkpointing_kwargs)
+        # Non-reentrant checkpointing passes gradients through without an input that needs them.
+        if kwargs.get("use_reentrant", True):
+            model.enable_input_require_grads()
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs or None)
+    return model

@@ -12,3 +12,4 @@ from .loss import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .softmax import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
+from .quantized import *  # noqa: F401,F403

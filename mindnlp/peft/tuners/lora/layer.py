@@ -18,7 +18,7 @@ from . import dora
 def _in_out_features(module):
     from ....transformers.pytorch_utils import Conv1D
 
-    if isinstance(module, nn.Linear):
+    if isinstance(module, (nn.Linear, nn.QuantizedLinear)):
         return module.in_features, module.out_features
     if isinstance(module, Conv1D):
         return tuple(module.weight.shape)
@@ -65,9 +65,10 @@ class LoraLayer(BaseTunerLayer):
             else nn.Identity()
 
     def _adapter_dtype(self):
-        """Adapters train in float32 even on a float16/bfloat16 base (HF peft's autocast_adapter_dtype)."""
+        """Adapters train in float32 even on a float16/bfloat16 or quantized base (HF peft's
+        autocast_adapter_dtype)."""
         dtype = self.get_base_layer().weight.dtype
-        return core.float32 if dtype in (core.float16, core.bfloat16) else dtype
+        return dtype if dtype in (core.float32, core.float64) else core.float32
 
     def reset_lora_parameters(self, adapter_name, init_lora_weights):
         """True: A kaiming-uniform, B zero; "gaussian": A ~ N(0, 1/r), B zero (so the adapter starts as a no-op).
@@ -173,6 +174,9 @@ class LoraLayer(BaseTunerLayer):
 
     def merge(self, safe_merge=False, adapter_names=None):
         """Fold the active (or given) adapters into the base weight; safe_merge checks for NaN/inf first."""
+        if isinstance(self.get_base_layer(), nn.QuantizedLinear):
+            raise NotImplementedError("LoRA cannot be merged into a quantized base layer: reload the base model "
+                                      "unquantized (or call model.dequantize()), load the adapter and merge there")
         self._merge_into_base_weight(safe_merge, adapter_names, self._merged_weight)
 
     def unmerge(self):
@@ -442,6 +446,10 @@ def dispatch_default(target, adapter_name, config, **kwargs):
             warnings.warn("fan_in_fan_out is set to True but the target module is `torch.nn.Linear`. Setting "
                           "fan_in_fan_out to False.")
             config.fan_in_fan_out = False
+        return Linear(target, adapter_name, config, **kwargs)
+    if isinstance(base, nn.QuantizedLinear):
+        # A quantized base (QLoRA): its weight is (out, in) whatever layer it came from.
+        config.fan_in_fan_out = False
         return Linear(target, adapter_name, config, **kwargs)
     if isinstance(base, Conv1D):
         if not config.fan_in_fan_out:

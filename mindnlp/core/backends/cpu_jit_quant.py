@@ -1,0 +1,142 @@
+"""Compiled products with weight-only quantized matrices (imported only with numba).
+
+Decoding is bound by reading the weights: an int8 matrix is a quarter, an int4 one an
+eighth of the float32 bytes. The kernels read the quantized bytes and widen them in
+registers, never writing a float32 copy of the matrix.
+
+The weight formats (the only API other code needs; GGUF's Q8_0 and Q4_0 blocks are these
+formats with groups of 32, their float16 scales widened to float32):
+
+- int8: `q` int8 (N, K) and `scales` float32 (N, G), G dividing K; with s = K // G,
+  w[i, j] = scales[i, j // s] * q[i, j]. G = 1 is per-output-channel quantization.
+- int4: `q` uint8 (N, K // 2) and `scales` float32 (N, G), s = K // G even. Group g of row
+  i is the s / 2 bytes q[i, g s/2 : (g+1) s/2]; byte t holds element g s + t in its low
+  nibble and element g s + s/2 + t in its high nibble, and w = scale * (nibble - 8)
+  (llama.cpp's Q4_0 layout, so both halves of a group stream against contiguous x).
+
+`rows_int8` / `rows_int4` compute out = x @ w.T (+ bias) for a few rows of x (decoding),
+the output features split over numba's threads (cpu_jit.parallel() decides whether that
+pool qualifies); every weight byte is read once for all of x's rows. `dequantize_int8` /
+`dequantize_int4` widen a band of weight rows into a float32 scratch (nogil, called on the
+worker threads), which prefill's matrix products hand to BLAS band by band.
+"""
+import numba
+import numpy as np
+
+from .cpu_jit_parallel import _launch
+
+_ZERO = np.float32(0.0)
+_EIGHT = np.float32(8.0)
+# A byte b is split into its nibbles in float32, where the conversion and the arithmetic
+# vectorise sixteen wide (integer shifts of a byte widen to 64 bits in numba):
+# high = floor(b / 16), low = b - 16 high, both exact.
+_SIXTEEN, _SIXTEENTH = np.float32(16.0), np.float32(1.0 / 16.0)
+_OPTIONS = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+
+
+@numba.njit(parallel=True, **_OPTIONS)
+def _rows_int8(x, q, scales, bias, out, parts):
+    n, k = q.shape
+    m, groups = x.shape[0], scales.shape[1]
+    size = k // groups
+    for part in numba.prange(parts):
+        for i in range(n * part // parts, n * (part + 1) // parts):
+            row, row_scales = q[i], scales[i]
+            for r in range(m):
+                xr = x[r]
+                total = _ZERO
+                for g in range(groups):
+                    # Slices, not computed indices: a computed index gets a wraparound
+                    # check that stops the loop from vectorising.
+                    qs, xs = row[g * size:(g + 1) * size], xr[g * size:(g + 1) * size]
+                    acc = _ZERO
+                    for j in range(size):
+                        acc += np.float32(qs[j]) * xs[j]
+                    total += acc * row_scales[g]
+                out[r, i] = total if bias is None else total + bias[i]
+
+
+@numba.njit(parallel=True, **_OPTIONS)
+def _rows_int4(x, q, scales, bias, out, parts):
+    """The nibbles are summed unsigned; the offset of 8 is taken off once per group as
+    8 * sum(x over the group), summed beforehand for each row of x."""
+    n = q.shape[0]
+    m, k, groups = x.shape[0], x.shape[1], scales.shape[1]
+    size = k // groups
+    half = size // 2
+    x_sums = np.empty((m, groups), np.float32)
+    for r in range(m):
+        for g in range(groups):
+            xs = x[r, g * size:(g + 1) * size]
+            acc = _ZERO
+            for j in range(size):
+                acc += xs[j]
+            x_sums[r, g] = acc * _EIGHT
+    for part in numba.prange(parts):
+        levels = np.empty(size, np.float32)
+        sums = np.zeros(m, np.float32)
+        low, high = levels[:half], levels[half:]
+        for i in range(n * part // parts, n * (part + 1) // parts):
+            row, row_scales = q[i], scales[i]
+            for g in range(groups):
+                # The group's nibbles widened into an L1-resident buffer first: the dot
+                # products below are then plain float32 reductions, which the compiler
+                # unrolls over several accumulators.
+                qs = row[g * half:(g + 1) * half]
+                for t in range(half):
+                    b = np.float32(qs[t])
+                    hi = np.floor(b * _SIXTEENTH)
+                    low[t] = b - hi * _SIXTEEN
+                    high[t] = hi
+                for r in range(m):
+                    xs = x[r, g * size:(g + 1) * size]
+                    acc = _ZERO
+                    for j in range(size):
+                        acc += levels[j] * xs[j]
+                    sums[r] += (acc - x_sums[r, g]) * row_scales[g]
+            for r in range(m):
+                out[r, i] = sums[r] if bias is None else sums[r] + bias[i]
+                sums[r] = _ZERO
+
+
+@numba.njit(**_OPTIONS)
+def dequantize_int8(q, scales, out):
+    """out (rows, K) float32 = the int8 band q (rows, K) times its scales (rows, G)."""
+    k, groups = q.shape[1], scales.shape[1]
+    size = k // groups
+    for i in range(q.shape[0]):
+        for g in range(groups):
+            qs, os = q[i, g * size:(g + 1) * size], out[i, g * size:(g + 1) * size]
+            scale = scales[i, g]
+            for j in range(size):
+                os[j] = np.float32(qs[j]) * scale
+
+
+@numba.njit(**_OPTIONS)
+def dequantize_int4(q, scales, out):
+    """out (rows, K) float32 = the int4 band q (rows, K // 2) widened with its scales (rows, G)."""
+    k, groups = out.shape[1], scales.shape[1]
+    size = k // groups
+    half = size // 2
+    for i in range(q.shape[0]):
+        for g in range(groups):
+            qs = q[i, g * half:(g + 1) * half]
+            low, high = out[i, g * size:g * size + half], out[i, g * size + half:(g + 1) * size]
+            scale = scales[i, g]
+            for t in range(half):
+                b = np.float32(qs[t])
+                hi = np.floor(b * _SIXTEENTH)
+                low[t] = (b - hi * _SIXTEEN - _EIGHT) * scale
+                high[t] = (hi - _EIGHT) * scale
+
+
+def rows_int8(x, q, scales, bias, out):
+    """out = x @ w.T (+ bias) for the int8 weight (q, scales); x (m, K), out (m, N) C-contiguous float32."""
+    with _launch:
+        _rows_int8(x, q, scales, bias, out, numba.get_num_threads())
+
+
+def rows_int4(x, q, scales, bias, out):
+    """out = x @ w.T (+ bias) for the int4 weight (q, scales); x (m, K), out (m, N) C-contiguous float32."""
+    with _launch:
+        _rows_int4(x, q, scales, bias, out, numba.get_num_threads())

@@ -1,0 +1,160 @@
+"""Weight-only quantization through from_pretrained (QuantoConfig, BitsAndBytesConfig), saving
+and reloading quantized models, and QLoRA (prepare_model_for_kbit_training + LoRA).
+
+The tiny Llama and GPT-2 checkpoints are the decoder fixtures saved by HF transformers. A
+quantized model is checked against the same model with every weight replaced by its
+dequantized value (model.dequantize()), which isolates the kernels from the rounding.
+"""
+import json
+import os
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from mindnlp import core
+from mindnlp.core import nn
+from mindnlp.peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+from mindnlp.transformers import AutoModelForCausalLM, BitsAndBytesConfig, QuantoConfig
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+LLAMA = os.path.join(FIXTURES, "decoders", "llama", "model")
+GPT2 = os.path.join(FIXTURES, "gpt2", "gpt2", "model")
+IDS = core.tensor([[1, 5, 9, 17, 3, 22, 7, 8, 9, 10, 11, 12]])
+CONFIGS = {
+    "quanto-int8": lambda: QuantoConfig(weights="int8"),
+    "quanto-int4": lambda: QuantoConfig(weights="int4"),
+    "bnb-8bit": lambda: BitsAndBytesConfig(load_in_8bit=True),
+    "bnb-4bit": lambda: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                           bnb_4bit_compute_dtype="bfloat16"),
+}
+
+
+def _logits(model, ids=IDS):
+    with core.no_grad():
+        return model(ids).logits.numpy()
+
+
+def _quantized_layers(model):
+    return {name: m for name, m in model.named_modules() if isinstance(m, nn.QuantizedLinear)}
+
+
+def test_configs_keep_hf_fields_and_round_trip():
+    bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype="bfloat16",
+                             bnb_4bit_use_double_quant=True, llm_int8_skip_modules=["mlp"])
+    saved = bnb.to_dict()
+    assert saved["quant_method"] == "bitsandbytes" and saved["load_in_4bit"] and not saved["load_in_8bit"]
+    assert saved["bnb_4bit_compute_dtype"] == "bfloat16" and saved["bnb_4bit_quant_storage"] == "uint8"
+    assert BitsAndBytesConfig.from_dict(saved) == bnb
+    quanto = QuantoConfig(weights="int4", modules_to_not_convert=["lm_head"])
+    assert quanto.to_dict() == {"quant_method": "quanto", "weights": "int4", "activations": None,
+                                "modules_to_not_convert": ["lm_head"]}
+    assert QuantoConfig.from_dict(quanto.to_dict()) == quanto
+
+
+def test_config_errors_are_clear():
+    with pytest.raises(ValueError, match="only one can be used"):
+        BitsAndBytesConfig(load_in_8bit=True, load_in_4bit=True)
+    with pytest.raises(ValueError, match="Only support weights"):
+        QuantoConfig(weights="int3")
+    with pytest.raises(NotImplementedError, match="no CPU kernel"):
+        QuantoConfig(weights="float8")
+    with pytest.raises(NotImplementedError, match="activations stay float32"):
+        QuantoConfig(activations="int8")
+    with pytest.raises(ValueError, match="quantizes nothing"):
+        AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=BitsAndBytesConfig())
+
+
+@pytest.mark.parametrize("path", [LLAMA, GPT2], ids=["llama", "gpt2"])
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_load_quantized_then_save_and_reload(tmp_path, path, name):
+    config = CONFIGS[name]()
+    model = AutoModelForCausalLM.from_pretrained(path, quantization_config=config)
+    layers = _quantized_layers(model)
+    linear_count = sum(isinstance(m, nn.Linear) for m in AutoModelForCausalLM.from_pretrained(path).modules())
+    conv1d_count = 8 if path == GPT2 else 0
+    # Every projection is quantized; lm_head (the output embeddings) stays float, as in HF.
+    assert len(layers) == linear_count + conv1d_count - 1 and "lm_head" not in layers
+    assert isinstance(model.lm_head, nn.Linear)
+    assert {m.bits for m in layers.values()} == {config.weight_bits}
+    assert model.is_quantized and model.config.quantization_config is config
+    quantized = _logits(model)
+    float_logits = _logits(AutoModelForCausalLM.from_pretrained(path))
+    spread = np.abs(float_logits).max()
+    assert np.abs(quantized - float_logits).max() < (0.01 if config.weight_bits == 8 else 0.1) * spread
+
+    model.save_pretrained(tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text())["quantization_config"] == config.to_dict()
+    tensors = load_file(tmp_path / "model.safetensors")
+    layer_name = next(iter(layers))
+    prefix = "" if any(k.startswith(layer_name) for k in tensors) else model.base_model_prefix + "."
+    assert tensors[prefix + layer_name + ".weight"].dtype == (np.int8 if config.weight_bits == 8 else np.uint8)
+    reloaded = AutoModelForCausalLM.from_pretrained(tmp_path)
+    assert set(_quantized_layers(reloaded)) == set(layers)
+    np.testing.assert_allclose(_logits(reloaded), quantized, rtol=0, atol=1e-6)
+    greedy = dict(max_new_tokens=6, do_sample=False)
+    assert model.generate(IDS, **greedy).tolist() == reloaded.generate(IDS, **greedy).tolist()
+
+
+def test_quantized_model_equals_its_dequantized_weights():
+    model = AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=QuantoConfig(weights="int4"))
+    quantized = _logits(model)
+    dense = model.dequantize()
+    assert not _quantized_layers(dense) and "quantization_config" not in dense.config.to_dict()
+    np.testing.assert_allclose(_logits(dense), quantized, rtol=1e-5, atol=1e-5)
+
+
+def test_skip_modules_follow_hf_matching():
+    model = AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=QuantoConfig(
+        weights="int8", modules_to_not_convert=["lm_head", "down_proj", "model.layers.1", "mlp"]))
+    # A pattern matches a name's ending, or its start (as a regex, or a prefix before a dot).
+    names = set(_quantized_layers(model))
+    assert names == {f"model.layers.0.{m}" for m in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                                     "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj")}
+
+
+def test_passed_config_does_not_requantize_a_saved_quantized_model(tmp_path, caplog):
+    AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=QuantoConfig(weights="int4")).save_pretrained(
+        tmp_path)
+    reloaded = AutoModelForCausalLM.from_pretrained(tmp_path, quantization_config=QuantoConfig(weights="int8"))
+    assert {m.bits for m in _quantized_layers(reloaded).values()} == {4}
+    assert "already quantized" in caplog.text
+
+
+def _lora_config():
+    return LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"], task_type="CAUSAL_LM")
+
+
+@pytest.mark.parametrize("name", ["bnb-4bit", "bnb-8bit"])
+def test_qlora_trains_adapters_on_a_quantized_base_and_saves_peft_format(tmp_path, name):
+    core.manual_seed(0)
+    base = AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=CONFIGS[name]())
+    base = prepare_model_for_kbit_training(base)
+    assert not any(p.requires_grad for p in base.parameters()) and base.is_gradient_checkpointing
+    model = get_peft_model(base, _lora_config())
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in n for n in trainable)
+    frozen_before = {n: t.numpy().copy() for n, t in model.state_dict().items() if "lora_" not in n}
+    model.train()
+    optimizer = core.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    losses = []
+    for _ in range(5):
+        loss = model(input_ids=IDS, labels=IDS).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(float(loss))
+    assert losses[-1] < losses[0]
+    for key, value in model.state_dict().items():
+        if key in frozen_before:
+            np.testing.assert_array_equal(value.numpy(), frozen_before[key])
+
+    model.save_pretrained(tmp_path / "qlora")
+    plain = get_peft_model(AutoModelForCausalLM.from_pretrained(LLAMA), _lora_config())
+    plain.save_pretrained(tmp_path / "lora")
+    quantized_adapter = load_file(tmp_path / "qlora" / "adapter_model.safetensors")
+    plain_adapter = load_file(tmp_path / "lora" / "adapter_model.safetensors")
+    assert {k: (v.shape, v.dtype) for k, v in quantized_adapter.items()} == \
+        {k: (v.shape, v.dtype) for k, v in plain_adapter.items()}
+    with pytest.raises(NotImplementedError, match="quantized base"):
+        model.merge_and_unload()
