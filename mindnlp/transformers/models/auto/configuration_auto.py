@@ -23,6 +23,8 @@ CONFIG_MAPPING_NAMES = {
     "gemma3_text": ("gemma3", "Gemma3TextConfig"),
     "gpt2": ("gpt2", "GPT2Config"),
     "gpt_neox": ("gpt_neox", "GPTNeoXConfig"),
+    "opt": ("opt", "OPTConfig"),
+    "falcon": ("falcon", "FalconConfig"),
     "llama": ("llama", "LlamaConfig"),
     "marian": ("marian", "MarianConfig"),
     "mbart": ("mbart", "MBartConfig"),
