@@ -42,8 +42,3 @@ class OPTConfig(PretrainedConfig):
             self.word_embed_proj_dim = self.hidden_size
         super().__post_init__(**kwargs)
 
-    def validate_architecture(self):
-        super().validate_architecture()
-        if self.hidden_size % self.num_attention_heads:
-            raise ValueError(f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
-                             f"({self.num_attention_heads})")

@@ -67,8 +67,8 @@ class OPTModelTest(CausalLMModelTest, unittest.TestCase):
         """OPT has neither: every head has its own keys, head_dim is hidden_size / heads."""
         attention = self._lm().model.decoder.layers[0].self_attn
         self.assertEqual((attention.num_heads, attention.head_dim), (4, 8))
-        with self.assertRaisesRegex(ValueError, "multiple of num_attention_heads"):
-            OPTConfig(hidden_size=30, num_attention_heads=4)
+        with self.assertRaisesRegex(ValueError, "divisible by num_heads"):
+            OPTModel(OPTConfig(hidden_size=30, num_attention_heads=4, num_hidden_layers=1))
 
     def test_narrow_embeddings_are_projected_in_and_out(self):
         model = self._lm(word_embed_proj_dim=16)
