@@ -22,6 +22,7 @@ from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gemma2.configuration_gemma2 import Gemma2Config
 from .models.gemma3.configuration_gemma3 import Gemma3TextConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
+from .models.falcon.configuration_falcon import FalconConfig
 from .models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
 from .models.gpt_oss.configuration_gpt_oss import GptOssConfig
 from .models.llama.configuration_llama import LlamaConfig
@@ -31,6 +32,7 @@ from .models.mistral.configuration_mistral import MistralConfig
 from .models.mixtral.configuration_mixtral import MixtralConfig
 from .models.mt5.configuration_mt5 import MT5Config
 from .models.olmo2.configuration_olmo2 import Olmo2Config
+from .models.opt.configuration_opt import OPTConfig
 from .models.phi.configuration_phi import PhiConfig
 from .models.phi3.configuration_phi3 import Phi3Config
 from .models.qwen2.configuration_qwen2 import Qwen2Config
@@ -192,6 +194,13 @@ _LAZY_MODEL_NAMES = {
     "models.gpt_neox.modeling_gpt_neox": [
         "GPTNeoXForCausalLM", "GPTNeoXForQuestionAnswering", "GPTNeoXForSequenceClassification",
         "GPTNeoXForTokenClassification", "GPTNeoXLayer", "GPTNeoXModel", "GPTNeoXPreTrainedModel",
+    ],
+    "models.opt.modeling_opt": [
+        "OPTForCausalLM", "OPTForQuestionAnswering", "OPTForSequenceClassification", "OPTModel", "OPTPreTrainedModel",
+    ],
+    "models.falcon.modeling_falcon": [
+        "FalconForCausalLM", "FalconForQuestionAnswering", "FalconForSequenceClassification",
+        "FalconForTokenClassification", "FalconModel", "FalconPreTrainedModel",
     ],
     "models.smollm3.modeling_smollm3": [
         "SmolLM3ForCausalLM", "SmolLM3ForQuestionAnswering", "SmolLM3ForSequenceClassification",

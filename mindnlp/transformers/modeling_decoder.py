@@ -258,13 +258,16 @@ class DecoderModel:
     Returns the last hidden states and the cache. Each layer gets the mask of its kind
     (`config.layer_types`; else sliding-window everywhere when `config.sliding_window` is
     set, else full), the same rule by which the cache decides which layers keep a window.
-    `embeddings_name` and `final_norm_name` are the attribute names of the token embedding and
-    the final norm in the family's checkpoints (`embed_in`, `final_layernorm`, ...).
+    `embeddings_name`, `layers_name` and `final_norm_name` are the attribute names of the token
+    embedding, the layer list and the final norm in the family's checkpoints (`embed_in`, `h`,
+    `final_layernorm`, ...). A family without rotary embeddings (OPT's learned positions) sets
+    `rotary_class` to None; its layers then get None for `position_embeddings`.
     """
 
     layer_class = DecoderLayer
     rotary_class = RotaryEmbedding
     embeddings_name = "embed_tokens"
+    layers_name = "layers"
     final_norm_name = "norm"
 
     def __init__(self, config):
@@ -272,9 +275,10 @@ class DecoderModel:
         self.padding_idx = config.pad_token_id
         self.vocab_size = config.vocab_size
         setattr(self, self.embeddings_name, self.build_embeddings(config))
-        self.layers = nn.ModuleList([self.layer_class(config, i) for i in range(config.num_hidden_layers)])
+        setattr(self, self.layers_name,
+                nn.ModuleList([self.layer_class(config, i) for i in range(config.num_hidden_layers)]))
         setattr(self, self.final_norm_name, self.layer_class.build_norm(config))
-        self.rotary_emb = self.rotary_class(config=config)
+        self.rotary_emb = self.rotary_class(config=config) if self.rotary_class is not None else None
         self.gradient_checkpointing = False
         self.post_init()
 
@@ -288,9 +292,20 @@ class DecoderModel:
         """The token embedding; a family whose embeddings are scaled (Gemma) returns its own."""
         return nn.Embedding(config.vocab_size, config.hidden_size, self.padding_idx)
 
-    def input_hidden_states(self, inputs_embeds):
-        """The first layer's input from the token embeddings (StarCoder2 applies dropout here)."""
+    def input_hidden_states(self, inputs_embeds, position_ids):
+        """The first layer's input from the token embeddings (StarCoder2 applies dropout here, OPT
+        adds its learned position embeddings)."""
         return inputs_embeds
+
+    def final_hidden_states(self, hidden_states):
+        """The model's output from the last layer's: the final norm (OPT may also project it out)."""
+        return getattr(self, self.final_norm_name)(hidden_states)
+
+    def attention_masks(self, kinds, inputs_embeds, attention_mask, past_key_values, cache_position, position_ids):
+        """{layer kind: its additive mask}; Falcon adds its ALiBi bias to them."""
+        return {kind: _MASK_FUNCTIONS[kind](self.config, inputs_embeds, attention_mask, past_key_values,
+                                            cache_position=cache_position, position_ids=position_ids)
+                for kind in kinds}
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
                 inputs_embeds=None, use_cache=None, output_attentions=None, output_hidden_states=None,
@@ -312,14 +327,16 @@ class DecoderModel:
         if position_ids is None:
             position_ids = cache_position.unsqueeze(0)
         layer_types = attention_layer_types(self.config)
-        masks = {kind: _MASK_FUNCTIONS[kind](self.config, inputs_embeds, attention_mask, past_key_values,
-                                             cache_position=cache_position, position_ids=position_ids)
-                 for kind in set(layer_types)}
-        hidden_states = self.input_hidden_states(inputs_embeds)
-        position_embeddings = self.rotary_emb.for_layer_types(hidden_states, position_ids, masks)
+        masks = self.attention_masks(set(layer_types), inputs_embeds, attention_mask, past_key_values,
+                                     cache_position, position_ids)
+        hidden_states = self.input_hidden_states(inputs_embeds, position_ids)
+        if self.rotary_emb is None:
+            position_embeddings = dict.fromkeys(layer_types)
+        else:
+            position_embeddings = self.rotary_emb.for_layer_types(hidden_states, position_ids, masks)
         all_hidden = () if output_hidden_states else None
         all_attentions = () if output_attentions else None
-        for layer, layer_type in zip(self.layers[: self.config.num_hidden_layers], layer_types):
+        for layer, layer_type in zip(getattr(self, self.layers_name)[: self.config.num_hidden_layers], layer_types):
             if output_hidden_states:
                 all_hidden += (hidden_states,)
             hidden_states, weights = layer(hidden_states, position_embeddings[layer_type],
@@ -327,7 +344,7 @@ class DecoderModel:
                                            past_key_values=past_key_values, output_attentions=output_attentions)
             if output_attentions:
                 all_attentions += (weights,)
-        hidden_states = getattr(self, self.final_norm_name)(hidden_states)
+        hidden_states = self.final_hidden_states(hidden_states)
         if output_hidden_states:
             all_hidden += (hidden_states,)
         output = BaseModelOutputWithPast(last_hidden_state=hidden_states,
@@ -353,7 +370,8 @@ class GenericForCausalLM(GenericHead):
         super().__init__(config)
         self._build_base_model(config)
         self.vocab_size = config.vocab_size
-        setattr(self, self.lm_head_name, nn.Linear(config.hidden_size, config.vocab_size, bias=self.lm_head_bias))
+        setattr(self, self.lm_head_name,
+                nn.Linear(getattr(config, self.hidden_size_key), config.vocab_size, bias=self.lm_head_bias))
         self.post_init()
 
     def get_output_embeddings(self):

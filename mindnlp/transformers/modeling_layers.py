@@ -162,7 +162,10 @@ class SequenceSummary(nn.Module):
 
 class GenericHead:
     """Builds the base model with the family's `base_model_class` under `base_model_prefix`,
-    so that a family's head is its parent's head with another base model."""
+    so that a family's head is its parent's head with another base model. The head reads
+    base-model outputs as wide as the config's `hidden_size_key` (OPT: `word_embed_proj_dim`)."""
+
+    hidden_size_key = "hidden_size"
 
     def _build_base_model(self, config, **options):
         setattr(self, self.base_model_prefix, self.base_model_class(config, **options))
@@ -179,7 +182,7 @@ class GenericForSequenceClassification(GenericHead):
         super().__init__(config)
         self.num_labels = config.num_labels
         self._build_base_model(config)
-        self.score = nn.Linear(config.hidden_size, self.num_labels, bias=False)
+        self.score = nn.Linear(getattr(config, self.hidden_size_key), self.num_labels, bias=False)
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
@@ -212,7 +215,7 @@ class GenericForTokenClassification(GenericHead):
         self.num_labels = config.num_labels
         self._build_base_model(config)
         self.dropout = nn.Dropout(token_classifier_dropout(config))
-        setattr(self, self.classifier_name, nn.Linear(config.hidden_size, config.num_labels))
+        setattr(self, self.classifier_name, nn.Linear(getattr(config, self.hidden_size_key), config.num_labels))
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
@@ -232,7 +235,7 @@ class GenericForQuestionAnswering(GenericHead):
     def __init__(self, config):
         super().__init__(config)
         self._build_base_model(config)
-        self.qa_outputs = nn.Linear(config.hidden_size, 2)
+        self.qa_outputs = nn.Linear(getattr(config, self.hidden_size_key), 2)
         self.post_init()
 
     def get_input_embeddings(self):

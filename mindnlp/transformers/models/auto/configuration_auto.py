@@ -26,6 +26,8 @@ CONFIG_MAPPING_NAMES = {
     "gpt2": ("gpt2", "GPT2Config"),
     "gpt_neox": ("gpt_neox", "GPTNeoXConfig"),
     "gpt_oss": ("gpt_oss", "GptOssConfig"),
+    "opt": ("opt", "OPTConfig"),
+    "falcon": ("falcon", "FalconConfig"),
     "llama": ("llama", "LlamaConfig"),
     "marian": ("marian", "MarianConfig"),
     "mbart": ("mbart", "MBartConfig"),

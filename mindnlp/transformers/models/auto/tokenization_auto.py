@@ -53,6 +53,8 @@ TOKENIZER_MAPPING = {
     "qwen3_moe": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
     "gpt_neox": GPT2TokenizerFast,
+    "opt": GPT2TokenizerFast,
+    "falcon": PreTrainedTokenizerFast,
     "t5": T5TokenizerFast,
     "mt5": T5TokenizerFast,
 }

@@ -128,14 +128,16 @@ class BartLayer(GradientCheckpointingLayer):
 
     normalize_before = False
 
-    def _build_feed_forward(self, config, ffn_dim):
-        self.embed_dim = config.d_model
+    def _build_feed_forward(self, config, ffn_dim, bias=True, elementwise_affine=True):
+        """fc1 → activation → fc2 and its norm; OPT's config may drop the linear biases and the
+        norm's weights, and has no dropout after the activation."""
+        self.embed_dim = config.hidden_size
         self.dropout = config.dropout
         self.activation_fn = ACT2FN[config.activation_function]
-        self.activation_dropout = config.activation_dropout
-        self.fc1 = nn.Linear(self.embed_dim, ffn_dim)
-        self.fc2 = nn.Linear(ffn_dim, self.embed_dim)
-        self.final_layer_norm = nn.LayerNorm(self.embed_dim)
+        self.activation_dropout = getattr(config, "activation_dropout", 0.0)
+        self.fc1 = nn.Linear(self.embed_dim, ffn_dim, bias=bias)
+        self.fc2 = nn.Linear(ffn_dim, self.embed_dim, bias=bias)
+        self.final_layer_norm = nn.LayerNorm(self.embed_dim, elementwise_affine=elementwise_affine)
 
     def feed_forward(self, hidden_states):
         hidden_states = self.activation_fn(self.fc1(hidden_states))

@@ -78,7 +78,7 @@ class GPTNeoXModel(LlamaModel, GPTNeoXPreTrainedModel):
     def build_embeddings(self, config):
         return nn.Embedding(config.vocab_size, config.hidden_size)
 
-    def input_hidden_states(self, inputs_embeds):
+    def input_hidden_states(self, inputs_embeds, position_ids):
         return self.emb_dropout(inputs_embeds)
 
 

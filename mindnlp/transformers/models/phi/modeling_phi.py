@@ -81,7 +81,7 @@ class PhiModel(LlamaModel, PhiPreTrainedModel):
         super().__init__(config)
         self.embed_dropout = nn.Dropout(config.embd_pdrop)
 
-    def input_hidden_states(self, inputs_embeds):
+    def input_hidden_states(self, inputs_embeds, position_ids):
         return self.embed_dropout(inputs_embeds)
 
 

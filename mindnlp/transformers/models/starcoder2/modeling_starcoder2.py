@@ -58,7 +58,7 @@ class Starcoder2PreTrainedModel(MistralPreTrainedModel):
 class Starcoder2Model(MistralModel, Starcoder2PreTrainedModel):
     layer_class = Starcoder2DecoderLayer
 
-    def input_hidden_states(self, inputs_embeds):
+    def input_hidden_states(self, inputs_embeds, position_ids):
         return nn.functional.dropout(inputs_embeds, p=self.config.embedding_dropout, training=self.training)
 
 

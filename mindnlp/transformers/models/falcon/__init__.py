@@ -1,0 +1,1 @@
+from .configuration_falcon import FalconConfig
