@@ -155,7 +155,7 @@ def test_packaged_gemma3_answers_as_transformers_does(packaged_gemma3):
             with core.no_grad():
                 logits = model(input_ids=ids).logits[0].numpy()
             ours = np.take_along_axis(logits, np.array(prompt["top_ids"]), axis=-1)
-            assert np.abs(ours - np.array(prompt["top_logits"])).max() < 1e-3
+            assert np.abs(ours - np.array(prompt["top_logits"])).max() < 1e-4
             assert (logits.argmax(-1) == np.array(prompt["top_ids"])[:, 0]).all()
         greedy = model.generate(ids, max_new_tokens=12, do_sample=False)
         assert greedy[0].tolist() == prompt["greedy"]
