@@ -48,7 +48,10 @@ def answer(model, tokenizer, history):
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else packaged_gguf_file()
     folder, name = os.path.split(os.path.abspath(path))
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    except ImportError as err:  # reading GGUF needs the `gguf` package (mindnlp[gguf])
+        sys.exit(str(err))
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
     print(f"{name}: {model.config.model_type}, {model.num_parameters() / 1e6:.0f}M parameters. Ask away.")
     history = []
