@@ -6,8 +6,9 @@ as in HF transformers: the file's metadata becomes the HF config (`llama.block_c
 type it knows: F32, F16, BF16, Q8_0, Q4_0/Q4_1, Q5_0/Q5_1, Q2_K–Q6_K, ...), renamed from GGUF's
 `blk.N.attn_q.weight` to the model's parameter name with gguf's own name table, and, for
 llama-architecture files, has the query/key row permutation llama.cpp applies for its rotary
-layout undone. Loading a GGUF file yields a float32 model (or the dtype asked for): the
-quantization is a storage format here.
+layout undone, and, for Gemma files, the 1 llama.cpp adds to every RMSNorm weight (Gemma's norms
+scale by 1 + weight) taken off again. Loading a GGUF file yields a float32 model (or the dtype
+asked for): the quantization is a storage format here.
 """
 import numpy as np
 
@@ -23,17 +24,27 @@ _DECODER_FIELDS = {
     "attention.layer_norm_rms_epsilon": "rms_norm_eps",
     "vocab_size": "vocab_size",
 }
+# Gemma's head size is its own (attention.key_length), not hidden_size / heads
+_GEMMA_FIELDS = {**_DECODER_FIELDS, "attention.key_length": "head_dim", "attention.sliding_window": "sliding_window"}
 CONFIG_FIELDS = {
     # rope.dimension_count is the head size only where the whole head is rotated
     "llama": {**_DECODER_FIELDS, "rope.dimension_count": "head_dim"},
     "mistral": {**_DECODER_FIELDS, "rope.dimension_count": "head_dim"},
     "qwen2": dict(_DECODER_FIELDS),
     "qwen3": {**_DECODER_FIELDS, "attention.key_length": "head_dim"},
+    "phi3": dict(_DECODER_FIELDS),
+    "gemma": {key: field for key, field in _GEMMA_FIELDS.items() if key != "attention.sliding_window"},
+    "gemma2": _GEMMA_FIELDS,
+    "gemma3_text": _GEMMA_FIELDS,
 }
+# GGUF architecture -> HF model_type where they differ: a Gemma 3 file holds the text model only
+_MODEL_TYPES = {"gemma3": "gemma3_text"}
 _TOKENIZER_FIELDS = {"bos_token_id": "bos_token_id", "eos_token_id": "eos_token_id",
                      "unknown_token_id": "unk_token_id", "padding_token_id": "pad_token_id"}
 # llama.cpp stores these architectures' query/key rows interleaved for its rotary layout
 _PERMUTED_QK = {"llama", "mistral"}
+# and writes these architectures' RMSNorm weights as 1 + weight (the scale Gemma's norms apply)
+_NORMS_PLUS_ONE = {"gemma", "gemma2", "gemma3"}
 
 
 def _gguf():
@@ -87,9 +98,11 @@ class GGUFFile:
         architecture = self.gguf_architecture
         name = self.metadata.get("general.name")
         model_type = "mistral" if architecture == "llama" and name == "mistral" else architecture
+        model_type = _MODEL_TYPES.get(model_type, model_type)
         if model_type not in CONFIG_FIELDS:
+            readable = sorted({next((a for a, t in _MODEL_TYPES.items() if t == m), m) for m in CONFIG_FIELDS})
             raise ValueError(f"{self.path}: GGUF architecture {architecture!r} is not supported yet; mindnlp reads "
-                             f"GGUF files of {', '.join(sorted(CONFIG_FIELDS))}")
+                             f"GGUF files of {', '.join(readable)}")
         return model_type
 
     def config_dict(self):
@@ -112,18 +125,29 @@ class GGUFFile:
         """{parameter name of `model`: float32 core tensor} for every tensor of the file the model has."""
         from .. import core
 
-        gguf = _gguf()
         names = self._names_for(model)
         heads, kv_heads = model.config.num_attention_heads, model.config.num_key_value_heads
         state = {}
         for tensor in self.reader.tensors:
             if tensor.name not in names:
                 continue
-            weights = gguf.dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
+            weights = self.dequantized(tensor)
             if self.gguf_architecture in _PERMUTED_QK and (".attn_q." in tensor.name or ".attn_k." in tensor.name):
                 weights = _unpermute_rotary_rows(weights, heads if ".attn_q." in tensor.name else kv_heads)
+            if self.gguf_architecture in _NORMS_PLUS_ONE and tensor.name.endswith("norm.weight"):
+                weights = weights - 1
             state[names[tensor.name]] = core.from_numpy(np.ascontiguousarray(weights))
         return state
+
+    def dequantized(self, tensor):
+        """A tensor of the file (a gguf ReaderTensor, or its name) as float32 values in HF's
+        (rows, columns) order, whatever its block type."""
+        gguf = _gguf()
+        if isinstance(tensor, str):
+            name, tensor = tensor, next((t for t in self.reader.tensors if t.name == tensor), None)
+            if tensor is None:
+                raise KeyError(f"{self.path} has no tensor named {name!r}")
+        return gguf.dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
 
     def _names_for(self, model):
         """{GGUF tensor name: the model's parameter name}, through gguf's table of HF names."""
@@ -151,14 +175,15 @@ def _unpermute_rotary_rows(weights, heads):
 
 class _GGUFSentencePiece:
     """A GGUF file's sentencepiece vocabulary, shaped as convert_slow_tokenizer's
-    SentencePieceModel so that Llama's pipeline is built from it. GGUF keeps pieces, scores and
-    types but no merges; they are derived from the scores, as HF does."""
+    SentencePieceModel so that the Llama or Gemma pipeline is built from it. GGUF keeps pieces,
+    scores and types but no merges: they are derived as HF transformers derives them, each piece
+    that splits into two pieces giving a merge ranked by `ranks[piece]` (higher first)."""
 
-    def __init__(self, tokens, scores, types, unk_id):
+    def __init__(self, tokens, ranks, types, unk_id):
         from .convert_slow_tokenizer import BPE_MODEL, NORMAL
 
         types = types or [NORMAL] * len(tokens)
-        self.pieces = list(zip(tokens, scores, types))
+        self.pieces = list(zip(tokens, ranks, types))
         self.model_type = BPE_MODEL
         self.byte_fallback = True
         self.unk_piece = tokens[unk_id] if unk_id is not None else "<unk>"
@@ -167,32 +192,64 @@ class _GGUFSentencePiece:
         return {piece: index for index, (piece, _, _) in enumerate(self.pieces)}
 
     def bpe_merges(self):
-        """Each piece that splits into two pieces gives a merge, the highest-scored pieces first."""
+        """Within a piece its splits go by the ids of their halves; across pieces by rank, then
+        by the halves' lengths, longer first; a stable sort keeps ties in vocabulary order."""
         vocab = self.vocab_dict()
-        score = {piece: s for piece, s, _ in self.pieces}
+        ranks = {piece: rank for piece, rank, _ in self.pieces}
         merges = []
-        for piece, piece_score in score.items():
+        for piece, rank in ranks.items():
             local = [(piece[:i], piece[i:]) for i in range(1, len(piece)) if piece[:i] in vocab and piece[i:] in vocab]
-            local.sort(key=lambda pair: (score[pair[0]], score[pair[1]]), reverse=True)
-            merges.extend((piece_score, left, right) for left, right in local)
-        merges.sort(key=lambda merge: merge[0], reverse=True)  # stable: ties keep their order
+            local.sort(key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
+            merges.extend((rank, left, right) for left, right in local)
+        merges.sort(key=lambda merge: (merge[0], len(merge[1]), len(merge[2])), reverse=True)
         return [(left, right) for _, left, right in merges]
 
     def added_tokens(self):
+        """Control pieces (special) and user-defined ones (not special) are never split."""
         from tokenizers import AddedToken
 
-        from .convert_slow_tokenizer import CONTROL
+        from .convert_slow_tokenizer import CONTROL, USER_DEFINED
 
-        return [AddedToken(piece, normalized=False, special=True) for piece, _, kind in self.pieces if kind == CONTROL]
+        return [AddedToken(piece, normalized=False, special=kind == CONTROL)
+                for piece, _, kind in self.pieces if kind in (CONTROL, USER_DEFINED)]
+
+
+def _sentencepiece_backend(gguf_file, tokens, types, unk_id):
+    """The `tokenizers` pipeline of a "llama" (sentencepiece BPE) vocabulary, by architecture:
+    - Gemma: Gemma's pipeline. A token of spaces is stored with real spaces and renamed to "▁"s,
+      and merges follow the order of the vocabulary, not the scores (which do not follow it).
+    - Phi-3: Llama's BPE, but "▁" is prepended by a normaliser rather than a pre-tokeniser, so
+      text that starts with a space gets one "▁" more (Phi-3's own tokenizer.json does this).
+    - others: Llama's pipeline, merges ranked by score, "▁" prepended to the first section only.
+    """
+    from tokenizers import normalizers
+
+    from .convert_slow_tokenizer import SPIECE_UNDERLINE, gemma_sentencepiece_tokenizer, llama_sentencepiece_tokenizer
+
+    meta = gguf_file.metadata
+    if gguf_file.gguf_architecture in ("gemma", "gemma2", "gemma3"):
+        tokens = [SPIECE_UNDERLINE * len(t) if " " in t and not t.strip() else t for t in tokens]
+        spm = _GGUFSentencePiece(tokens, [-index for index in range(len(tokens))], types, unk_id)
+        return gemma_sentencepiece_tokenizer(spm, unk_token="<unk>")
+    scores = meta.get("tokenizer.ggml.scores") or [0.0] * len(tokens)
+    spm = _GGUFSentencePiece(tokens, scores, types, unk_id)
+    backend = llama_sentencepiece_tokenizer(spm, add_prefix_space=True, legacy=False, unk_token=spm.unk_piece)
+    if gguf_file.gguf_architecture == "phi3":
+        backend.normalizer = normalizers.Sequence([normalizers.Prepend(SPIECE_UNDERLINE),
+                                                   normalizers.Replace(" ", SPIECE_UNDERLINE)])
+        backend.pre_tokenizer = None
+    return backend
 
 
 def gguf_tokenizer(gguf_file, tokenizer_class, **kwargs):
-    """The tokenizer a GGUF file describes (`tokenizer.ggml.*`), as `tokenizer_class`: Llama's
-    sentencepiece pipeline for "llama" vocabularies, byte-level BPE (Qwen's split rule for qwen
-    files, GPT-2's otherwise) for "gpt2" ones; control tokens are special; the chat template too."""
+    """The tokenizer a GGUF file describes (`tokenizer.ggml.*`), as `tokenizer_class`: a
+    sentencepiece pipeline for "llama" vocabularies (see `_sentencepiece_backend`), byte-level BPE
+    (Qwen's split rule for qwen files, GPT-2's otherwise) for "gpt2" ones; control tokens are
+    special; the chat template and whether to add BOS/EOS too (BOS by default for sentencepiece
+    vocabularies, as llama.cpp does)."""
     from tokenizers import AddedToken, pre_tokenizers
 
-    from .convert_slow_tokenizer import CONTROL, byte_level_bpe_tokenizer, llama_sentencepiece_tokenizer, qwen2_tokenizer
+    from .convert_slow_tokenizer import CONTROL, byte_level_bpe_tokenizer, qwen2_tokenizer
 
     meta = gguf_file.metadata
     kind = meta.get("tokenizer.ggml.model")
@@ -203,11 +260,10 @@ def gguf_tokenizer(gguf_file, tokenizer_class, **kwargs):
     ids = {name: meta.get(f"tokenizer.ggml.{key}") for name, key in (
         ("bos_token", "bos_token_id"), ("eos_token", "eos_token_id"), ("unk_token", "unknown_token_id"),
         ("pad_token", "padding_token_id"))}
+    special = {}
     if kind == "llama":
-        spm = _GGUFSentencePiece(tokens, meta.get("tokenizer.ggml.scores") or [0.0] * len(tokens), types,
-                                 ids["unk_token"])
-        backend = llama_sentencepiece_tokenizer(spm, add_prefix_space=meta.get("tokenizer.ggml.add_space_prefix", True),
-                                                legacy=True, unk_token=spm.unk_piece)
+        backend = _sentencepiece_backend(gguf_file, tokens, types, ids["unk_token"])
+        special["add_bos_token"] = True
     elif kind == "gpt2":
         vocab = {token: index for index, token in enumerate(tokens)}
         merges = [tuple(merge.split(" ")) for merge in meta.get("tokenizer.ggml.merges", [])]
@@ -220,7 +276,9 @@ def gguf_tokenizer(gguf_file, tokenizer_class, **kwargs):
                                     for i, kind_of in enumerate(types or []) if kind_of == CONTROL])
     else:
         raise ValueError(f"{gguf_file.path}: GGUF tokenizer model {kind!r} is not supported (llama and gpt2 are)")
-    special = {name: tokens[index] for name, index in ids.items() if index is not None and 0 <= index < len(tokens)}
+    # a special token the file does not name is None, not the tokenizer class's default (as HF)
+    special.update({name: tokens[index] if index is not None and 0 <= index < len(tokens) else None
+                    for name, index in ids.items()})
     if "tokenizer.chat_template" in meta:
         special["chat_template"] = meta["tokenizer.chat_template"]
     for name, key in (("add_bos_token", "add_bos_token"), ("add_eos_token", "add_eos_token")):

