@@ -196,8 +196,6 @@ def test_generate_refuses_what_it_cannot_do():
     ids = core.tensor([[5, 6, 1]])
     with pytest.raises(ValueError, match="decoder_start_token_id"):
         model.generate(ids, max_new_tokens=2)
-    with pytest.raises(NotImplementedError, match="decoder-only"):
-        model.generate(ids, max_new_tokens=2, decoder_start_token_id=0, prompt_lookup_num_tokens=2)
     with pytest.raises(ValueError, match="`decoder_start_token_id` expected to have length 1"):
         model.generate(ids, max_new_tokens=2, decoder_start_token_id=[0, 0])
 
