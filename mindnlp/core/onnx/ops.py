@@ -17,6 +17,7 @@ from onnx import TensorProto, helper
 
 from ..jit.graph import SlotRef
 from .builder import np_dtype, onnx_type
+from .trace import op_name
 
 CONVERTERS = {}
 _INT64_MAX = np.iinfo(np.int64).max
@@ -189,7 +190,7 @@ def _logic(bool_op, int_op):
         dtype = ctx.out_dtype(node)
         onnx_op = bool_op if dtype == np.bool_ else int_op
         if onnx_op is None:
-            raise TypeError(f"{node.name} of {dtype} has no ONNX form")
+            raise TypeError(f"{op_name(node.op)} of {dtype} has no ONNX form")
         return ctx.b.op(onnx_op, [ctx.operand(a, dtype), ctx.operand(b, dtype)])
     return convert
 
@@ -201,7 +202,7 @@ converts("logical_xor", "bitwise_xor")(_logic("Xor", "BitwiseXor"))
 
 @converts("logical_not", "invert")
 def _not(ctx, node, x):
-    if ctx.dtype(x) == np.bool_ or node.name == "logical_not":
+    if ctx.dtype(x) == np.bool_ or op_name(node.op) == "logical_not":
         return ctx.b.op("Not", [ctx.operand(x, np.bool_)])
     return ctx.b.op("BitwiseNot", [ctx.name(x)])
 
@@ -213,7 +214,7 @@ def _all_any(ctx, node, x):
     axis = kw.get("axis")
     axes = [] if axis is None else [axis] if isinstance(axis, int) else list(axis)
     as_int = ctx.b.op("Cast", [ctx.name(x)], to=TensorProto.INT64)
-    reduce_op = "ReduceMin" if node.name == "all" else "ReduceMax"
+    reduce_op = "ReduceMin" if op_name(node.op) == "all" else "ReduceMax"
     inputs = [as_int] + ([_axes(ctx, axes, rank)] if axes else [])
     out = ctx.b.op(reduce_op, inputs, keepdims=int(bool(kw.get("keepdims", False))))
     return ctx.b.op("Cast", [out], to=TensorProto.BOOL)
@@ -337,7 +338,7 @@ def _variance(ctx, x, dims, correction, dtype):
 def _var_std(ctx, node, x, dims, correction, keepdim):
     dtype = ctx.out_dtype(node)
     var, axes = _variance(ctx, x, dims, correction, dtype)
-    out = ctx.b.op("Sqrt", [var]) if node.name == "Std" else var
+    out = ctx.b.op("Sqrt", [var]) if op_name(node.op) == "Std" else var
     return out if keepdim else ctx.b.op("Squeeze", [out, axes])
 
 
