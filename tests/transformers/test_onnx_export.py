@@ -93,7 +93,8 @@ def test_gpt2_matches_hf_at_other_sizes():
                      atol=1e-5)
         valid = mask.numpy().astype(bool)
         for row in range(len(case.prompts)):
-            assert_close(logits[row][valid[row]], case.expected[f"{side}_padded"][row][valid[row]], f"gpt2 {side} {row}")
+            assert_close(logits[row][valid[row]], case.expected[f"{side}_padded"][row][valid[row]],
+                         f"gpt2 {side} row {row}")
 
 
 # --- encoders -----------------------------------------------------------------------------

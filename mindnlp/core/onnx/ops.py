@@ -45,15 +45,10 @@ def _binary(onnx_op):
     return convert
 
 
-for _name, _onnx in (("Add", "Add"), ("Sub", "Sub"), ("Mul", "Mul"), ("Maximum", "Max"), ("Minimum", "Min")):
+# Division of integers gives a float output slot, so casting both operands to it divides truly.
+for _name, _onnx in (("Add", "Add"), ("Sub", "Sub"), ("Mul", "Mul"), ("Div", "Div"), ("Maximum", "Max"),
+                     ("Minimum", "Min")):
     converts(_name)(_binary(_onnx))
-
-
-@converts("Div")
-def _div(ctx, node, a, b):
-    dtype = ctx.out_dtype(node)
-    out = ctx.b.op("Div", [ctx.operand(a, dtype), ctx.operand(b, dtype)])
-    return out
 
 
 @converts("Pow")
@@ -426,8 +421,8 @@ def _attention(ctx, node, q, k, v, mask, keep, scale, groups):
                 m = b.op("Unsqueeze", [m, b.ints([len(ctx.shape(mask)) - 2])])
             else:
                 m = b.op("Reshape", [m, b.ints([0] * (len(ctx.shape(mask)) - 3) + [heads // groups, groups, 0, 0])])
-    kt = b.op("Transpose", [ka], perm=list(range(rank + (groups > 1) - 2)) + [rank + (groups > 1) - 1,
-                                                                              rank + (groups > 1) - 2])
+    k_rank = rank + (groups > 1)
+    kt = b.op("Transpose", [ka], perm=list(range(k_rank - 2)) + [k_rank - 1, k_rank - 2])
     scores = b.op("MatMul", [qa, kt])
     if m is not None:
         scores = b.op("Add", [scores, m])
