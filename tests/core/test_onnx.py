@@ -219,3 +219,25 @@ def test_control_flow_on_sizes_is_refused():
 
     with pytest.raises(OnnxExporterError, match="control flow that depends on the input size"):
         core.onnx.export(by_size, (core.ones(4, 2),), io.BytesIO(), input_names=["t"], dynamic_axes={"t": [0]})
+
+
+def _with_static_constants(x, mask):
+    """_shape_program plus a table built from the fixed hidden size, which folding precomputes."""
+    table = (core.arange(x.shape[-1]).float() / 3).exp().cumsum(0)
+    return _shape_program(x, mask) + (x * table,)
+
+
+def test_without_constant_folding_the_constants_ops_are_exported():
+    x, = _inputs(0, (2, 5, 6))
+    mask = core.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    folded, unfolded = io.BytesIO(), io.BytesIO()
+    for buf, fold in ((folded, True), (unfolded, False)):
+        core.onnx.export(_with_static_constants, (x, mask), buf, input_names=["x", "mask"], do_constant_folding=fold,
+                         dynamic_axes={"x": [0, 1], "mask": [0, 1]})
+    sizes = [len(onnx.load_from_string(b.getvalue()).graph.node) for b in (folded, unfolded)]
+    assert sizes[0] < sizes[1]
+    x, = _inputs(1, (3, 4, 6))
+    mask = core.ones(3, 4, dtype=core.long)
+    for buf in (folded, unfolded):
+        for got, want in zip(_run(buf.getvalue(), [x.numpy(), mask.numpy()]), _flat(_with_static_constants(x, mask))):
+            np.testing.assert_allclose(got, want, atol=1e-5)
