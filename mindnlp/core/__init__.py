@@ -27,7 +27,7 @@ linalg = _importlib.import_module(".linalg", __name__)
 from . import amp, nn, optim, testing, utils  # noqa: E402
 from .amp import autocast  # noqa: E402
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
-from . import compiler, jit  # noqa: E402
+from . import compiler, jit, onnx  # noqa: E402
 from .jit import compile  # noqa: E402,A004
 
 float = float32  # noqa: A001

@@ -1,0 +1,9 @@
+"""ONNX export of models and functions: `core.onnx.export`, torch.onnx.export's contract.
+
+Built on core.jit's captured graphs (trace.py), an op -> converter table (ops.py) and the
+`onnx` package (the `onnx` extra: pip install 'mindnlp[onnx]').
+"""
+from .errors import OnnxExporterError, UnsupportedOperatorError
+from .export import export
+
+__all__ = ["OnnxExporterError", "UnsupportedOperatorError", "export"]
