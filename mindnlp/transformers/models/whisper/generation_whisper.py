@@ -87,6 +87,8 @@ def _average_logprob(scores, tokens, temperature):
 class WhisperGenerationMixin(GenerationMixin):
     """generate() for WhisperForConditionalGeneration: see the module docstring."""
 
+    _prepends_decoder_start = False
+
     def generate(self, input_features=None, generation_config=None, logits_processor=None, stopping_criteria=None,
                  prefix_allowed_tokens_fn=None, synced_gpus=False, return_timestamps=None, task=None, language=None,
                  is_multilingual=None, prompt_ids=None, prompt_condition_type=None, condition_on_prev_tokens=None,
@@ -451,7 +453,8 @@ class WhisperGenerationMixin(GenerationMixin):
 
     def _set_max_new_tokens_and_length(self, decoder_input_ids, generation_config):
         """The decoder holds `max_target_positions` tokens, prompt included: refuse a longer
-        request, and cut `max_new_tokens` to what fits."""
+        request. A `max_length` (without `max_new_tokens`) counts from after the decoder
+        prompt, up to that limit."""
         limit = self.config.max_target_positions
         prompt_length = decoder_input_ids.shape[-1]
         max_new_tokens = generation_config.max_new_tokens or 0
@@ -463,6 +466,9 @@ class WhisperGenerationMixin(GenerationMixin):
                 f"`max_target_positions` of the Whisper model: {limit}. You should either reduce the length of your "
                 f"prompt, or reduce the value of `max_new_tokens`, so that their combined length is less than "
                 f"{limit}.")
+        if generation_config.max_length is not None and generation_config.max_new_tokens is None:
+            initial_tokens = min(limit // 2 - 1, prompt_length)
+            generation_config.max_length = min(generation_config.max_length + initial_tokens, limit)
 
     def _generate_with_fallback(self, segment_input, decoder_input_ids, active, temperatures, generation_config,
                                 logits_processor, stopping_criteria, prefix_allowed_tokens_fn, condition,
@@ -486,6 +492,9 @@ class WhisperGenerationMixin(GenerationMixin):
             if generation_config.do_sample:
                 generation_config.num_beams = 1
             call_kwargs = {k: v for k, v in kwargs.items() if k not in ("do_sample", "temperature", "num_beams")}
+            # consumed into `logits_processor`: keep generate() from restoring them from the model's config
+            call_kwargs.update(suppress_tokens=generation_config.suppress_tokens,
+                               begin_suppress_tokens=generation_config.begin_suppress_tokens)
             if attention_mask is not None:
                 call_kwargs["attention_mask"] = attention_mask
             result = GenerationMixin.generate(

@@ -244,6 +244,123 @@ class WhisperTokenizer(GPT2TokenizerFast):
             start = end
         return offsets
 
+    def _decode_asr(self, model_outputs, *, return_timestamps, return_language, time_precision, segment_size=1500):
+        """(text, {"chunks": [...]} or {}) of the ASR pipeline's outputs: one per audio chunk,
+        {"tokens": (1, n) ids, "stride": (chunk, left, right) in seconds when chunked}.
+
+        Timestamp pairs close segments (chunks with their times, offset by where each audio
+        chunk starts); language tokens name the chunks' language. Tokens of overlapping audio
+        chunks are joined where they agree (`_find_longest_common_sequence`); timestamps inside
+        a chunk's strides are ignored, those overlaps belonging to its neighbours.
+        """
+        begin = self.convert_tokens_to_ids("<|notimestamps|>") + 1
+        specials = set(self.all_special_ids)
+        prompt_token = self.convert_tokens_to_ids("<|startofprev|>")
+        start_token = self.convert_tokens_to_ids("<|startoftranscript|>")
+        state = {"language": None}
+
+        def new_chunk():
+            return {"language": state["language"], "timestamp": [None, None], "text": ""}
+
+        chunks, chunk = [], new_chunk()
+        previous_tokens = []
+        time_offset = 0.0
+        skip = False
+        for output in model_outputs:
+            ids = self._strip_prompt(self._convert_to_list(output["tokens"])[0], prompt_token, start_token)
+            last_timestamp, first_timestamp = None, begin
+            latest = penultimate = windows = 0.0
+            if "stride" in output:
+                chunk_length, stride_left, stride_right = output["stride"]
+                time_offset -= stride_left
+                right_stride_start = chunk_length - stride_right
+                if stride_left:
+                    first_timestamp = stride_left / time_precision + begin
+                if stride_right:
+                    # the last timestamp before the right stride ends what this chunk may say
+                    for token in reversed(ids):
+                        if token >= begin:
+                            if last_timestamp is not None and (token - begin) * time_precision < right_stride_start:
+                                break
+                            last_timestamp = token
+            current = []
+            for i, token in enumerate(ids):
+                if token in specials:
+                    language = LANGUAGES.get(self.decode([token])[2:-2])
+                    if language is None:
+                        continue
+                    if state["language"] and language != state["language"] and not return_timestamps:
+                        previous_tokens.append(current)
+                        chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
+                        chunks.append(chunk)
+                        previous_tokens, current, chunk = [], [], new_chunk()
+                    chunk["language"] = state["language"] = language
+                elif token >= begin:
+                    stamp = float((token - begin) * time_precision)
+                    if stamp < latest:  # a new 30 s window of long-form output
+                        single_ending = i >= 2 and not (ids[i - 1] >= begin and ids[i - 2] >= begin)
+                        if single_ending:
+                            windows += time_precision * segment_size
+                        else:
+                            latest = penultimate
+                            windows += penultimate
+                    penultimate, latest = latest, stamp
+                    time = round((token - begin) * time_precision + time_offset + windows, 2)
+                    if last_timestamp and token >= last_timestamp:
+                        skip = True
+                    elif skip or (previous_tokens and token < first_timestamp):
+                        skip = False
+                    elif chunk["timestamp"][0] is None:
+                        chunk["timestamp"][0] = time
+                    elif time != chunk["timestamp"][0]:
+                        chunk["timestamp"][1] = time
+                        previous_tokens.append(current)
+                        chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
+                        chunks.append(chunk)
+                        previous_tokens, current, chunk = [], [], new_chunk()
+                else:
+                    current.append(token)
+            if "stride" in output:
+                time_offset += chunk_length - stride_right
+            if current:
+                previous_tokens.append(current)
+            elif not any(previous_tokens):
+                chunk, previous_tokens = new_chunk(), []
+        if previous_tokens:
+            chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
+            chunks.append(chunk)
+        text = "".join(item["text"] for item in chunks)
+        if not (return_timestamps or return_language):
+            return text, {}
+        for item in chunks:
+            if return_timestamps:
+                item["timestamp"] = tuple(item["timestamp"])
+            else:
+                item.pop("timestamp")
+            if not return_language:
+                item.pop("language")
+        return text, {"chunks": chunks}
+
+
+def _find_longest_common_sequence(sequences):
+    """The token lists of overlapping chunks joined into one: each pair is aligned where the
+    most tokens agree (ties go to the longer overlap), and cut in the middle of that overlap."""
+    left = sequences[0]
+    total = []
+    for right in sequences[1:]:
+        best, best_slices = 0.0, (len(left), len(left), 0, 0)
+        for i in range(1, len(left) + len(right)):
+            left_start, left_stop = max(0, len(left) - i), min(len(left), len(left) + len(right) - i)
+            right_start, right_stop = max(0, i - len(left)), min(len(right), i)
+            matches = int(np.sum(np.array(left[left_start:left_stop]) == np.array(right[right_start:right_stop])))
+            score = matches / i + i / 10000.0
+            if matches > 1 and score > best:
+                best, best_slices = score, (left_start, left_stop, right_start, right_stop)
+        left_start, left_stop, right_start, right_stop = best_slices
+        total.extend(left[:(left_start + left_stop) // 2])
+        left = right[(right_start + right_stop) // 2:]
+    return total + list(left)
+
 
 WhisperTokenizerFast = WhisperTokenizer
 
