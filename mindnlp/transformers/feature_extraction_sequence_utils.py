@@ -110,7 +110,7 @@ class SequenceFeatureExtractor(FeatureExtractionMixin):
         if padding is False:
             strategy = PaddingStrategy.DO_NOT_PAD
         elif padding is True:
-            strategy = PaddingStrategy.MAX_LENGTH if max_length is not None else PaddingStrategy.LONGEST
+            strategy = PaddingStrategy.LONGEST
         else:
             strategy = PaddingStrategy(padding)
         if max_length is None and strategy == PaddingStrategy.MAX_LENGTH:

@@ -40,8 +40,9 @@ class BatchFeature(UserDict):
         self.data = state["data"]
 
     def convert_to_tensors(self, tensor_type=None):
-        """Every field as a NumPy array ("np") or a mindnlp core tensor ("pt", "ms"); a list of
-        arrays of different shapes cannot be one and is an error naming the field."""
+        """Every field as a NumPy array ("np") or a mindnlp core tensor ("pt", "ms"). Rows of
+        different lengths (an unpadded batch) make a NumPy array of objects, one array per row,
+        as in HF; they cannot make a tensor, which is an error naming the field."""
         if tensor_type is None:
             return self
         tensor_type = TensorType(tensor_type)
@@ -54,8 +55,13 @@ class BatchFeature(UserDict):
                 if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, np.ndarray)):
                     shapes = {np.shape(item) for item in value}
                     if len(shapes) > 1:
-                        raise ValueError(f"cannot make a tensor of `{key}`: its rows have different shapes "
-                                         f"{sorted(shapes)}; pass padding=True to make them equal")
+                        if tensor_type != TensorType.NUMPY:
+                            raise ValueError(f"cannot make a tensor of `{key}`: its rows have different shapes "
+                                             f"{sorted(shapes)}; pass padding=True to make them equal")
+                        ragged = np.empty(len(value), dtype=object)
+                        ragged[:] = [np.asarray(item) for item in value]
+                        self[key] = ragged
+                        continue
                 array = np.asarray(value)
                 if tensor_type != TensorType.NUMPY:
                     array = core.tensor(array)

@@ -25,6 +25,7 @@ import zlib
 
 from .... import core
 from ....core.nn import functional as F
+from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
 from ...generation.logits_process import (
     SuppressTokensAtBeginLogitsProcessor,
@@ -84,10 +85,41 @@ def _average_logprob(scores, tokens, temperature):
     return sum(float(logprobs[i, token]) for i, token in enumerate(tokens)) / len(tokens)
 
 
+def _stack_caches(rows):
+    """An EncoderDecoderCache of the given (cache, row) pairs: row `row` of each cache's layers,
+    as HF rebuilds it (for beam search that is a row of the beam-expanded cache, as in HF)."""
+    first = rows[0][0]
+    if first is None:
+        return None
+    stacked = EncoderDecoderCache(DynamicCache(), DynamicCache())
+    for part in ("self_attention_cache", "cross_attention_cache"):
+        for layer_idx in range(len(getattr(first, part).layers)):
+            keys = core.stack([getattr(cache, part).layers[layer_idx].keys[i] for cache, i in rows])
+            values = core.stack([getattr(cache, part).layers[layer_idx].values[i] for cache, i in rows])
+            getattr(stacked, part).update(keys, values, layer_idx)
+            if part == "cross_attention_cache":
+                stacked.is_updated[layer_idx] = True
+    return stacked
+
+
 class WhisperGenerationMixin(GenerationMixin):
     """generate() for WhisperForConditionalGeneration: see the module docstring."""
 
     _prepends_decoder_start = False
+
+    def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, past_key_values=None,
+                                      attention_mask=None, inputs_embeds=None, is_first_iteration=False, **kwargs):
+        """Rows of a batch whose previous text is shorter are left-padded (the decoder mask
+        says where): their positions count from their first real token, as alone they would."""
+        mask = kwargs.get("decoder_attention_mask")
+        if "decoder_position_ids" not in kwargs and mask is not None:
+            positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
+            length = next_sequence_length if next_sequence_length is not None else input_ids.shape[1]
+            kwargs["decoder_position_ids"] = positions[..., -length:]
+        return super().prepare_inputs_for_generation(
+            input_ids, next_sequence_length=next_sequence_length, past_key_values=past_key_values,
+            attention_mask=attention_mask, inputs_embeds=inputs_embeds, is_first_iteration=is_first_iteration,
+            **kwargs)
 
     def generate(self, input_features=None, generation_config=None, logits_processor=None, stopping_criteria=None,
                  prefix_allowed_tokens_fn=None, synced_gpus=False, return_timestamps=None, task=None, language=None,
@@ -198,7 +230,12 @@ class WhisperGenerationMixin(GenerationMixin):
                           else current_segments)
         if return_dict_in_generate and generation_config.return_dict_in_generate and (
                 force_unique_generate_call or not generation_config.return_timestamps):
-            return self._stack_outputs(outputs_by_row)
+            outputs = self._stack_outputs(outputs_by_row)
+            if repeats > 1:  # the encoder ran once per returned sequence: keep one per input
+                for key in ("encoder_attentions", "encoder_hidden_states"):
+                    if outputs.get(key) is not None:
+                        outputs[key] = tuple(value[::repeats] for value in outputs[key])
+            return outputs
         if force_unique_generate_call:
             sequences = core.stack([segments[0]["result"]["sequences"] if isinstance(segments[0]["result"], dict)
                                     else segments[0]["result"] for segments in final_segments])
@@ -533,15 +570,27 @@ class WhisperGenerationMixin(GenerationMixin):
 
     @staticmethod
     def _row_output(result, position):
-        """One row of a generate() result: the tensor row, or the dict output's fields at it."""
+        """One row of a generate() result, as HF splits it: the tensor row, or each field of
+        the dict output at that row (a beam search's step scores taken along the row's beam)."""
         if isinstance(result, core.Tensor):
             return result[position]
-        row = {"sequences": result["sequences"][position]}
-        if result.get("scores") is not None:
-            row["scores"] = [score[position] for score in result["scores"]]
-        if result.get("sequences_scores") is not None:
-            row["sequences_scores"] = result["sequences_scores"][position]
-        row["_output"] = (result, position)
+        beam_indices = result.get("beam_indices")
+        row = {}
+        for key, values in result.items():
+            if values is None:
+                row[key] = None
+            elif key == "scores" and beam_indices is not None:
+                beams = beam_indices[position][:len(values)].tolist()
+                row[key] = [value[beam] for value, beam in zip(values, beams)]
+            elif key in ("scores", "encoder_attentions", "encoder_hidden_states", "logits"):
+                row[key] = [value[position] for value in values]
+            elif key in ("decoder_attentions", "decoder_hidden_states", "cross_attentions"):
+                row[key] = tuple(tuple(layer[position][None] for layer in step) for step in values)
+            elif key == "past_key_values":
+                row[key] = (values, position)
+            else:
+                row[key] = values[position]
+        row["_output_type"] = type(result)
         return row
 
     def _need_fallback(self, tokens, row_output, position, logits_processor, generation_config, temperature):
@@ -601,15 +650,19 @@ class WhisperGenerationMixin(GenerationMixin):
 
     @staticmethod
     def _stack_outputs(outputs_by_row):
-        """The generate() dict output over all rows: the call's own output when one call made
-        them all, else its per-row fields stacked."""
-        sources = {id(row["_output"][0]) for row in outputs_by_row}
-        first, _ = outputs_by_row[0]["_output"]
-        if len(sources) == 1 and [row["_output"][1] for row in outputs_by_row] == list(range(len(outputs_by_row))):
-            return first
-        stacked = copy.copy(first)
-        stacked["sequences"] = core.stack([row["sequences"] for row in outputs_by_row])
-        if first.get("scores") is not None:
-            stacked["scores"] = tuple(core.stack([row["scores"][i] for row in outputs_by_row])
-                                      for i in range(len(outputs_by_row[0]["scores"])))
-        return stacked
+        """The rows' generate() outputs stacked back into one output of the type generate() gave."""
+        first = outputs_by_row[0]
+        stacked = {}
+        for key, value in first.items():
+            if key == "_output_type" or value is None:
+                continue
+            if key == "past_key_values":
+                stacked[key] = _stack_caches([row[key] for row in outputs_by_row])
+            elif key in ("scores", "encoder_attentions", "encoder_hidden_states", "logits"):
+                stacked[key] = tuple(core.stack([row[key][i] for row in outputs_by_row]) for i in range(len(value)))
+            elif key in ("decoder_attentions", "decoder_hidden_states", "cross_attentions"):
+                stacked[key] = tuple(tuple(core.cat([row[key][i][j] for row in outputs_by_row])
+                                           for j in range(len(value[i]))) for i in range(len(value)))
+            else:
+                stacked[key] = core.stack([row[key] for row in outputs_by_row])
+        return first["_output_type"](**stacked)
