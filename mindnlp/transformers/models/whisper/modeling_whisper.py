@@ -72,6 +72,14 @@ class WhisperAttention(BartAttention):
                          is_causal=is_causal, config=config, layer_idx=layer_idx)
         self.k_proj = nn.Linear(embed_dim, embed_dim, bias=False)
 
+    def forward(self, hidden_states, key_value_states=None, **kwargs):
+        """An encoder output whose batch differs from the decoder's is folded into the sequence
+        axis at the decoder's batch size, as HF's Whisper does (its tests decode one row
+        against a batch of encodings)."""
+        if key_value_states is not None and key_value_states.shape[0] != hidden_states.shape[0]:
+            key_value_states = key_value_states.reshape(hidden_states.shape[0], -1, key_value_states.shape[-1])
+        return super().forward(hidden_states, key_value_states=key_value_states, **kwargs)
+
 
 class WhisperEncoderLayer(BartEncoderLayer):
     normalize_before = True
@@ -89,6 +97,7 @@ class WhisperPreTrainedModel(BartPreTrainedModel):
     input_modalities = ("audio", "text")
     _keys_to_ignore_on_load_unexpected = None
     _no_split_modules = ["WhisperEncoderLayer", "WhisperDecoderLayer"]
+    _can_compile_fullgraph = True  # HF's flag: the masks are built right for static caches
 
     def _init_weights(self, module):
         super()._init_weights(module)
