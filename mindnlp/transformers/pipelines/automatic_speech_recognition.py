@@ -116,6 +116,20 @@ class AutomaticSpeechRecognitionPipeline(ChunkPipeline):
                              **({"truncation": False, "padding": "longest"} if longer else {}))
         yield {"is_last": True, **features, **extra}
 
+    def _collate(self, features):
+        """A batch of features of one shape (clips of one window, or chunks of one length)."""
+        batch = {}
+        for key in features[0]:
+            values = [feature[key] for feature in features]
+            if isinstance(values[0], core.Tensor):
+                if len({tuple(value.shape) for value in values}) > 1:
+                    raise ValueError("batch_size > 1 needs inputs whose features have one shape (clips of at most "
+                                     "one window, or equal chunks); transcribe these with batch_size=1")
+                batch[key] = core.cat(values)
+            else:
+                batch[key] = values
+        return batch
+
     def _forward(self, model_inputs, return_timestamps=False, return_language=None, **generate_kwargs):
         attention_mask = model_inputs.pop("attention_mask", None)
         stride = model_inputs.pop("stride", None)

@@ -90,3 +90,13 @@ def test_bad_inputs_are_errors(asr, tmp_path):
         asr(str(not_wav))
     with pytest.raises(ValueError, match="return_timestamps='word' is not supported"):
         asr(np.zeros(1600, np.float32), return_timestamps="word")
+
+
+def test_batches_give_what_single_calls_give(asr, expected):
+    _, audio, _ = expected
+    clips = [{"raw": audio[:11000], "sampling_rate": 16000}, {"raw": audio[5000:16000], "sampling_rate": 16000}]
+    settings = dict(return_timestamps=True, generate_kwargs={"language": "en"})
+    single = [asr(dict(clip), **settings) for clip in clips]
+    assert asr([dict(clip) for clip in clips], batch_size=2, **settings) == single
+    with pytest.raises(ValueError, match="one shape"):
+        asr([{"raw": audio, "sampling_rate": 16000}, {"raw": audio[:8000], "sampling_rate": 16000}], batch_size=2)

@@ -190,6 +190,7 @@ class WhisperGenerationMixin(GenerationMixin):
             force_unique_generate_call = getattr(generation_config, "force_unique_generate_call", False)
 
         outputs_by_row = [None] * rows
+        output_type = None
         while any(s < m for s, m in zip(seek, max_frames)):
             if monitor_progress is not None:
                 monitor_progress(core.tensor([[s, m] for s, m in zip(seek, max_frames)]))
@@ -208,7 +209,7 @@ class WhisperGenerationMixin(GenerationMixin):
             for processor in logits_processor or []:
                 if hasattr(processor, "set_begin_index"):
                     processor.set_begin_index(decoder_input_ids.shape[-1])
-            sequences, outputs, skip = self._generate_with_fallback(
+            sequences, outputs, skip, output_type = self._generate_with_fallback(
                 segment_input, decoder_input_ids, active, temperatures, generation_config, logits_processor,
                 stopping_criteria, prefix_allowed_tokens_fn, condition, attention_mask if is_shortform else None,
                 call_kwargs)
@@ -230,7 +231,7 @@ class WhisperGenerationMixin(GenerationMixin):
                           else current_segments)
         if return_dict_in_generate and generation_config.return_dict_in_generate and (
                 force_unique_generate_call or not generation_config.return_timestamps):
-            outputs = self._stack_outputs(outputs_by_row)
+            outputs = self._stack_outputs(outputs_by_row, output_type)
             if repeats > 1:  # the encoder ran once per returned sequence: keep one per input
                 for key in ("encoder_attentions", "encoder_hidden_states"):
                     if outputs.get(key) is not None:
@@ -512,7 +513,8 @@ class WhisperGenerationMixin(GenerationMixin):
                                 attention_mask, kwargs):
         """Generate one window for the active rows, again at the next temperature for the rows
         whose result fails the thresholds. Returns (per row: generated tokens without
-        padding or the final EOS, the row's view of the generate() output, whether to skip)."""
+        padding or the final EOS, the row's view of the generate() output, whether to skip), and
+        the type of generate()'s output."""
         count = len(active)
         sequences, outputs = [None] * count, [None] * count
         skip = [False] * count
@@ -566,7 +568,7 @@ class WhisperGenerationMixin(GenerationMixin):
             decoder_input_ids = decoder_input_ids[keep]
             if "decoder_attention_mask" in kwargs:
                 kwargs = dict(kwargs, decoder_attention_mask=kwargs["decoder_attention_mask"][keep])
-        return sequences, outputs, skip
+        return sequences, outputs, skip, type(result)
 
     @staticmethod
     def _row_output(result, position):
@@ -590,7 +592,6 @@ class WhisperGenerationMixin(GenerationMixin):
                 row[key] = (values, position)
             else:
                 row[key] = values[position]
-        row["_output_type"] = type(result)
         return row
 
     def _need_fallback(self, tokens, row_output, position, logits_processor, generation_config, temperature):
@@ -649,12 +650,12 @@ class WhisperGenerationMixin(GenerationMixin):
                  "idxs": (prompt_length, prompt_length + len(ids)), "result": output}], window_frames
 
     @staticmethod
-    def _stack_outputs(outputs_by_row):
+    def _stack_outputs(outputs_by_row, output_type):
         """The rows' generate() outputs stacked back into one output of the type generate() gave."""
         first = outputs_by_row[0]
         stacked = {}
         for key, value in first.items():
-            if key == "_output_type" or value is None:
+            if value is None:
                 continue
             if key == "past_key_values":
                 stacked[key] = _stack_caches([row[key] for row in outputs_by_row])
@@ -665,4 +666,4 @@ class WhisperGenerationMixin(GenerationMixin):
                                            for j in range(len(value[i]))) for i in range(len(value)))
             else:
                 stacked[key] = core.stack([row[key] for row in outputs_by_row])
-        return first["_output_type"](**stacked)
+        return output_type(**stacked)
