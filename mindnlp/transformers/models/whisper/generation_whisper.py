@@ -19,7 +19,6 @@ The result is the generated tokens (init tokens and EOS dropped), windows concat
 right-padded with the pad id; or, with `return_segments`, a dict with the segments too
 (start and end in seconds, tokens, and the generate() output they came from).
 """
-import copy
 import math
 import zlib
 

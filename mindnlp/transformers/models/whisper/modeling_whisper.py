@@ -47,9 +47,8 @@ def sinusoids(length, channels, max_timescale=10000):
     """Row p: sin(p * s_i) for the first half of the channels, cos(p * s_i) for the second, with
     timescales s_i falling geometrically from 1 to 1 / `max_timescale`."""
     if channels % 2 != 0:
-        raise ValueError(
-            f"Number of channels has to be divisible by 2 for sinusoidal positional embeddings, got {channels} channels."
-        )
+        raise ValueError("Number of channels has to be divisible by 2 for sinusoidal positional embeddings, got "
+                         f"{channels} channels.")
     log_timescale_increment = math.log(max_timescale) / (channels // 2 - 1)
     inv_timescales = core.exp(-log_timescale_increment * core.arange(channels // 2))
     scaled_time = core.arange(length).view(-1, 1) * inv_timescales.view(1, -1)

@@ -133,8 +133,8 @@ def test_generate_with_prompt_matches_hf(expected, model):
                                            ("long_form_condition", dict(language="en", condition_on_prev_tokens=True))])
 def test_long_form_generate_matches_hf(expected, model, name, settings):
     arrays = expected[0]
-    out = model.generate(core.tensor(arrays["long_features"]), attention_mask=core.tensor(arrays["long_attention_mask"]),
-                         return_segments=True, **settings)
+    out = model.generate(core.tensor(arrays["long_features"]),
+                         attention_mask=core.tensor(arrays["long_attention_mask"]), return_segments=True, **settings)
     check_generation(name, out, expected)
 
 
