@@ -44,6 +44,7 @@ from .models.smollm3.configuration_smollm3 import SmolLM3Config
 from .models.starcoder2.configuration_starcoder2 import Starcoder2Config
 from .models.t5.configuration_t5 import T5Config
 from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
+from .models.whisper.configuration_whisper import WhisperConfig
 from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
@@ -64,6 +65,13 @@ from .models.mbart50.tokenization_mbart50 import MBart50Tokenizer, MBart50Tokeni
 from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
 from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
 from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
+from .models.whisper.tokenization_whisper import WhisperTokenizer, WhisperTokenizerFast
+from .feature_extraction_utils import BatchFeature, FeatureExtractionMixin
+from .feature_extraction_sequence_utils import SequenceFeatureExtractor
+from .processing_utils import ProcessorMixin
+from .models.whisper.feature_extraction_whisper import WhisperFeatureExtractor
+from .models.whisper.processing_whisper import WhisperProcessor
+from .models.auto.feature_extraction_auto import AutoFeatureExtractor
 from .utils import is_torch_available, logging
 from .utils.quantization_config import BitsAndBytesConfig, QuantizationConfigMixin, QuantoConfig
 from .utils.unsupported import unsupported
@@ -87,7 +95,7 @@ _LAZY_MODEL_NAMES = {
         "AutoModel", "AutoModelForCausalLM", "AutoModelForMaskedLM", "AutoModelForMultipleChoice",
         "AutoModelForNextSentencePrediction", "AutoModelForPreTraining", "AutoModelForQuestionAnswering",
         "AutoModelForSequenceClassification", "AutoModelForTokenClassification", "AutoModelForSeq2SeqLM",
-        "AutoModelForSpeechSeq2Seq", "AutoModelForImageTextToText", "MODEL_FOR_CAUSAL_LM_MAPPING",
+        "AutoModelForSpeechSeq2Seq", "AutoModelForAudioClassification", "AutoModelForImageTextToText", "MODEL_FOR_CAUSAL_LM_MAPPING",
         "MODEL_FOR_MASKED_LM_MAPPING", "MODEL_FOR_MULTIPLE_CHOICE_MAPPING", "MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING",
         "MODEL_FOR_PRETRAINING_MAPPING", "MODEL_FOR_QUESTION_ANSWERING_MAPPING",
         "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING", "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING", "MODEL_MAPPING",
@@ -234,6 +242,10 @@ _LAZY_MODEL_NAMES = {
         "MBartForSequenceClassification", "MBartModel", "MBartPreTrainedModel",
     ],
     "models.marian.modeling_marian": ["MarianForCausalLM", "MarianModel", "MarianMTModel", "MarianPreTrainedModel"],
+    "models.whisper.modeling_whisper": [
+        "WhisperForAudioClassification", "WhisperForCausalLM", "WhisperForConditionalGeneration", "WhisperModel",
+        "WhisperPreTrainedModel",
+    ],
     "pipelines": [
         "Pipeline", "SummarizationPipeline", "Text2TextGenerationPipeline", "TranslationPipeline", "pipeline",
     ],

@@ -60,7 +60,7 @@ def check_type(name, value, expected):
     """Raise TypeError when `value` does not match the annotation `expected`.
 
     Understands what config annotations use: plain classes (bool is not accepted as int),
-    `X | Y`, `Optional`, `Literal`, `list[X]`, `dict[K, V]`, `typing.Any`, and TypedDicts
+    `X | Y`, `Optional`, `Literal`, `list[X]`, `tuple[X, ...]`, `dict[K, V]`, `typing.Any`, and TypedDicts
     (checked as plain dicts).
     """
     if expected is typing.Any:
@@ -91,6 +91,16 @@ def check_type(name, value, expected):
         if args:
             for index, item in enumerate(value):
                 check_type(f"{name}[{index}]", item, args[0])
+        return
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            raise TypeError(f"config field {name!r} must be a tuple, got {type(value).__name__} {value!r}")
+        # tuple[X, ...] is any length of X; tuple[X, Y] is exactly one of each, in order
+        items = args[:1] * len(value) if len(args) == 2 and args[1] is Ellipsis else args
+        if items and len(items) != len(value):
+            raise TypeError(f"config field {name!r} must have {len(items)} items, got {value!r}")
+        for index, (item, annotation) in enumerate(zip(value, items)):
+            check_type(f"{name}[{index}]", item, annotation)
         return
     if origin is dict:
         if not isinstance(value, dict):

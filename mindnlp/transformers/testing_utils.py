@@ -34,7 +34,7 @@ __all__ = [
     "require_kernels", "require_non_hpu", "require_optimum_quanto", "require_safetensors", "require_sentencepiece",
     "require_tiktoken", "require_tokenizers", "require_torch", "require_torch_accelerator", "require_torch_gpu",
     "require_torch_greater_or_equal", "require_torch_large_accelerator", "require_torch_mps",
-    "require_torch_fp16", "require_deterministic_for_xpu", "require_large_cpu_ram", "require_torch_multi_accelerator",
+    "require_torch_fp16", "require_torchaudio", "require_deterministic_for_xpu", "require_large_cpu_ram", "require_torch_multi_accelerator",
     "require_torch_multi_gpu", "require_torch_sdpa", "run_first", "run_test_using_subprocess",
     "set_config_for_less_flaky_test", "set_model_for_less_flaky_test", "set_seed", "slow", "tooslow",
     "torch_device",
@@ -130,6 +130,7 @@ require_kernels = _never("test requires the `kernels` hub kernels, which mindnlp
 require_bitsandbytes = _never("test requires bitsandbytes quantization, which mindnlp does not support")
 require_optimum_quanto = _never("test requires optimum-quanto quantization, which mindnlp does not support")
 require_deepspeed = _never("test requires DeepSpeed, which mindnlp does not integrate")
+require_torchaudio = _never("test requires torchaudio, which extends torch and not mindnlp.core")
 require_accelerate = _never("test requires the accelerate library's torch hooks, which mindnlp does not integrate")
 
 
@@ -499,3 +500,18 @@ class TestCasePlus(unittest.TestCase):
                 shutil.rmtree(path, ignore_errors=True)
         self._temp_dirs = []
         super().tearDown()
+
+
+def check_json_file_has_correct_format(file_path):
+    """A saved JSON file is "{}" or one key per line, indented by two spaces (HF's layout)."""
+    with open(file_path, encoding="utf-8") as f:
+        lines = f.readlines()
+    if len(lines) == 1:
+        assert lines[0] == "{}"
+        return
+    assert len(lines) >= 3
+    assert lines[0].strip() == "{"
+    for line in lines[1:-1]:
+        assert len(line) - len(line.lstrip()) >= 2
+    assert len(lines[1]) - len(lines[1].lstrip()) == 2
+    assert lines[-1].strip() == "}"

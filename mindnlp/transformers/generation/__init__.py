@@ -28,7 +28,7 @@ _LAZY_NAMES = {
         "SuppressTokensAtBeginLogitsProcessor", "SuppressTokensLogitsProcessor",
         "SynthIDTextWatermarkLogitsProcessor", "TemperatureLogitsWarper", "TopHLogitsWarper", "TopKLogitsWarper",
         "TopPLogitsWarper", "TypicalLogitsWarper", "UnbatchedClassifierFreeGuidanceLogitsProcessor",
-        "WatermarkLogitsProcessor",
+        "WatermarkLogitsProcessor", "WhisperNoSpeechDetection", "WhisperTimeStampLogitsProcessor",
     ],
     "stopping_criteria": [
         "ConfidenceCriteria", "EosTokenCriteria", "MaxLengthCriteria", "MaxTimeCriteria", "StopStringCriteria",

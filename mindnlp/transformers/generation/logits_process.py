@@ -34,7 +34,8 @@ __all__ = [
     "SequenceBiasLogitsProcessor", "SuppressTokensAtBeginLogitsProcessor", "SuppressTokensLogitsProcessor",
     "SynthIDTextWatermarkLogitsProcessor", "SynthIDTextWatermarkState", "TemperatureLogitsWarper",
     "TopHLogitsWarper", "TopKLogitsWarper", "TopPLogitsWarper", "TypicalLogitsWarper",
-    "UnbatchedClassifierFreeGuidanceLogitsProcessor", "WatermarkLogitsProcessor",
+    "UnbatchedClassifierFreeGuidanceLogitsProcessor", "WatermarkLogitsProcessor", "WhisperNoSpeechDetection",
+    "WhisperTimeStampLogitsProcessor",
 ]
 
 
@@ -724,6 +725,108 @@ class SuppressTokensLogitsProcessor(LogitsProcessor):
 
     def __call__(self, input_ids, scores):
         return core.where(_vocab_mask(self.suppress_tokens, scores, self._masks), -math.inf, scores)
+
+
+# ---------------------------------------------------------------------- Whisper
+
+
+class WhisperTimeStampLogitsProcessor(LogitsProcessor):
+    """Whisper's timestamp grammar over the tokens generated since `begin_index`: timestamp
+    tokens (ids from `no_timestamps_token_id + 1` on, one per 20 ms) come in pairs that close
+    one segment and open the next, never go back in time, and the first token is a timestamp
+    (at most `max_initial_timestamp_index` steps in). When the timestamps together are more
+    likely than any single text token, a timestamp is forced (`_detect_timestamp_from_logprob`).
+    """
+
+    def __init__(self, generate_config, begin_index, _detect_timestamp_from_logprob=None):
+        self.no_timestamps_token_id = generate_config.no_timestamps_token_id
+        self.timestamp_begin = generate_config.no_timestamps_token_id + 1
+        self.eos_token_id = generate_config.eos_token_id or generate_config.bos_token_id
+        self._detect_timestamp_from_logprob = (
+            _detect_timestamp_from_logprob if _detect_timestamp_from_logprob is not None
+            else getattr(generate_config, "_detect_timestamp_from_logprob", True))
+        if begin_index is None:
+            raise ValueError("WhisperTimeStampLogitsProcessor needs `begin_index`: the length of the decoder prompt")
+        self.begin_index = begin_index
+        self.max_initial_timestamp_index = getattr(generate_config, "max_initial_timestamp_index", None)
+
+    def set_begin_index(self, begin_index):
+        self.begin_index = begin_index
+
+    def __call__(self, input_ids, scores):
+        scores = scores.clone()
+        scores[:, self.no_timestamps_token_id] = -math.inf
+        first = self.timestamp_begin
+        for row, sampled in enumerate(input_ids[:, self.begin_index:].tolist()):
+            last_was_timestamp = len(sampled) >= 1 and sampled[-1] >= first
+            penultimate_was_timestamp = len(sampled) < 2 or sampled[-2] >= first
+            if last_was_timestamp:
+                if penultimate_was_timestamp:  # a pair just closed: text (or EOS) comes next
+                    scores[row, first:] = -math.inf
+                else:  # a segment's closing timestamp: no text before it
+                    scores[row, :self.eos_token_id] = -math.inf
+            timestamps = [token for token in sampled if token >= first]
+            if timestamps:
+                # time never goes back; after a lone timestamp its pair may repeat it
+                latest = timestamps[-1] if last_was_timestamp and not penultimate_was_timestamp else timestamps[-1] + 1
+                scores[row, first:latest] = -math.inf
+        if input_ids.shape[1] == self.begin_index:
+            scores[:, :first] = -math.inf
+            if self.max_initial_timestamp_index is not None:
+                scores[:, first + self.max_initial_timestamp_index + 1:] = -math.inf
+        if self._detect_timestamp_from_logprob:
+            logprobs = F.log_softmax(scores.float(), dim=-1)
+            timestamp_logprob = logprobs[:, first:].logsumexp(dim=-1)
+            text_logprob = logprobs[:, :first].max(dim=-1).values
+            force = (timestamp_logprob > text_logprob)[:, None] & (core.arange(scores.shape[-1]) < first)[None, :]
+            scores = scores.masked_fill(force, -math.inf)
+        return scores
+
+
+class WhisperNoSpeechDetection(LogitsProcessor):
+    """Records, at the first generated step, the probability of Whisper's no-speech token
+    (`no_speech_prob`), from the raw scores or, when the decoder prompt holds more than the
+    start token, from a forward pass over the inputs given with `set_inputs` (the model's
+    prediction right after the start-of-transcript token). Scores pass through unchanged."""
+
+    def __init__(self, no_speech_token, begin_index, scores_is_logprobs=False):
+        self.no_speech_token = no_speech_token
+        self.start_of_trans_offset = begin_index
+        self.begin_index = begin_index
+        self._no_speech_prob = [0.0]
+        self.is_scores_logprobs = scores_is_logprobs
+        self.model = None
+        self.inputs = None
+
+    def set_model(self, model):
+        self.model = model
+
+    def set_inputs(self, inputs):
+        """The keyword arguments of the forward pass that scores the prompt."""
+        self.inputs = {"input_features": inputs["inputs"], "decoder_input_ids": inputs["input_ids"]}
+        if inputs.get("decoder_attention_mask") is not None:
+            self.inputs["decoder_attention_mask"] = inputs["decoder_attention_mask"]
+
+    @property
+    def no_speech_prob(self):
+        return self._no_speech_prob
+
+    def set_begin_index(self, begin_index):
+        self.begin_index = begin_index
+
+    def __call__(self, input_ids, scores):
+        if input_ids.shape[1] == self.begin_index:
+            from_logprobs = self.is_scores_logprobs
+            if self.start_of_trans_offset > 1:
+                with core.no_grad():
+                    logits = self.model(**self.inputs, use_cache=False).logits
+                no_speech_scores = logits[:, self.begin_index - self.start_of_trans_offset]
+                from_logprobs = False
+            else:
+                no_speech_scores = scores
+            probs = no_speech_scores.exp() if from_logprobs else no_speech_scores.float().softmax(dim=-1)
+            self._no_speech_prob = probs[:, self.no_speech_token]
+        return scores
 
 
 # ---------------------------------------------------------------------- classifier-free guidance

@@ -286,6 +286,11 @@ class GenerationMixin:
     `past_key_values`, `use_cache` and `logits_to_keep`, which `generate()` then passes.
     """
 
+    # Whether decoder inputs given to generate() that do not begin with `decoder_start_token_id`
+    # get it put in front. Whisper's do not: its prompts may begin with `<|startofprev|>` and the
+    # previous text, the start token coming later.
+    _prepends_decoder_start = True
+
     # ------------------------------------------------------------------ model inputs
 
     def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, past_key_values=None,
@@ -441,7 +446,8 @@ class GenerationMixin:
                                                   decoder_start_token_id, device=None):
         """(the decoder's first ids, model kwargs): `decoder_start_token_id` per row (a scalar,
         or one id per row), followed by the caller's `decoder_input_ids` when they do not
-        already start with it (a given `decoder_attention_mask` then grows by one column)."""
+        already start with it (a given `decoder_attention_mask` then grows by one column;
+        see `_prepends_decoder_start`)."""
         if "decoder_input_ids" in model_kwargs:
             decoder_input_ids = model_kwargs.pop("decoder_input_ids")
         elif "input_ids" in model_kwargs and model_input_name != "input_ids":
@@ -458,7 +464,7 @@ class GenerationMixin:
             start = core.full((batch_size, 1), int(decoder_start_token_id), dtype=core.int64, device=device)
         if decoder_input_ids is None:
             return start, model_kwargs
-        if bool((decoder_input_ids[:, 0] != start[:, 0]).all()):
+        if self._prepends_decoder_start and bool((decoder_input_ids[:, 0] != start[:, 0]).all()):
             decoder_input_ids = core.cat([start.to(decoder_input_ids.dtype), decoder_input_ids], dim=-1)
             decoder_attention_mask = model_kwargs.get("decoder_attention_mask")
             if decoder_attention_mask is not None:

@@ -5,6 +5,7 @@ it. Other tasks join by registering in `PIPELINE_REGISTRY` (a task name, its pip
 and its Auto model class).
 """
 from ..models.auto.tokenization_auto import AutoTokenizer
+from .automatic_speech_recognition import AutomaticSpeechRecognitionPipeline
 from .base import ChunkPipeline, Pipeline, PipelineException
 from .feature_extraction import FeatureExtractionPipeline
 from .fill_mask import FillMaskPipeline
@@ -44,6 +45,7 @@ class PipelineRegistry:
 
 
 SUPPORTED_TASKS = {
+    "automatic-speech-recognition": {"impl": AutomaticSpeechRecognitionPipeline, "auto": "AutoModelForSpeechSeq2Seq"},
     "feature-extraction": {"impl": FeatureExtractionPipeline, "auto": "AutoModel"},
     "fill-mask": {"impl": FillMaskPipeline, "auto": "AutoModelForMaskedLM"},
     "text-classification": {"impl": TextClassificationPipeline, "auto": "AutoModelForSequenceClassification"},
@@ -61,10 +63,12 @@ PIPELINE_REGISTRY = PipelineRegistry(SUPPORTED_TASKS, TASK_ALIASES)
 _HUB_KWARGS = ("revision", "token", "cache_dir", "local_files_only", "mirror", "endpoint", "subfolder")
 
 
-def pipeline(task=None, model=None, tokenizer=None, device=None, dtype=None, *, model_kwargs=None, **kwargs):
+def pipeline(task=None, model=None, tokenizer=None, feature_extractor=None, device=None, dtype=None, *,
+             model_kwargs=None, **kwargs):
     """Build the pipeline of `task` for `model` (a hub id, a local folder, or a model instance).
 
-    `tokenizer` defaults to the model's own (loaded from the same id/folder); `device` is an
+    `tokenizer` (and, for speech, `feature_extractor`) defaults to the model's own (loaded from
+    the same id/folder); `device` is an
     int (-1 = cpu, n = cuda:n), a string or a device; `dtype` (or `torch_dtype`) is passed to
     from_pretrained. Remaining keywords (`batch_size`, `top_k`, ...) become the pipeline's
     default call options.
@@ -96,6 +100,14 @@ def pipeline(task=None, model=None, tokenizer=None, device=None, dtype=None, *, 
         if not source:
             raise ValueError("the model instance does not say where it was loaded from: pass tokenizer=")
         tokenizer = source
+    if getattr(entry["impl"], "needs_feature_extractor", False):
+        from ..models.auto.feature_extraction_auto import AutoFeatureExtractor
+
+        feature_extractor = tokenizer if feature_extractor is None and isinstance(tokenizer, str) \
+            else feature_extractor
+        if isinstance(feature_extractor, str):
+            feature_extractor = AutoFeatureExtractor.from_pretrained(feature_extractor, **hub)
+        kwargs["feature_extractor"] = feature_extractor
     if isinstance(tokenizer, str):
         tokenizer = AutoTokenizer.from_pretrained(tokenizer, **hub)
     elif isinstance(tokenizer, tuple):
@@ -105,7 +117,7 @@ def pipeline(task=None, model=None, tokenizer=None, device=None, dtype=None, *, 
 
 
 __all__ = [
-    "AggregationStrategy", "Chat", "ChunkPipeline", "ClassificationFunction", "FeatureExtractionPipeline",
+    "AggregationStrategy", "AutomaticSpeechRecognitionPipeline", "Chat", "ChunkPipeline", "ClassificationFunction", "FeatureExtractionPipeline",
     "FillMaskPipeline", "NerPipeline", "Pipeline", "PipelineException", "PipelineRegistry", "PIPELINE_REGISTRY",
     "QuestionAnsweringPipeline", "ReturnType", "SquadExample", "SummarizationPipeline", "SUPPORTED_TASKS",
     "TASK_ALIASES", "Text2TextGenerationPipeline", "TextClassificationPipeline", "TextGenerationPipeline",

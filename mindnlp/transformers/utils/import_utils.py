@@ -45,6 +45,20 @@ def is_torchdynamo_exporting():
     return False
 
 
+def is_torchaudio_available():
+    """torchaudio extends torch, not mindnlp.core: audio is read and resampled by audio_utils."""
+    return False
+
+
+def is_torch_xpu_available(check_device=False):
+    """mindnlp.core has no Intel XPU backend."""
+    return False
+
+
+def is_datasets_available():
+    return importlib.util.find_spec("datasets") is not None
+
+
 def direct_transformers_import(path, file="__init__.py"):
     """HF loads its source tree as a module; mindnlp's equivalent of that tree is mindnlp.transformers."""
     return importlib.import_module("mindnlp.transformers")

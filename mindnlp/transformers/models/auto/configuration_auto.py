@@ -44,6 +44,7 @@ CONFIG_MAPPING_NAMES = {
     "qwen3": ("qwen3", "Qwen3Config"),
     "qwen3_moe": ("qwen3_moe", "Qwen3MoeConfig"),
     "roberta": ("roberta", "RobertaConfig"),
+    "whisper": ("whisper", "WhisperConfig"),
     "smollm3": ("smollm3", "SmolLM3Config"),
     "starcoder2": ("starcoder2", "Starcoder2Config"),
     "t5": ("t5", "T5Config"),

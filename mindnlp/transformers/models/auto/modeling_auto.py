@@ -44,6 +44,7 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("bart", "BartModel"),
     ("mbart", "MBartModel"),
     ("marian", "MarianModel"),
+    ("whisper", "WhisperModel"),
 ])
 MODEL_FOR_PRETRAINING_MAPPING_NAMES = OrderedDict([
     ("camembert", "CamembertForMaskedLM"),
@@ -230,12 +231,17 @@ MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
 ])
 
 
+MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES = OrderedDict([
+    ("whisper", "WhisperForConditionalGeneration"),
+])
+MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
+    ("whisper", "WhisperForAudioClassification"),
+])
+
 # Tasks of Hugging Face's mappings that no architecture of mindnlp serves yet: the names exist so
 # that code asking "is this class an image classifier?" gets HF's answer for mindnlp's models (no),
 # and the Auto classes over them say that the task has no model.
-MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES = OrderedDict()
-MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_AUDIO_XVECTOR_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_BACKBONE_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_CAUSAL_IMAGE_MODELING_MAPPING_NAMES = OrderedDict()
@@ -258,6 +264,7 @@ MODEL_FOR_NEXT_SENTENCE_PREDICTION_MAPPING = _LazyModelMapping(MODEL_FOR_NEXT_SE
 MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING = _LazyModelMapping(MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
 MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING = _LazyModelMapping(MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES)
 MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING = _LazyModelMapping(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
+MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING = _LazyModelMapping(MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES)
 
 class AutoModel(_BaseAutoModelClass):
     _model_mapping = MODEL_MAPPING
@@ -301,6 +308,10 @@ class AutoModelForSeq2SeqLM(_BaseAutoModelClass):
 
 class AutoModelForSpeechSeq2Seq(_BaseAutoModelClass):
     _model_mapping = MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING
+
+
+class AutoModelForAudioClassification(_BaseAutoModelClass):
+    _model_mapping = MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING
 
 
 class AutoModelForImageTextToText(_BaseAutoModelClass):

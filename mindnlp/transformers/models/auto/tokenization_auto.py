@@ -25,6 +25,7 @@ from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
 from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
 from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
 from ..t5.tokenization_t5_fast import T5TokenizerFast
+from ..whisper.tokenization_whisper import WhisperTokenizer
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
 TOKENIZER_MAPPING = {
@@ -57,6 +58,7 @@ TOKENIZER_MAPPING = {
     "falcon": PreTrainedTokenizerFast,
     "t5": T5TokenizerFast,
     "mt5": T5TokenizerFast,
+    "whisper": WhisperTokenizer,
 }
 
 # `tokenizer_class` names as HF writes them (v5 drops the "Fast" suffix that v4 wrote).
@@ -64,7 +66,8 @@ TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
     for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DebertaV2TokenizerFast, DistilBertTokenizerFast,
                 MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
-                Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer, MBartTokenizer, MBart50Tokenizer)
+                Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer, MBartTokenizer, MBart50Tokenizer,
+                WhisperTokenizer)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast

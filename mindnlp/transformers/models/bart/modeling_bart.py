@@ -127,6 +127,7 @@ class BartLayer(GradientCheckpointingLayer):
     """
 
     normalize_before = False
+    attention_class = BartAttention
 
     def _build_feed_forward(self, config, ffn_dim, bias=True, elementwise_affine=True):
         """fc1 → activation → fc2 and its norm; OPT's config may drop the linear biases and the
@@ -154,7 +155,7 @@ class BartLayer(GradientCheckpointingLayer):
 class BartEncoderLayer(BartLayer):
     def __init__(self, config, layer_idx=None):
         super().__init__()
-        self.self_attn = BartAttention(config.d_model, config.encoder_attention_heads,
+        self.self_attn = self.attention_class(config.d_model, config.encoder_attention_heads,
                                        dropout=config.attention_dropout, config=config, layer_idx=layer_idx)
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
         self._build_feed_forward(config, config.encoder_ffn_dim)
@@ -171,10 +172,10 @@ class BartDecoderLayer(BartLayer):
     def __init__(self, config, layer_idx=None):
         super().__init__()
         heads, dropout = config.decoder_attention_heads, config.attention_dropout
-        self.self_attn = BartAttention(config.d_model, heads, dropout=dropout, is_decoder=True, is_causal=True,
+        self.self_attn = self.attention_class(config.d_model, heads, dropout=dropout, is_decoder=True, is_causal=True,
                                        config=config, layer_idx=layer_idx)
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
-        self.encoder_attn = BartAttention(config.d_model, heads, dropout=dropout, is_decoder=True, config=config,
+        self.encoder_attn = self.attention_class(config.d_model, heads, dropout=dropout, is_decoder=True, config=config,
                                           layer_idx=layer_idx)
         self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model)
         self._build_feed_forward(config, config.decoder_ffn_dim)
@@ -245,8 +246,13 @@ class BartStack(BartPreTrainedModel):
         return BartScaledWordEmbedding(vocab_size, config.d_model, config.pad_token_id,
                                        embed_scale=embed_scale(config))
 
+    @staticmethod
+    def position_limit(config):
+        """How many positions the stack embeds (Whisper's encoder and decoder each have their own)."""
+        return config.max_position_embeddings
+
     def build_positions(self, config):
-        return BartLearnedPositionalEmbedding(config.max_position_embeddings, config.d_model)
+        return BartLearnedPositionalEmbedding(self.position_limit(config), config.d_model)
 
     def get_input_embeddings(self):
         return self.embed_tokens
@@ -278,7 +284,7 @@ class BartEncoder(BartStack):
 
     def __init__(self, config):
         super().__init__(config)
-        self.max_source_positions = config.max_position_embeddings
+        self.max_source_positions = self.position_limit(config)
         self._build(config, config.encoder_layers, config.encoder_layerdrop, config.vocab_size)
 
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, output_attentions=None,
@@ -320,7 +326,7 @@ class BartDecoder(BartStack):
 
     def __init__(self, config):
         super().__init__(config)
-        self.max_target_positions = config.max_position_embeddings
+        self.max_target_positions = self.position_limit(config)
         self._build(config, config.decoder_layers, config.decoder_layerdrop, self.decoder_vocab_size(config))
 
     @staticmethod
@@ -329,7 +335,8 @@ class BartDecoder(BartStack):
 
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 past_key_values=None, inputs_embeds=None, use_cache=None, output_attentions=None,
-                output_hidden_states=None, return_dict=None, cache_position=None, **kwargs):
+                output_hidden_states=None, return_dict=None, cache_position=None, position_ids=None, **kwargs):
+        """`position_ids` default to the tokens' places after the cached ones (`cache_position`)."""
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         use_cache = use_cache if use_cache is not None else self.config.use_cache
@@ -355,7 +362,8 @@ class BartDecoder(BartStack):
         if encoder_hidden_states is not None:
             encoder_mask = create_bidirectional_mask(self.config, inputs_embeds, encoder_attention_mask,
                                                      encoder_hidden_states=encoder_hidden_states)
-        hidden_states = self.input_hidden_states(inputs_embeds, cache_position[None, :])
+        hidden_states = self.input_hidden_states(
+            inputs_embeds, cache_position[None, :] if position_ids is None else position_ids)
 
         all_hidden = () if output_hidden_states else None
         all_attentions = () if output_attentions else None

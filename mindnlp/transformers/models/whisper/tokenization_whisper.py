@@ -1,0 +1,367 @@
+"""WhisperTokenizer: GPT-2's byte-level BPE plus Whisper's special tokens, prefix and timestamps.
+
+Above the text vocabulary sit `<|endoftext|>`, `<|startoftranscript|>`, one token per
+language (`<|en|>`, ... in `LANGUAGES` order), `<|translate|>`, `<|transcribe|>`,
+`<|startoflm|>`, `<|startofprev|>`, `<|nospeech|>`, `<|notimestamps|>`, and then 1501
+timestamp tokens `<|0.00|>` ... `<|30.00|>` (one per 20 ms). Encoding text for training
+adds the prefix `<|startoftranscript|> <|lang|> <|task|> <|notimestamps|>` (from
+`language`, `task`, `predict_timestamps`) and a final `<|endoftext|>`.
+
+Decoding drops the timestamp tokens from the text, or writes them as `<|1.08|>`
+(`decode_with_timestamps`), or returns each timestamped segment with its times
+(`output_offsets`): times keep counting across 30 s windows.
+"""
+import re
+
+import numpy as np
+from tokenizers import processors
+
+from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
+
+LANGUAGES = {
+    "en": "english", "zh": "chinese", "de": "german", "es": "spanish", "ru": "russian", "ko": "korean",
+    "fr": "french", "ja": "japanese", "pt": "portuguese", "tr": "turkish", "pl": "polish", "ca": "catalan",
+    "nl": "dutch", "ar": "arabic", "sv": "swedish", "it": "italian", "id": "indonesian", "hi": "hindi",
+    "fi": "finnish", "vi": "vietnamese", "he": "hebrew", "uk": "ukrainian", "el": "greek", "ms": "malay",
+    "cs": "czech", "ro": "romanian", "da": "danish", "hu": "hungarian", "ta": "tamil", "no": "norwegian",
+    "th": "thai", "ur": "urdu", "hr": "croatian", "bg": "bulgarian", "lt": "lithuanian", "la": "latin",
+    "mi": "maori", "ml": "malayalam", "cy": "welsh", "sk": "slovak", "te": "telugu", "fa": "persian",
+    "lv": "latvian", "bn": "bengali", "sr": "serbian", "az": "azerbaijani", "sl": "slovenian", "kn": "kannada",
+    "et": "estonian", "mk": "macedonian", "br": "breton", "eu": "basque", "is": "icelandic", "hy": "armenian",
+    "ne": "nepali", "mn": "mongolian", "bs": "bosnian", "kk": "kazakh", "sq": "albanian", "sw": "swahili",
+    "gl": "galician", "mr": "marathi", "pa": "punjabi", "si": "sinhala", "km": "khmer", "sn": "shona",
+    "yo": "yoruba", "so": "somali", "af": "afrikaans", "oc": "occitan", "ka": "georgian", "be": "belarusian",
+    "tg": "tajik", "sd": "sindhi", "gu": "gujarati", "am": "amharic", "yi": "yiddish", "lo": "lao", "uz": "uzbek",
+    "fo": "faroese", "ht": "haitian creole", "ps": "pashto", "tk": "turkmen", "nn": "nynorsk", "mt": "maltese",
+    "sa": "sanskrit", "lb": "luxembourgish", "my": "myanmar", "bo": "tibetan", "tl": "tagalog", "mg": "malagasy",
+    "as": "assamese", "tt": "tatar", "haw": "hawaiian", "ln": "lingala", "ha": "hausa", "ba": "bashkir",
+    "jw": "javanese", "su": "sundanese", "yue": "cantonese",
+}
+
+TO_LANGUAGE_CODE = {
+    **{language: code for code, language in LANGUAGES.items()},
+    "burmese": "my", "valencian": "ca", "flemish": "nl", "haitian": "ht", "letzeburgesch": "lb", "pushto": "ps",
+    "panjabi": "pa", "moldavian": "ro", "moldovan": "ro", "sinhalese": "si", "castilian": "es", "mandarin": "zh",
+}
+
+TASK_IDS = ["translate", "transcribe"]
+
+_TIMESTAMP_PATTERN = re.compile(r"<\|(\d+\.\d+)\|>")
+
+
+def language_code(language):
+    """A language's name ("french") or code ("fr") → its code; anything else is an error."""
+    language = language.lower()
+    if language in TO_LANGUAGE_CODE:
+        return TO_LANGUAGE_CODE[language]
+    if language in TO_LANGUAGE_CODE.values():
+        return language
+    choices = list(TO_LANGUAGE_CODE.values()) if len(language) == 2 else list(TO_LANGUAGE_CODE.keys())
+    raise ValueError(f"Unsupported language: {language}. Language should be one of: {choices}.")
+
+
+class WhisperTokenizer(GPT2TokenizerFast):
+    """See the module docstring. `language`, `task` and `predict_timestamps` set the prefix
+    (`set_prefix_tokens` changes it later)."""
+
+    vocab_files_names = {"vocab_file": "vocab.json", "merges_file": "merges.txt", "normalizer_file": "normalizer.json"}
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(self, vocab_file=None, merges_file=None, normalizer_file=None, tokenizer_file=None,
+                 unk_token="<|endoftext|>", bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                 add_prefix_space=False, language=None, task=None, predict_timestamps=False, **kwargs):
+        super().__init__(vocab_file=vocab_file, merges_file=merges_file, tokenizer_file=tokenizer_file,
+                         unk_token=unk_token, bos_token=bos_token, eos_token=eos_token,
+                         add_prefix_space=add_prefix_space, **kwargs)
+        self.language = language
+        self.task = task
+        self.predict_timestamps = predict_timestamps
+        self.set_prefix_tokens()
+
+    # ------------------------------------------------------------------ prefix
+
+    @property
+    def prefix_tokens(self):
+        """`<|startoftranscript|>`, then the language, the task and `<|notimestamps|>` when set."""
+        start = self.convert_tokens_to_ids("<|startoftranscript|>")
+        prefix = [start]
+        if self.language is not None:
+            self.language = self.language.lower()
+            prefix.append(start + 1 + tuple(LANGUAGES).index(language_code(self.language)))
+        if self.task is not None:
+            if self.task not in TASK_IDS:
+                raise ValueError(f"Unsupported task: {self.task}. Task should be in: {TASK_IDS}")
+            prefix.append(self.convert_tokens_to_ids("<|transcribe|>" if self.task == "transcribe"
+                                                     else "<|translate|>"))
+        if not self.predict_timestamps:
+            prefix.append(self.convert_tokens_to_ids("<|notimestamps|>"))
+        return prefix
+
+    def set_prefix_tokens(self, language=None, task=None, predict_timestamps=None):
+        """Change the prefix added to encoded text (None keeps a setting as it is)."""
+        self.language = language if language is not None else self.language
+        self.task = task if task is not None else self.task
+        self.predict_timestamps = predict_timestamps if predict_timestamps is not None else self.predict_timestamps
+        prefix_ids = self.prefix_tokens
+        prefix = self.convert_ids_to_tokens(prefix_ids)
+        template = " ".join(f"{token}:0" for token in prefix)
+        eos = self.eos_token
+        self._tokenizer.post_processor = processors.TemplateProcessing(
+            single=f"{template} $A:0 {eos}:0", pair=f"{template} $A:0 $B:1 {eos}:1",
+            special_tokens=[(eos, self.eos_token_id), *zip(prefix, prefix_ids)])
+
+    def update_post_processor(self):
+        """The prefix template stands in for the bos/eos template of other tokenizers."""
+        if hasattr(self, "predict_timestamps"):
+            self.set_prefix_tokens()
+
+    def build_inputs_with_special_tokens(self, token_ids_0, token_ids_1=None):
+        return self.prefix_tokens + token_ids_0 + (token_ids_1 or []) + [self.eos_token_id]
+
+    def get_decoder_prompt_ids(self, task=None, language=None, no_timestamps=True):
+        """[(position, id), ...] of the prefix after the start token (the legacy forced_decoder_ids)."""
+        self.set_prefix_tokens(task=task, language=language, predict_timestamps=not no_timestamps)
+        return [(rank + 1, token) for rank, token in enumerate(self.prefix_tokens[1:])]
+
+    def get_prompt_ids(self, text, return_tensors="np"):
+        """`<|startofprev|>` and the text's ids: a prompt for generate(prompt_ids=...)."""
+        encoding = self("<|startofprev|>", " " + text.strip(), add_special_tokens=False)
+        ids = encoding["input_ids"]
+        special = next((token for token in ids[1:] if token >= self.all_special_ids[0]), None)
+        if special is not None:
+            raise ValueError("Encountered text in the prompt corresponding to disallowed special token: "
+                             f"{self.convert_ids_to_tokens(special)}.")
+        encoding.convert_to_tensors(tensor_type=return_tensors)
+        return encoding["input_ids"]
+
+    # ------------------------------------------------------------------ decoding
+
+    @staticmethod
+    def _convert_to_list(token_ids):
+        """Ids given as a tensor or array, as (nested) Python lists."""
+        if hasattr(token_ids, "numpy"):
+            token_ids = token_ids.numpy()
+        if isinstance(token_ids, np.ndarray):
+            token_ids = token_ids.tolist()
+        return token_ids
+
+    @property
+    def timestamp_begin(self):
+        """The first timestamp token's id: right after the special tokens."""
+        return self.all_special_ids[-1] + 1
+
+    def _strip_prompt(self, token_ids, prompt_token_id, decoder_start_token_id):
+        """Ids without a leading `<|startofprev|>` prompt (everything before the start token)."""
+        token_ids = self._convert_to_list(token_ids)
+        if not token_ids or token_ids[0] != prompt_token_id:
+            return token_ids
+        if decoder_start_token_id in token_ids:
+            return token_ids[token_ids.index(decoder_start_token_id):]
+        return []
+
+    def _preprocess_token_ids(self, token_ids, skip_special_tokens=False):
+        if skip_special_tokens:
+            token_ids = self._strip_prompt(token_ids, self.convert_tokens_to_ids("<|startofprev|>"),
+                                           self.convert_tokens_to_ids("<|startoftranscript|>"))
+        return token_ids
+
+    def decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None, output_offsets=False,
+               time_precision=0.02, decode_with_timestamps=False, normalize=False, basic_normalize=False,
+               remove_diacritics=False, **kwargs):
+        """Text of the ids, without timestamp tokens; with `decode_with_timestamps` they are
+        written as "<|1.08|>", with `output_offsets` the result is {"text", "offsets"} where
+        each offset is one timestamped segment's {"text", "timestamp": (start, end)}."""
+        if normalize or basic_normalize:
+            raise NotImplementedError("Whisper's English / basic text normalizers are not available in mindnlp")
+        ids = self._convert_to_list(token_ids)
+        if isinstance(ids, list) and ids and isinstance(ids[0], list):
+            return [self.decode(row, skip_special_tokens, clean_up_tokenization_spaces, output_offsets,
+                                time_precision, decode_with_timestamps, **kwargs) for row in ids]
+        filtered = self._preprocess_token_ids(ids, skip_special_tokens=skip_special_tokens)
+        if decode_with_timestamps:
+            text = self._decode_with_timestamps(filtered, skip_special_tokens=skip_special_tokens,
+                                                time_precision=time_precision)
+        else:
+            text = _TIMESTAMP_PATTERN.sub("", super().decode(
+                filtered, skip_special_tokens=skip_special_tokens,
+                clean_up_tokenization_spaces=clean_up_tokenization_spaces, **kwargs))
+        if output_offsets:
+            return {"text": text, "offsets": self._compute_offsets(ids, time_precision=time_precision)}
+        return text
+
+    def _decode_with_timestamps(self, token_ids, skip_special_tokens=False, time_precision=0.02, segment_size=1500):
+        """Text with each timestamp token written as its time, counted from the first window:
+        when time goes back, a new window began (after a full window if the last segment
+        ended with a single timestamp, else after the previous segment's end)."""
+        begin = self.timestamp_begin
+        pieces = [[]]
+        latest = penultimate = offset = 0.0
+        for i, token in enumerate(token_ids):
+            if token < begin:
+                pieces[-1].append(token)
+                continue
+            time = float((token - begin) * time_precision)
+            if time < latest:
+                single_ending = i >= 2 and not (token_ids[i - 1] >= begin and token_ids[i - 2] >= begin)
+                if single_ending:
+                    offset += time_precision * segment_size
+                else:
+                    latest = penultimate
+                    offset += penultimate
+                    pieces = pieces[:-2]
+            penultimate, latest = latest, time
+            pieces += [f"<|{time + offset:.2f}|>", []]
+        return "".join(piece if isinstance(piece, str) else
+                       GPT2TokenizerFast.decode(self, piece, skip_special_tokens=skip_special_tokens) if piece else ""
+                       for piece in pieces)
+
+    def _compute_offsets(self, token_ids, time_precision=0.02, segment_size=1500):
+        """[{"text", "timestamp": (start, end)}] for each segment between timestamp tokens."""
+        ids = np.array(self._convert_to_list(token_ids))
+        if ids.ndim > 1 and ids.shape[0] > 1:
+            raise ValueError("Can only process a single input at a time")
+        begin = self.timestamp_begin
+        is_timestamp = ids >= begin
+        boundaries = np.where(is_timestamp[:-1] & is_timestamp[1:])[0] + 1
+        if boundaries.shape[0] == 0 and is_timestamp.sum() <= 1:
+            return []
+        stamps = np.where(is_timestamp)[0]
+        if stamps[-1] + 1 not in boundaries:
+            boundaries = np.append(boundaries, stamps[-1] + 1)
+        offsets = []
+        start, latest, windows = stamps[0], 0, 0
+        for end in boundaries:
+            piece = ids[start:end]
+            if len(piece) > 1:
+                first, last = int(piece[0]) - begin, int(piece[-1]) - begin
+                if first < latest:  # a new window began
+                    single_ending = start >= 2 and not (ids[start - 2] >= begin and ids[start - 1] >= begin)
+                    windows += segment_size if single_ending else latest
+                latest = last
+                text = _TIMESTAMP_PATTERN.sub("", self._decode(piece.tolist()))
+                offsets.append({"text": text, "timestamp": ((first + windows) * time_precision,
+                                                            (last + windows) * time_precision)})
+            start = end
+        return offsets
+
+    def _decode_asr(self, model_outputs, *, return_timestamps, return_language, time_precision, segment_size=1500):
+        """(text, {"chunks": [...]} or {}) of the ASR pipeline's outputs: one per audio chunk,
+        {"tokens": (1, n) ids, "stride": (chunk, left, right) in seconds when chunked}.
+
+        Timestamp pairs close segments (chunks with their times, offset by where each audio
+        chunk starts); language tokens name the chunks' language. Tokens of overlapping audio
+        chunks are joined where they agree (`_find_longest_common_sequence`); timestamps inside
+        a chunk's strides are ignored, those overlaps belonging to its neighbours.
+        """
+        begin = self.convert_tokens_to_ids("<|notimestamps|>") + 1
+        specials = set(self.all_special_ids)
+        prompt_token = self.convert_tokens_to_ids("<|startofprev|>")
+        start_token = self.convert_tokens_to_ids("<|startoftranscript|>")
+        state = {"language": None}
+
+        def new_chunk():
+            return {"language": state["language"], "timestamp": [None, None], "text": ""}
+
+        chunks, chunk = [], new_chunk()
+        previous_tokens = []
+        time_offset = 0.0
+        skip = False
+        for output in model_outputs:
+            ids = self._strip_prompt(self._convert_to_list(output["tokens"])[0], prompt_token, start_token)
+            last_timestamp, first_timestamp = None, begin
+            latest = penultimate = windows = 0.0
+            if "stride" in output:
+                chunk_length, stride_left, stride_right = output["stride"]
+                time_offset -= stride_left
+                right_stride_start = chunk_length - stride_right
+                if stride_left:
+                    first_timestamp = stride_left / time_precision + begin
+                if stride_right:
+                    # the last timestamp before the right stride ends what this chunk may say
+                    for token in reversed(ids):
+                        if token >= begin:
+                            if last_timestamp is not None and (token - begin) * time_precision < right_stride_start:
+                                break
+                            last_timestamp = token
+            current = []
+            for i, token in enumerate(ids):
+                if token in specials:
+                    language = LANGUAGES.get(self.decode([token])[2:-2])
+                    if language is None:
+                        continue
+                    if state["language"] and language != state["language"] and not return_timestamps:
+                        previous_tokens.append(current)
+                        chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
+                        chunks.append(chunk)
+                        previous_tokens, current, chunk = [], [], new_chunk()
+                    chunk["language"] = state["language"] = language
+                elif token >= begin:
+                    stamp = float((token - begin) * time_precision)
+                    if stamp < latest:  # a new 30 s window of long-form output
+                        single_ending = i >= 2 and not (ids[i - 1] >= begin and ids[i - 2] >= begin)
+                        if single_ending:
+                            windows += time_precision * segment_size
+                        else:
+                            latest = penultimate
+                            windows += penultimate
+                    penultimate, latest = latest, stamp
+                    time = round((token - begin) * time_precision + time_offset + windows, 2)
+                    if last_timestamp and token >= last_timestamp:
+                        skip = True
+                    elif skip or (previous_tokens and token < first_timestamp):
+                        skip = False
+                    elif chunk["timestamp"][0] is None:
+                        chunk["timestamp"][0] = time
+                    elif time != chunk["timestamp"][0]:
+                        chunk["timestamp"][1] = time
+                        previous_tokens.append(current)
+                        chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
+                        chunks.append(chunk)
+                        previous_tokens, current, chunk = [], [], new_chunk()
+                else:
+                    current.append(token)
+            if "stride" in output:
+                time_offset += chunk_length - stride_right
+            if current:
+                previous_tokens.append(current)
+            elif not any(previous_tokens):
+                chunk, previous_tokens = new_chunk(), []
+        if previous_tokens:
+            chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
+            chunks.append(chunk)
+        text = "".join(item["text"] for item in chunks)
+        if not (return_timestamps or return_language):
+            return text, {}
+        for item in chunks:
+            if return_timestamps:
+                item["timestamp"] = tuple(item["timestamp"])
+            else:
+                item.pop("timestamp")
+            if not return_language:
+                item.pop("language")
+        return text, {"chunks": chunks}
+
+
+def _find_longest_common_sequence(sequences):
+    """The token lists of overlapping chunks joined into one: each pair is aligned where the
+    most tokens agree (ties go to the longer overlap), and cut in the middle of that overlap."""
+    left = sequences[0]
+    total = []
+    for right in sequences[1:]:
+        best, best_slices = 0.0, (len(left), len(left), 0, 0)
+        for i in range(1, len(left) + len(right)):
+            left_start, left_stop = max(0, len(left) - i), min(len(left), len(left) + len(right) - i)
+            right_start, right_stop = max(0, i - len(left)), min(len(right), i)
+            matches = int(np.sum(np.array(left[left_start:left_stop]) == np.array(right[right_start:right_stop])))
+            score = matches / i + i / 10000.0
+            if matches > 1 and score > best:
+                best, best_slices = score, (left_start, left_stop, right_start, right_stop)
+        left_start, left_stop, right_start, right_stop = best_slices
+        total.extend(left[:(left_start + left_stop) // 2])
+        left = right[(right_start + right_stop) // 2:]
+    return total + list(left)
+
+
+WhisperTokenizerFast = WhisperTokenizer
+
+__all__ = ["WhisperTokenizer", "WhisperTokenizerFast"]

@@ -1,0 +1,159 @@
+"""Parity of Whisper with the outputs HF transformers recorded (tests/fixtures/whisper/, made by
+tests/fixtures/make_whisper_fixtures.py): logits, encoder states and loss of a tiny checkpoint
+saved by HF, its causal-LM and audio-classification heads, and generate() with Whisper's
+prompt tokens, language detection, timestamps, prompts, beam search and long-form windows."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from mindnlp import core
+from mindnlp.core.serialization import load_safetensors
+from mindnlp.transformers import (AutoModelForSpeechSeq2Seq, WhisperConfig, WhisperForAudioClassification,
+                                  WhisperForCausalLM, WhisperForConditionalGeneration, WhisperModel,
+                                  WhisperTokenizer)
+from mindnlp.transformers.models.whisper.modeling_whisper import sinusoids
+
+from ..seq2seq_parity import assert_close
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "whisper")
+MODEL = os.path.join(FIXTURES, "model")
+
+
+@pytest.fixture(scope="module")
+def expected():
+    with np.load(os.path.join(FIXTURES, "expected.npz")) as data:
+        arrays = {k: data[k] for k in data.files}
+    with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as fh:
+        return arrays, json.load(fh)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return WhisperForConditionalGeneration.from_pretrained(MODEL).eval()
+
+
+@pytest.mark.parametrize("attn", ["eager", "sdpa"])
+def test_logits_encoder_states_and_loss_match_hf(expected, attn):
+    arrays, _ = expected
+    model = WhisperForConditionalGeneration.from_pretrained(MODEL, attn_implementation=attn).eval()
+    features = core.tensor(arrays["features"])
+    decoder_ids, decoder_mask = core.tensor(arrays["decoder_input_ids"]), core.tensor(arrays["decoder_attention_mask"])
+    with core.no_grad():
+        out = model(features, decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask)
+        assert_close(out.logits, arrays["lm_logits"], f"logits ({attn})")
+        assert_close(out.encoder_last_hidden_state, arrays["encoder_hidden"], f"encoder ({attn})")
+        labels = decoder_ids[:, 1:].masked_fill(decoder_mask[:, 1:] == 0, -100)
+        assert_close(model(features, labels=labels).loss, arrays["loss"], "loss")
+
+
+def test_heads_match_hf(expected, model):
+    arrays, _ = expected
+    features = core.tensor(arrays["features"])
+    config = WhisperConfig.from_pretrained(MODEL, num_labels=3)
+    classifier = WhisperForAudioClassification(config).eval()
+    with core.no_grad():
+        classifier.encoder.load_state_dict(model.model.encoder.state_dict())
+        own = classifier.state_dict()
+        for key, value in load_safetensors(os.path.join(FIXTURES, "audio_cls_heads.safetensors")).items():
+            own[key].copy_(value)
+        assert_close(classifier(features).logits, arrays["audio_cls_logits"], "audio classification logits")
+        causal = WhisperForCausalLM.from_pretrained(MODEL).eval()
+        encoder_states = model.model.encoder(features).last_hidden_state
+        logits = causal(core.tensor(arrays["decoder_input_ids"]), encoder_outputs=(encoder_states,),
+                        attention_mask=core.tensor(arrays["decoder_attention_mask"])).logits
+    assert_close(logits, arrays["causal_logits"], "causal LM logits")
+
+
+def test_checkpoint_keys_and_auto_class():
+    model = AutoModelForSpeechSeq2Seq.from_pretrained(MODEL)
+    assert type(model) is WhisperForConditionalGeneration
+    keys = set(model.state_dict())
+    assert "model.encoder.conv1.weight" in keys and "model.decoder.embed_positions.weight" in keys
+    assert "model.encoder.layers.0.self_attn.k_proj.bias" not in keys  # keys are unbiased
+    assert model.proj_out.weight is model.model.decoder.embed_tokens.weight
+
+
+def test_encoder_positions_are_frozen_sinusoids():
+    config = WhisperConfig.from_pretrained(MODEL)
+    encoder = WhisperModel(config).encoder
+    table = encoder.embed_positions.weight
+    assert not table.requires_grad
+    np.testing.assert_allclose(table.detach().numpy(), sinusoids(*table.shape).numpy(), atol=1e-6)
+
+
+def test_wrong_number_of_frames_is_an_error(model):
+    with pytest.raises(ValueError, match="mel input features to be of length 100"):
+        model(core.zeros((1, 80, 99)), decoder_input_ids=core.tensor([[1]]))
+
+
+GENERATIONS = {
+    "french": dict(language="fr", task="transcribe"),
+    "detected_language": dict(),
+    "translate_list_languages": dict(language=["de", "spanish"], task="translate"),
+    "timestamps": dict(language="en", return_timestamps=True),
+    "timestamps_segments": dict(language="en", return_timestamps=True, return_segments=True),
+    "beam": dict(language="fr", num_beams=3, max_new_tokens=8),
+    "max_new_tokens": dict(language="fr", max_new_tokens=5),
+}
+
+
+def segments_as_json(segments):
+    return [[{"start": float(s["start"]), "end": float(s["end"]), "tokens": s["tokens"].tolist()} for s in row]
+            for row in segments]
+
+
+def check_generation(name, out, expected):
+    arrays, info = expected
+    sequences = out["sequences"] if isinstance(out, dict) else out
+    np.testing.assert_array_equal(sequences.numpy(), arrays[f"generate/{name}/sequences"], err_msg=name)
+    if "segments" in info["generate"][name]:
+        got = segments_as_json(out["segments"])
+        want = info["generate"][name]["segments"]
+        assert [[s["tokens"] for s in row] for row in got] == [[s["tokens"] for s in row] for row in want]
+        for row_got, row_want in zip(got, want):
+            for a, b in zip(row_got, row_want):
+                assert a["start"] == pytest.approx(b["start"]) and a["end"] == pytest.approx(b["end"])
+
+
+@pytest.mark.parametrize("name", sorted(GENERATIONS))
+def test_generate_matches_hf(expected, model, name):
+    out = model.generate(core.tensor(expected[0]["features"]), **GENERATIONS[name])
+    check_generation(name, out, expected)
+
+
+def test_generate_with_prompt_matches_hf(expected, model):
+    prompt_ids = core.tensor(WhisperTokenizer.from_pretrained(MODEL).get_prompt_ids("the sat"))
+    out = model.generate(core.tensor(expected[0]["features"]), language="fr", prompt_ids=prompt_ids)
+    check_generation("prompt", out, expected)
+
+
+@pytest.mark.parametrize("name,settings", [("long_form", dict(language="en")),
+                                           ("long_form_condition", dict(language="en", condition_on_prev_tokens=True))])
+def test_long_form_generate_matches_hf(expected, model, name, settings):
+    arrays = expected[0]
+    out = model.generate(core.tensor(arrays["long_features"]),
+                         attention_mask=core.tensor(arrays["long_attention_mask"]), return_segments=True, **settings)
+    check_generation(name, out, expected)
+
+
+def test_generate_bad_requests_are_errors(expected, model):
+    features = core.tensor(expected[0]["features"])
+    with pytest.raises(ValueError, match="Unsupported language: klingon"):
+        model.generate(features, language="klingon")
+    with pytest.raises(ValueError, match="task is not supported"):
+        model.generate(features, language="fr", task="summarize")
+    long = core.tensor(expected[0]["long_features"])
+    with pytest.raises(ValueError, match="requires the model to predict timestamp tokens"):
+        model.generate(long[:1], return_timestamps=False)
+    with pytest.raises(ValueError, match="attention_mask"):
+        model.generate(long, language="en")
+
+
+def test_saved_checkpoint_reloads_with_the_same_outputs(tmp_path, expected, model):
+    model.save_pretrained(tmp_path)
+    reloaded = WhisperForConditionalGeneration.from_pretrained(tmp_path).eval()
+    assert reloaded.generation_config.lang_to_id == model.generation_config.lang_to_id
+    out = reloaded.generate(core.tensor(expected[0]["features"]), **GENERATIONS["timestamps"])
+    check_generation("timestamps", out, expected)
