@@ -25,6 +25,7 @@ from .. import _tensor
 from ..autograd import function as _function
 from ..random import default_generator
 from ..ops.indexing import Index
+from ..ops._helpers import wrap_result
 from .graph import Graph, Node, SlotRef, iter_refs
 
 _CORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -224,7 +225,7 @@ class Tracer:
         """A non-differentiable op computed on arrays outside Function.apply (ops/_helpers.array_op)."""
         self._uninstall()
         try:
-            out = _tensor._wrap(kernel(*[o._data if isinstance(o, _tensor.Tensor) else o for o in operands]))
+            out = wrap_result(kernel(*[o._data if isinstance(o, _tensor.Tensor) else o for o in operands]))
         finally:
             self._install()
         self._add_node(kernel, tuple(operands), {}, out, [], raw=True)
