@@ -92,3 +92,25 @@ def test_retain_graph_and_create_graph_run_eagerly():
 def test_set_context_rejects_unknown_backward():
     with pytest.raises(ValueError, match="compiled"):
         mindnlp.set_context(backward="graph")
+
+
+@pytest.mark.parametrize("act", ["silu", "gelu", "tanh_gelu"])
+def test_fused_activation_backwards_are_captured(act):
+    """Large enough for the CPU backend's fused backward kernels, which run as one raw op."""
+    fn = {"silu": core.nn.functional.silu, "gelu": core.nn.functional.gelu,
+          "tanh_gelu": lambda t: core.nn.functional.gelu(t, approximate="tanh")}[act]
+    rng = np.random.default_rng(0)
+    w = core.tensor(rng.standard_normal((256, 256)).astype(np.float32), requires_grad=True)
+    results = {}
+    for backward in ("eager", "compiled", "compiled"):
+        mindnlp.set_context(backward=backward)
+        w.grad = None
+        x = core.tensor(rng.standard_normal((512, 256)).astype(np.float32))
+        fn(x @ w).square().mean().backward()
+        results.setdefault(backward, []).append((x, w.grad.numpy().copy()))
+    mindnlp.set_context(backward="eager")
+    x, got = results["compiled"][1]
+    w.grad = None
+    fn(x @ w).square().mean().backward()
+    np.testing.assert_array_equal(got, w.grad.numpy())
+    assert compiled_backward.CACHE.replays == 1
