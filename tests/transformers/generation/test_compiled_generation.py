@@ -88,3 +88,20 @@ def test_a_dynamic_cache_runs_eagerly_with_a_reason():
     assert step.graphs == [] and "DynamicCache" in step.breaks[0]
     with pytest.raises(core.compiler.GraphBreak, match="DynamicCache"):
         core.compile(model.forward, fullgraph=True)(core.tensor([[1]]), past_key_values=DynamicCache())
+
+
+def test_graph_mode_generation_with_a_static_cache():
+    """Under mindnlp.set_context(mode=GRAPH_MODE) generate()'s forward calls run compiled."""
+    import mindnlp
+
+    eager = AutoModelForCausalLM.from_pretrained(MODELS["gpt2"]).eval()
+    ids = core.tensor([[7, 3, 9, 1]])
+    want = eager.generate(ids, max_new_tokens=8, do_sample=False)
+    mindnlp.set_context(mode=mindnlp.GRAPH_MODE)
+    try:
+        got = eager.generate(ids, max_new_tokens=8, do_sample=False, cache_implementation="static")
+    finally:
+        mindnlp.set_context(mode=mindnlp.PYNATIVE_MODE)
+    assert got.tolist() == want.tolist()
+    compiled = eager.__dict__["_graph_call_fn"]
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
