@@ -3,8 +3,8 @@
     python benchmarks/compile.py [--repeats 7] [--threads N]
 
 Workloads: the tiny GPT-2 and Llama checkpoints of tests/fixtures, called on one token
-(a decode step's shape; no KV cache, which compiled decoding does not capture yet) and on
-16 tokens, and a MiniLM-shaped BERT (6 layers, hidden 384; random weights) encoding a
+(a decode step's shape without a cache; `generate.py --compiled` times compiled decoding
+with a static KV cache) and on 16 tokens, and a MiniLM-shaped BERT (6 layers, hidden 384; random weights) encoding a
 batch of 8 x 32 tokens. Tiny models measure the per-op dispatch that replay removes; the
 MiniLM shape shows it beside real kernel work. Each figure is the best of the repeats of
 the mean time per call, under no_grad; the machine's roofline is measured in the same run.

@@ -1,6 +1,7 @@
 """Prefill and decode speed of mindnlp beside HF transformers + PyTorch, in one run.
 
     python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3] [--models gpt2 smollm t5]
+                                  [--compiled]
 
 Each model is built once with random weights by HF transformers, saved, and loaded by both
 libraries, so both run the same float32 weights at batch size 1. Figures per model:
@@ -11,6 +12,11 @@ libraries, so both run the same float32 weights at batch size 1. Figures per mod
   first step);
 - decode tokens/s: one over the mean time between later tokens (one cached forward step
   each) of a greedy generate() of `new_tokens` tokens with no early stop.
+
+The last column is the decode rate's weight traffic (every weight read once per token) as a
+fraction of the machine's copy bandwidth: the ceiling of weight-streaming decoding. With
+`--compiled`, decoder-only models are also timed with a static cache and `core.compile`d
+forward (HF's compiled-generation recipe).
 
 Both come from the same runs, timed by a logits processor that notes each step. The best of
 `repeats` runs is reported (timings on a shared machine only get slower), then mindnlp /
@@ -124,12 +130,17 @@ def measure_torch(directory, prompt, new_tokens, repeats):
     return timed_generate(generate, repeats)
 
 
-def measure_mindnlp(directory, prompt, new_tokens, repeats):
+def measure_mindnlp(directory, prompt, new_tokens, repeats, compiled=False):
+    """mindnlp eager; with `compiled`, HF's compiled-generation recipe: a static cache and
+    the forward under core.compile, so each decode step replays one captured graph."""
     from mindnlp import core
     from mindnlp.transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, LogitsProcessorList
 
     auto = AutoModelForSeq2SeqLM if _is_seq2seq(directory) else AutoModelForCausalLM
     model = auto.from_pretrained(directory, dtype=core.float32, attn_implementation="sdpa")
+    if compiled:
+        model.generation_config.cache_implementation = "static"
+        model.forward = core.compile(model.forward, mode="reduce-overhead", fullgraph=True)
     ids = core.tensor(prompt)[None]
 
     def generate(clock):
@@ -138,6 +149,17 @@ def measure_mindnlp(directory, prompt, new_tokens, repeats):
 
     generate(StepClock())  # warm-up
     return timed_generate(generate, repeats)
+
+
+def _weight_bytes(directory):
+    """Bytes a decode step streams at least: every weight once (tied embeddings once)."""
+    from safetensors import safe_open
+
+    total = 0
+    with safe_open(os.path.join(directory, "model.safetensors"), "np") as fh:
+        for name in fh.keys():
+            total += fh.get_tensor(name).nbytes
+    return total
 
 
 def rates(prefill_time, step_time, prompt_length):
@@ -150,9 +172,12 @@ def main():
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
+    parser.add_argument("--compiled", action="store_true",
+                        help="also time mindnlp's compiled decoding (static cache + core.compile)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    print(describe()[0])
+    line, _, copy_gbs = describe()
+    print(line)
     print(f"batch 1, float32, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
           f"best of {args.repeats}")
     header = f"{'model':28} {'library':9} {'prefill tok/s':>14} {'decode tok/s':>13}"
@@ -166,11 +191,18 @@ def main():
                 "mindnlp": rates(*measure_mindnlp(directory, prompt, args.new_tokens, args.repeats),
                                  args.prompt_length),
             }
-        print(header)
+            if args.compiled and not _is_seq2seq(directory):
+                results["compiled"] = rates(*measure_mindnlp(directory, prompt, args.new_tokens, args.repeats,
+                                                             compiled=True), args.prompt_length)
+            weight_bytes = _weight_bytes(directory)
+        print(header + f" {'of copy roofline':>17}")
         for library, (prefill, decode) in results.items():
-            print(f"{name:28} {library:9} {prefill:14.1f} {decode:13.2f}")
-        (tp, td), (mp, md) = results["torch"], results["mindnlp"]
-        print(f"{name:28} {'ratio':9} {mp / tp:13.2f}x {md / td:12.2f}x   (mindnlp / torch)")
+            streamed = weight_bytes * decode / 1e9 / copy_gbs
+            print(f"{name:28} {library:9} {prefill:14.1f} {decode:13.2f} {streamed:17.0%}")
+        (tp, td) = results["torch"]
+        for library in [k for k in results if k != "torch"]:
+            mp, md = results[library]
+            print(f"{name:28} {'ratio':9} {mp / tp:13.2f}x {md / td:12.2f}x   ({library} / torch)")
 
 
 if __name__ == "__main__":

@@ -7,16 +7,29 @@ afterwards, eagerly wherever capture cannot follow. The values are MindSpore's.
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
-_settings = {"mode": PYNATIVE_MODE}
+_settings = {"mode": PYNATIVE_MODE, "backward": "eager"}
 
 
-def set_context(mode=None):
-    """Set the execution mode (GRAPH_MODE or PYNATIVE_MODE)."""
+def set_context(mode=None, backward=None):
+    """Set the execution mode (GRAPH_MODE or PYNATIVE_MODE) and how `.backward()` runs.
+
+    backward="compiled": forward stays eager (where users debug) while each backward pass
+    is captured the first time a step of its structure runs and replayed afterwards
+    (core.jit.backward); "eager" (the default) walks the autograd graph op by op.
+    """
     if mode is not None:
         if mode not in (GRAPH_MODE, PYNATIVE_MODE):
             raise ValueError(f"mode must be mindnlp.GRAPH_MODE ({GRAPH_MODE}) or mindnlp.PYNATIVE_MODE "
                              f"({PYNATIVE_MODE}), got {mode!r}")
         _settings["mode"] = mode
+    if backward is not None:
+        if backward not in ("eager", "compiled"):
+            raise ValueError(f'backward must be "eager" or "compiled", got {backward!r}')
+        from .core.autograd import engine
+        from .core.jit import backward as compiled_backward
+
+        engine.compiled_backward = compiled_backward.CACHE if backward == "compiled" else None
+        _settings["backward"] = backward
 
 
 def get_context(key):

@@ -282,38 +282,84 @@ class DynamicSlidingWindowLayer(DynamicLayer):
         self.cumulative_length = 0
 
 
-class StaticLayer(DynamicLayer):
-    """A layer cache with a fixed capacity of `max_cache_len` positions, allocated at the first
-    update and never reallocated; writing past it is an error.
+class StaticLayer(CacheLayerMixin):
+    """A layer cache of fixed shape: `max_cache_len` positions allocated (zeroed) at the first
+    update, written in place, never reallocated; writing past the end is an error.
 
-    `update` returns the filled part (a view), as a dynamic layer does, rather than HF's whole
-    zero-padded buffer: attention gives the same result (HF masks the unused slots) without
-    spending time on empty slots, and `get_mask_sizes` describes exactly what is returned.
+    As in Hugging Face's StaticLayer, `update` returns the whole buffer, not the filled part,
+    and `get_mask_sizes` says so: the unwritten positions lie after every query and the
+    causal mask hides them. Every decoding step then has the same shapes, and the number of
+    positions written lives in a tensor (`_length`), not a Python int, so a compiled decode
+    step (core.compile) is one graph replayed at every token, its cache writes replayed as
+    graph writes at the positions that tensor holds.
     """
 
-    is_croppable = False
+    is_compileable = True
 
     def __init__(self, max_cache_len, **kwargs):
         super().__init__()
         if not isinstance(max_cache_len, int) or max_cache_len < 1:
             raise ValueError(f"max_cache_len must be a positive integer, got {max_cache_len!r}")
         self.max_cache_len = max_cache_len
+        self._length = None
 
-    def _grown_capacity(self, needed):
-        return self.max_cache_len
+    def lazy_initialization(self, key_states, value_states):
+        """Allocate zeroed storage shaped after the first states (batch, heads, head dims, dtype)."""
+        b, h, _, dk = key_states.shape
+        device = key_states.device
+        self._key_storage = core.zeros((b, h, self.max_cache_len, dk), dtype=key_states.dtype, device=device)
+        self._value_storage = core.zeros((b, h, self.max_cache_len, value_states.shape[3]), dtype=value_states.dtype,
+                                         device=device)
+        self._length = core.zeros((), dtype=core.int64, device=device)
+        self._start, self._end = 0, self.max_cache_len
+        self._owns_storage = self.is_initialized = True
 
     def update(self, key_states, value_states, *args, **kwargs):
         self._check_states(key_states, value_states)
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
         n = key_states.shape[2]
-        if self.get_seq_length() + n > self.max_cache_len:
+        if not core.compiler.is_compiling() and self.get_seq_length() + n > self.max_cache_len:
+            # (A replayed graph that overflows fails on the write's index instead.)
             raise IndexError(
                 f"StaticCache is full: it holds {self.max_cache_len} positions, {self.get_seq_length()} are used and "
                 f"{n} more were given"
             )
-        return self._append(key_states, value_states)
+        positions = self._length + core.arange(n, device=self._length.device)
+        if _recording(key_states, value_states, self._key_storage, self._value_storage):
+            self._key_storage = self._key_storage.index_copy(2, positions, key_states)
+            self._value_storage = self._value_storage.index_copy(2, positions, value_states)
+        else:
+            self._key_storage[:, :, positions] = key_states
+            self._value_storage[:, :, positions] = value_states
+        self._length += n
+        return self.keys, self.values
+
+    @property
+    def keys(self):
+        return self._key_storage
+
+    @property
+    def values(self):
+        return self._value_storage
+
+    def get_seq_length(self):
+        return int(self._length.item()) if self.is_initialized else 0
 
     def get_max_length(self):
         return self.max_cache_len
+
+    def get_mask_sizes(self, query_length):
+        return self.max_cache_len, 0
+
+    def compile_leaves(self):
+        """The tensors a compiled call reads and writes in place (see StaticCache.compile_leaves)."""
+        return self._key_storage, self._value_storage, self._length
+
+    def reset(self):
+        if self.is_initialized:
+            for t in (self._key_storage, self._value_storage, self._length):
+                t.zero_()
 
 
 def attention_layer_types(config):
@@ -507,6 +553,20 @@ class StaticCache(Cache):
             else:
                 layers.append(StaticLayer(max_cache_len=max_cache_len))
         super().__init__(layers=layers, offloading=offloading)
+
+    def compile_leaves(self):
+        """The tensors a compiled forward (core.compile) takes this cache as: every layer's
+        storage and written-length tensors, which its graph reads and writes in place. None
+        while a layer is unallocated (the call that allocates it runs eagerly); a reason
+        string when a layer cannot be captured (a sliding-window layer changes shape)."""
+        leaves = []
+        for layer in self.layers:
+            if not isinstance(layer, StaticLayer):
+                return f"a {type(layer).__name__} changes shape as it fills"
+            if not layer.is_initialized:
+                return None
+            leaves.extend(layer.compile_leaves())
+        return tuple(leaves)
 
 
 class EncoderDecoderCache(Cache):

@@ -101,8 +101,13 @@ def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, pas
     if past_key_values is not None:
         if layer_idx is None:
             layer_idx = _first_layer(past_key_values, sliding_window is not None)
-        past_length = past_key_values.get_seq_length(layer_idx)
         kv_length, kv_offset = past_key_values.get_mask_sizes(q_length, layer_idx)
+        # Asked only when needed: a static cache keeps its length in a tensor, and a compiled
+        # decoding step must not read it back into Python.
+        if cache_position is None or (position_ids is not None and attention_mask is None and kv_length == q_length):
+            past_length = past_key_values.get_seq_length(layer_idx)
+        else:
+            past_length = None
     if cache_position is None:
         cache_position = core.arange(past_length, past_length + q_length, device=inputs_embeds.device)
     key_positions = core.arange(kv_offset, kv_offset + kv_length, device=inputs_embeds.device)
@@ -113,6 +118,10 @@ def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, pas
     allowed = allowed[None, None, :, :]
     if attention_mask is not None and kv_offset:
         attention_mask = attention_mask[:, kv_offset:]
+    if attention_mask is not None and past_key_values is not None and attention_mask.shape[-1] < kv_length:
+        # A static cache returns its whole buffer: positions the mask has not reached are not attended.
+        attention_mask = core.cat([attention_mask, attention_mask.new_zeros(
+            (attention_mask.shape[0], kv_length - attention_mask.shape[-1]))], dim=-1)
     padding = _padding_allowed(attention_mask, kv_length)
     if padding is not None:
         allowed = allowed & padding[:, None, None, :]

@@ -355,3 +355,20 @@ def test_graph_mode_switch_compiles_top_level_models():
     assert len(compiled.graphs) == 1 and compiled.breaks == []
     with pytest.raises(ValueError, match="GRAPH_MODE"):
         mindnlp.set_context(mode="graph")
+
+
+@pytest.mark.parametrize("dtype", [core.float32, core.float16, core.bfloat16, core.int64])
+def test_direct_kernels_replay_like_forward(dtype):
+    """Arithmetic and view nodes replay through direct NumPy kernels (lower.KERNELS) for the
+    plain dtypes and through the op's forward for the half ones: results equal eager either way."""
+    def fn(a, b):
+        c = (2 - a) * b + a / 3 - 1
+        return c.reshape(2, -1).permute(1, 0)[1:, :], (a + a).view(-1)
+
+    compiled = core.compile(fn)
+    rng = np.random.default_rng(0)
+    with core.no_grad():
+        for _ in range(3):
+            a, b = (core.tensor(rng.integers(1, 5, (3, 4))).to(dtype) for _ in range(2))
+            _assert_same(compiled(a, b), fn(a, b))
+    assert compiled.breaks == [] and len(compiled.graphs) == 1

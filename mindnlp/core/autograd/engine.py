@@ -75,13 +75,27 @@ def _apply_hooks(hooks, grad):
     return grad
 
 
-def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, accumulate=True):
-    """Backpropagate from `tensors`; return the gradients of `inputs` when not accumulating."""
+# The compiled-backward cache (core.jit.backward) while `set_context(backward="compiled")` is on.
+compiled_backward = None
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, accumulate=True, compiled=True):
+    """Backpropagate from `tensors`; return the gradients of `inputs` when not accumulating.
+
+    Under a compiled backward, a plain `.backward()` (accumulating into leaves, graph freed)
+    of tensors that have history may replay a captured backward graph instead."""
     from .. import ops
     from .._tensor import Tensor
 
     if retain_graph is None:
         retain_graph = create_graph
+    if (compiled and compiled_backward is not None and inputs is None and accumulate and not retain_graph
+            and not _callback_stack and all(isinstance(t, Tensor) and t.grad_fn is not None and not t._hooks
+                                            for t in tensors)
+            and all(g is None and t.numel() == 1 or isinstance(g, Tensor) and g.shape == t.shape
+                    for t, g in zip(tensors, grad_tensors))):
+        if compiled_backward.run(tensors, grad_tensors):
+            return []
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not isinstance(t, Tensor):

@@ -5,6 +5,7 @@ mode=mindnlp.GRAPH_MODE)` (MindSpore's switch) are built here: capture.py record
 eager run into a Graph (graph.py), passes.py simplifies it, lower.py turns it into one
 generated function of kernel calls, compile.py keeps graphs keyed by guards.
 """
+from . import kernels  # noqa: F401  (registers the direct array kernels of hot ops)
 from .capture import GraphBreak
 from .compile import CompiledFunction, ExplainOutput, OptimizedModule, compile, config, explain, reset
 

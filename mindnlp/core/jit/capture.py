@@ -25,6 +25,7 @@ from .. import _tensor
 from ..autograd import function as _function
 from ..random import default_generator
 from ..ops.indexing import Index
+from ..ops._helpers import wrap_result
 from .graph import Graph, Node, SlotRef, iter_refs
 
 _CORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +43,24 @@ class Unsupported(Exception):
     """An argument or result the graph cannot carry; the call runs eagerly."""
 
 
+class NotYetCapturable(Unsupported):
+    """An argument is not in its steady state yet (a static KV cache whose storage this very
+    call allocates): the call runs eagerly and is not cached or counted as a graph break."""
+
+
+class ObjectRef:
+    """An output that is one of the call's stateful arguments (a KV cache): the replay
+    returns the object passed to that call, in the i-th place of `flatten_inputs`' objects."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __repr__(self):
+        return f"<argument object {self.index}>"
+
+
 def active():
     """The capture in progress, or None."""
     return _function._tracer
@@ -50,7 +69,8 @@ def active():
 class Tracer:
     """Records the ops of one eager run into a Graph (see the module docstring)."""
 
-    def __init__(self, fullgraph=False):
+    def __init__(self, fullgraph=False, objects=()):
+        self.objects = {id(o): i for i, o in enumerate(objects)}
         self.graph = Graph()
         self.fullgraph = fullgraph
         self.breaks = []
@@ -205,7 +225,7 @@ class Tracer:
         """A non-differentiable op computed on arrays outside Function.apply (ops/_helpers.array_op)."""
         self._uninstall()
         try:
-            out = _tensor._wrap(kernel(*[o._data if isinstance(o, _tensor.Tensor) else o for o in operands]))
+            out = wrap_result(kernel(*[o._data if isinstance(o, _tensor.Tensor) else o for o in operands]))
         finally:
             self._install()
         self._add_node(kernel, tuple(operands), {}, out, [], raw=True)
@@ -323,6 +343,8 @@ class Tracer:
             return None if slot is None else SlotRef(slot)
         if isinstance(value, _LEAF_SCALARS):
             return value
+        if id(value) in self.objects:
+            return ObjectRef(self.objects[id(value)])
         if isinstance(value, (tuple, list, dict)):
             return OutputTree.of(value, self._output_template)
         self.graph_break(f"the function returns a {type(value).__name__}, which a graph cannot rebuild")
@@ -389,16 +411,17 @@ class OutputTree:
         return f"{self.cls.__name__}({self.items!r})"
 
 
-def flatten_inputs(args, kwargs):
+def flatten_inputs(args, kwargs, objects=None):
     """The tensor leaves of a call's arguments and a hashable guard key describing them.
 
     The key holds each tensor's shape, dtype, device and requires_grad, the value of each
-    Python scalar, and which leaves are the same tensor. Raises Unsupported for any other
-    kind of argument.
+    Python scalar, and which leaves are the same tensor. An object with `compile_leaves()`
+    (a static KV cache) stands for the tensors that method returns and is appended to
+    `objects`. Raises Unsupported for any other kind of argument.
     """
     tensors = []
     key = []
-    _flatten((args, kwargs), tensors, key)
+    _flatten((args, kwargs), tensors, key, [] if objects is None else objects)
     if len(tensors) > 1:
         ids = [id(t._data) for t in tensors]
         if len(set(ids)) != len(ids):
@@ -406,7 +429,7 @@ def flatten_inputs(args, kwargs):
     return tensors, tuple(key)
 
 
-def _flatten(value, tensors, key):
+def _flatten(value, tensors, key, objects):
     if isinstance(value, _tensor.Tensor):
         tensors.append(value)
         data = value._data
@@ -416,11 +439,21 @@ def _flatten(value, tensors, key):
     elif isinstance(value, (tuple, list)):
         key.append((type(value), len(value)))
         for v in value:
-            _flatten(v, tensors, key)
+            _flatten(v, tensors, key, objects)
     elif isinstance(value, dict):
         key.append((type(value), tuple(value)))
         for v in value.values():
-            _flatten(v, tensors, key)
+            _flatten(v, tensors, key, objects)
+    elif hasattr(value, "compile_leaves"):
+        leaves = value.compile_leaves()
+        if leaves is None:
+            raise NotYetCapturable(f"the {type(value).__name__} argument allocates its storage in this call")
+        if isinstance(leaves, str):
+            raise Unsupported(f"a {type(value).__name__} argument cannot be captured: {leaves}")
+        key.append((type(value), len(leaves)))
+        objects.append(value)
+        for t in leaves:
+            _flatten(t, tensors, key, objects)
     else:
         raise Unsupported(f"an argument of type {type(value).__name__} (only tensors, Python scalars, strings, "
                           "None and tuples/lists/dicts of them are captured)")

@@ -26,7 +26,7 @@ from .. import _dtype, _tensor
 from ..autograd import grad_mode
 from ..nn import Module
 from . import capture, passes
-from .capture import GraphBreak, Tracer, Unsupported, flatten_inputs
+from .capture import GraphBreak, NotYetCapturable, ObjectRef, Tracer, Unsupported, flatten_inputs
 from .graph import SlotRef
 from .lower import CompiledGraph, GuardFailure
 
@@ -114,8 +114,12 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if capture.active() is not None:    # inside another capture: part of its graph
             return self._fn(*args, **kwargs)
+        objects = []
         try:
-            tensors, key = flatten_inputs(args, kwargs)
+            tensors, key = flatten_inputs(args, kwargs, objects)
+        except NotYetCapturable as err:
+            _log("recompiles", f"{self.__name__}: runs eagerly once: {err}")
+            return self._fn(*args, **kwargs)
         except Unsupported as err:
             return self._eager(args, kwargs, str(err))
         state = self._module_state()
@@ -129,7 +133,7 @@ class CompiledFunction:
         if entry is None:
             if len(self._cache) >= config.recompile_limit:
                 return self._eager(args, kwargs, f"recompile limit ({config.recompile_limit}) reached", key)
-            return self._capture(key, tensors, args, kwargs)
+            return self._capture(key, tensors, objects, args, kwargs)
         if entry.compiled is None:
             return self._fn(*args, **kwargs)
         try:
@@ -137,7 +141,7 @@ class CompiledFunction:
         except GuardFailure:
             _log("recompiles", f"{self.__name__}: a value guard failed; this call runs eagerly")
             return self._fn(*args, **kwargs)
-        return _rebuild(entry.output, iter(arrays))
+        return _rebuild(entry.output, iter(arrays), objects)
 
     def _parameters_need_grad(self, entry):
         if entry is not None and entry.compiled is not None:
@@ -146,10 +150,10 @@ class CompiledFunction:
             return any(p.requires_grad for p in self._module.parameters())
         return False
 
-    def _capture(self, key, tensors, args, kwargs):
+    def _capture(self, key, tensors, objects, args, kwargs):
         if self._cache:
             _log("recompiles", f"{self.__name__}: new guard key, capture #{len(self._cache) + 1}: {key}")
-        tracer = Tracer(fullgraph=self.fullgraph)
+        tracer = Tracer(fullgraph=self.fullgraph, objects=objects)
         tracer.add_inputs(tensors)
         with tracer:
             result = self._fn(*args, **kwargs)
@@ -194,11 +198,13 @@ def _validate(compiled, tracer, tensors):
     return None
 
 
-def _rebuild(template, arrays):
+def _rebuild(template, arrays, objects):
     if isinstance(template, SlotRef):
         return _tensor._wrap(next(arrays))
     if isinstance(template, capture.OutputTree):
-        return template.build(lambda v: _rebuild(v, arrays))
+        return template.build(lambda v: _rebuild(v, arrays, objects))
+    if isinstance(template, ObjectRef):
+        return objects[template.index]
     return template
 
 

@@ -28,15 +28,19 @@ def kernel_for(*ops):
     return register
 
 
-def _substitute(template, values):
-    """template with each SlotRef replaced by values[slot]."""
+def _binder(template):
+    """A function of `values` giving template with each SlotRef replaced by values[slot];
+    the parts holding no SlotRef are built once, here, not at every replay."""
     if isinstance(template, SlotRef):
-        return values[template.slot]
-    if type(template) in (tuple, list):
-        return type(template)(_substitute(v, values) for v in template)
-    if type(template) is dict:
-        return {k: _substitute(v, values) for k, v in template.items()}
-    return template
+        slot = template.slot
+        return lambda values: values[slot]
+    if type(template) in (tuple, list, dict) and next(iter_refs(template), None) is not None:
+        if type(template) is dict:
+            items = [(k, _binder(v)) for k, v in template.items()]
+            return lambda values: {k: bind(values) for k, bind in items}
+        parts, kind = [_binder(v) for v in template], type(template)
+        return lambda values: kind([bind(values) for bind in parts])
+    return lambda values: template
 
 
 def generic_kernel(node, graph):
@@ -48,9 +52,11 @@ def generic_kernel(node, graph):
         if not kwargs and [getattr(a, "slot", None) for a in args] == reads:
             return op                       # op(*arrays) exactly: call it directly
 
+        bind_args, bind_kwargs = _binder(args), _binder(kwargs)
+
         def raw(*arrays):
             values = dict(zip(reads, arrays))
-            return op(*_substitute(args, values), **_substitute(kwargs, values))
+            return op(*bind_args(values), **bind_kwargs(values))
         return raw
     shells = {}
     for ref in iter_refs((node.args, node.kwargs)):
@@ -89,9 +95,11 @@ def generic_kernel(node, graph):
             return unwrap(forward(ctx, *[a if s is None else values[s] for s, a in plan]))
         return run_flat
 
+    bind_args, bind_kwargs = _binder(args), _binder(kwargs)
+
     def run(*arrays):
         values = bind(arrays)
-        return unwrap(forward(ctx, *_substitute(args, values), **_substitute(kwargs, values)))
+        return unwrap(forward(ctx, *bind_args(values), **bind_kwargs(values)))
     return run
 
 

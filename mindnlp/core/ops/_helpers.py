@@ -159,14 +159,22 @@ def array_op(kernel, *operands):
     """A non-differentiable op computed directly on arrays: `kernel(*arrays)` as a tensor.
 
     Cheaper than a Function for comparisons and logic; graph capture records it here since
-    it does not pass through Function.apply.
+    it does not pass through Function.apply. A kernel returning a tuple of arrays (or None)
+    gives a tuple of tensors (the array-level fast paths of backward formulas).
     """
     if _function._tracer is not None:
         return _function._tracer.record_raw(kernel, operands)
     if len(operands) == 2:
         a, b = operands
         return _wrap(kernel(a._data if isinstance(a, Tensor) else a, b._data if isinstance(b, Tensor) else b))
-    return _wrap(kernel(*[o._data if isinstance(o, Tensor) else o for o in operands]))
+    return wrap_result(kernel(*[o._data if isinstance(o, Tensor) else o for o in operands]))
+
+
+def wrap_result(result):
+    """An array, or a tuple of arrays and Nones, as tensors."""
+    if type(result) is tuple:
+        return tuple(None if r is None else _wrap(r) for r in result)
+    return _wrap(result)
 
 
 def wrap_constant(array):

@@ -328,6 +328,12 @@ class GenerationMixin:
 
         if past_key_values is not None:
             model_inputs["past_key_values"] = past_key_values
+            if attention_mask is not None and attention_mask.ndim == 2 and past_key_values.is_compileable:
+                # A static cache's steps all see a mask of its full length: one shape, one compiled graph.
+                width = past_key_values.get_max_length()
+                if attention_mask.shape[1] < width:
+                    attention_mask = core.cat([attention_mask, attention_mask.new_zeros(
+                        (attention_mask.shape[0], width - attention_mask.shape[1]))], dim=1)
         for name in ("position_ids", "token_type_ids"):
             value = kwargs.pop(name, None)
             if value is not None:
@@ -504,6 +510,10 @@ class GenerationMixin:
         `decoder_attention_mask` grows instead."""
         if "past_key_values" in outputs:
             model_kwargs["past_key_values"] = outputs.past_key_values
+        cache_position = model_kwargs.get("cache_position")
+        if cache_position is not None:
+            model_kwargs["cache_position"] = cache_position[-1:] + core.arange(
+                1, num_new_tokens + 1, dtype=cache_position.dtype, device=cache_position.device)
         if self.config.is_encoder_decoder:
             decoder_attention_mask = model_kwargs.get("decoder_attention_mask")
             if decoder_attention_mask is not None:
@@ -1260,6 +1270,14 @@ class GenerationMixin:
                     next_sequence_length = input_ids.shape[1] - past_length
         model_inputs = self.prepare_inputs_for_generation(
             input_ids, next_sequence_length=next_sequence_length, is_first_iteration=True, **model_kwargs)
+        if cache is not None and cache.is_compileable and not self.config.is_encoder_decoder \
+                and "cache_position" not in model_inputs and _accepts(self.forward, "cache_position"):
+            # Positions as a tensor that advances each step (_update_model_kwargs_for_generation):
+            # a compiled step then never reads the static cache's length back into Python.
+            fed = model_inputs.get("input_ids")
+            fed = model_inputs["inputs_embeds"] if fed is None else fed
+            model_kwargs["cache_position"] = model_inputs["cache_position"] = core.arange(
+                past_length, past_length + fed.shape[1], device=fed.device)
         return self(**model_inputs, return_dict=True)
 
     def _next_inputs(self, input_ids, model_kwargs):

@@ -46,7 +46,7 @@ class TinyLayer(nn.Module):
         self.fc_in = nn.Linear(d, 2 * d)
         self.fc_out = nn.Linear(2 * d, d)
 
-    def forward(self, x, attention_mask, past_key_values):
+    def forward(self, x, attention_mask, past_key_values, past):
         b, t, d = x.shape
         h = self.num_heads
 
@@ -56,12 +56,16 @@ class TinyLayer(nn.Module):
         q, k, v = heads(self.q_proj(x)), heads(self.k_proj(x)), heads(self.v_proj(x))
         if past_key_values is not None:
             k, v = past_key_values.update(k, v, self.layer_idx)
+        # A static cache returns its whole buffer, the positions after the filled ones unwritten;
+        # the causal mask (and a padding mask padded with zeros) hides them.
         kv_len = k.shape[2]
-        past = kv_len - t
         allowed = core.arange(kv_len)[None, :] <= (core.arange(t) + past)[:, None]
         allowed = allowed[None, None]
         if attention_mask is not None:
-            allowed = allowed & attention_mask[:, None, None, -kv_len:].bool()
+            seen = attention_mask[:, None, None, -kv_len:]
+            if seen.shape[-1] < kv_len:
+                seen = core.cat([seen, seen.new_zeros(seen.shape[:-1] + (kv_len - seen.shape[-1],))], dim=-1)
+            allowed = allowed & seen.bool()
         scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
         scores = scores.masked_fill(~allowed, core.finfo(scores.dtype).min)
         out = (nn.functional.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, d)
@@ -87,7 +91,7 @@ class TinyLM(PreTrainedModel, GenerationMixin):
             position_ids = core.arange(past, past + t)[None, :]
         x = self.wte(input_ids) + self.wpe(position_ids)
         for layer in self.layers:
-            x = layer(x, attention_mask, past_key_values if use_cache else None)
+            x = layer(x, attention_mask, past_key_values if use_cache else None, past)
         if logits_to_keep:
             x = x[:, -logits_to_keep:]
         return CausalLMOutputWithPast(logits=self.lm_head(x), past_key_values=past_key_values if use_cache else None)

@@ -14,7 +14,7 @@ import numpy as np
 from ... import ops
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, compute_float, fused_kernel, special_of, wrap, xp_of
+from ...ops._helpers import HALF_NP, array_op, compute_float, fused_kernel, special_of, xp_of
 from ...ops.inplace import apply_inplace
 
 __all__ = [
@@ -56,7 +56,7 @@ class _GeluExact(Function):
         (x,) = ctx.saved_tensors
         kernel = fused_kernel("gelu_backward", x)
         if kernel is not None and not grad_mode.is_grad_enabled():
-            return wrap(kernel(_float32(grad._data), _float32(x._data)))
+            return array_op(lambda g, a: kernel(_float32(g), _float32(a)), grad, x)
         cdf = ops.mul(ops.add(ops.erf(ops.div(x, _SQRT_2)), 1.0), 0.5)
         pdf = ops.mul(ops.exp(ops.mul(ops.mul(x, x), -0.5)), _INV_SQRT_2PI)
         return ops.mul(grad, ops.add(cdf, ops.mul(x, pdf)))
@@ -85,7 +85,7 @@ def _gelu_tanh_input_grad(grad, x):
     """grad * d gelu_tanh(x) / dx; recorded with core ops when grad mode is on."""
     kernel = fused_kernel("gelu_tanh_backward", x)
     if kernel is not None and not grad_mode.is_grad_enabled():
-        return wrap(kernel(_float32(grad._data), _float32(x._data)))
+        return array_op(lambda g, a: kernel(_float32(g), _float32(a)), grad, x)
     x2 = ops.mul(x, x)
     inner = ops.mul(ops.mul(x, ops.add(ops.mul(x2, _GELU_TANH_COEF), 1.0)), _SQRT_2_OVER_PI)
     t = ops.tanh(inner)
@@ -130,7 +130,7 @@ def _silu_input_grad(grad, x):
     """grad * d silu(x) / dx; recorded with core ops when grad mode is on."""
     kernel = fused_kernel("silu_backward", x)
     if kernel is not None and not grad_mode.is_grad_enabled():
-        return wrap(kernel(_float32(grad._data), _float32(x._data)))
+        return array_op(lambda g, a: kernel(_float32(g), _float32(a)), grad, x)
     s = ops.sigmoid(x)
     return ops.mul(grad, ops.mul(s, ops.add(ops.mul(x, ops.rsub(s, 1.0)), 1.0)))
 

@@ -119,29 +119,38 @@ class ScaledDotProductAttention(Function):
             return _composed_backward(ctx, grad, q, k, v, mask, keep)
         xp = xp_of(q)
         bmm = fused_kernel("batched_matmul", q) or xp.matmul
-        scale, groups, probs = ctx.scale, ctx.groups, probs._data
-        g = _float32(grad._data)
-        ka = _repeat_heads(xp, _float32(k._data), groups)
-        va = _repeat_heads(xp, _float32(v._data), groups)
-        grad_q = grad_k = grad_v = grad_mask = None
-        if ctx.needs_input_grad[2]:
-            weights = probs * keep if keep is not None else probs
-            grad_v = _sum_head_groups(wrap(bmm(xp.swapaxes(weights, -1, -2), g)), groups)
-        # d scores = probs * (d probs - sum(d probs * probs)), computed into one array. The row
-        # sums equal sum(grad * out) over the value dim, which needs no (L x S) temporary.
-        d_scores = bmm(g, xp.swapaxes(va, -1, -2))
-        if keep is not None:
-            d_scores *= keep
-        d_scores -= (g * out._data).sum(axis=-1, keepdims=True)
-        d_scores *= probs
-        if ctx.needs_input_grad[3]:
-            grad_mask = wrap(d_scores.copy())
-        d_scores *= scale
-        if ctx.needs_input_grad[0]:
-            grad_q = wrap(bmm(d_scores, ka))
-        if ctx.needs_input_grad[1]:
-            qa = _float32(q._data)
-            grad_k = _sum_head_groups(wrap(bmm(xp.swapaxes(d_scores, -1, -2), qa)), groups)
+        scale, groups, needs = ctx.scale, ctx.groups, ctx.needs_input_grad
+
+        def compute(g, q, k, v, probs, out, keep):
+            """The four gradients on arrays (one raw op, so graph capture records it whole)."""
+            g = _float32(g)
+            ka = _repeat_heads(xp, _float32(k), groups)
+            va = _repeat_heads(xp, _float32(v), groups)
+            grad_q = grad_k = grad_v = grad_mask = None
+            if needs[2]:
+                weights = probs * keep if keep is not None else probs
+                grad_v = bmm(xp.swapaxes(weights, -1, -2), g)
+            # d scores = probs * (d probs - sum(d probs * probs)), computed into one array. The row
+            # sums equal sum(grad * out) over the value dim, which needs no (L x S) temporary.
+            d_scores = bmm(g, xp.swapaxes(va, -1, -2))
+            if keep is not None:
+                d_scores *= keep
+            d_scores -= (g * out).sum(axis=-1, keepdims=True)
+            d_scores *= probs
+            if needs[3]:
+                grad_mask = d_scores.copy()
+            d_scores *= scale
+            if needs[0]:
+                grad_q = bmm(d_scores, ka)
+            if needs[1]:
+                grad_k = bmm(xp.swapaxes(d_scores, -1, -2), _float32(q))
+            return grad_q, grad_k, grad_v, grad_mask
+
+        grad_q, grad_k, grad_v, grad_mask = array_op(compute, grad, q, k, v, probs, out, keep)
+        if grad_k is not None:
+            grad_k = _sum_head_groups(grad_k, groups)
+        if grad_v is not None:
+            grad_v = _sum_head_groups(grad_v, groups)
         return grad_q, grad_k, grad_v, grad_mask, None, None, None
 
 

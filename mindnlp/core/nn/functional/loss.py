@@ -14,7 +14,7 @@ from ... import ops
 from ..._dtype import int64, uint8
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, wrap, xp_of
+from ...ops._helpers import HALF_NP, array_op, wrap, xp_of
 from .softmax import log_softmax, softmax
 from ...amp.autocast_mode import autocast_op
 
@@ -128,6 +128,25 @@ class _ClassTargets:
             self.sample_weight = self.weight[safe] * self.valid
         self.denom = self.sample_weight.sum()
 
+    def _with_arrays(self, valid, sample_weight, weight, index):
+        """The same targets holding other arrays of the same meaning (a replayed backward's)."""
+        new = object.__new__(_ClassTargets)
+        new.valid, new.sample_weight, new.weight, new.index, new.denom = valid, sample_weight, weight, index, self.denom
+        return new
+
+    def apply(self, compute, *operands):
+        """`compute(targets, *arrays)` as a tensor, with every array it reads an operand of one
+        raw op (ops._helpers.array_op): graph capture then records a node a replayed backward
+        feeds with its own step's targets."""
+        n, weighted = len(self.index), self.weight is not None
+
+        def kernel(valid, sample_weight, *rest):
+            index, rest = tuple(rest[:n]), rest[n:]
+            weight, rest = (rest[0], rest[1:]) if weighted else (None, rest)
+            return compute(self._with_arrays(valid, sample_weight, weight, index), *rest)
+        head = [self.valid, self.sample_weight, *self.index] + ([self.weight] if weighted else [])
+        return array_op(kernel, *head, *operands)
+
     def class_weight_view(self, ndim):
         """The class weights shaped (1, C, 1, ...) to broadcast against the input."""
         return self.weight.reshape((1, -1) + (1,) * (ndim - 2))
@@ -152,7 +171,7 @@ def _grad_scale(grad, reduction, denom, ndim):
 
 
 def _grad_scale_array(grad, reduction, denom):
-    g = _float32(grad._data)
+    g = _float32(grad)
     if reduction == "none":
         return g.reshape(g.shape[:1] + (1,) + g.shape[1:])
     if reduction == "mean":
@@ -184,10 +203,9 @@ class NLLLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        targets = ctx.targets
-        xp = xp_of(grad)
-        picked = wrap(targets.dense(xp, ctx.shape, _float32(grad._data).dtype, -1.0, 0.0))
-        return ops.mul(picked, _grad_scale(grad, ctx.reduction, targets.denom, len(ctx.shape))), None, None, None, None
+        shape, dtype = ctx.shape, _float32(grad._data).dtype
+        picked = ctx.targets.apply(lambda targets: targets.dense(xp_of(grad), shape, dtype, -1.0, 0.0))
+        return ops.mul(picked, _grad_scale(grad, ctx.reduction, ctx.targets.denom, len(ctx.shape))), None, None, None, None
 
 
 class CrossEntropy(Function):
@@ -236,16 +254,26 @@ class CrossEntropy(Function):
             probs = softmax(x, dim=1)
             scale = _grad_scale(grad, ctx.reduction, targets.denom, x.ndim)
             return ops.mul(ops.sub(ops.mul(probs, wrap(row_total)), q), scale), None, None, None, None, None
-        a = _float32(x._data)
-        out = a - ctx.lse
-        xp.exp(out, out=out)
-        out *= row_total
-        out[targets.index] -= (1.0 - smoothing) * targets.sample_weight
-        if smoothing:
-            out -= smooth_scale * (targets.class_weight_view(a.ndim) if targets.weight is not None else 1.0) * \
-                targets.valid.reshape(row_total.shape)
-        out *= _grad_scale_array(grad, ctx.reduction, targets.denom)
-        return wrap(out.astype(x._data.dtype, copy=False)), None, None, None, None, None
+        reduction = ctx.reduction
+
+        def compute(targets, a, lse, g):
+            dtype = a.dtype
+            a = _float32(a)
+            out = a - lse
+            xp.exp(out, out=out)
+            row_total = (1.0 - smoothing) * targets.sample_weight
+            if smoothing:
+                weight_sum = targets.weight.sum() if targets.weight is not None else n_classes
+                row_total = row_total + smooth_scale * weight_sum * targets.valid
+            row_total = row_total.reshape(row_total.shape[:1] + (1,) + row_total.shape[1:])
+            out *= row_total
+            out[targets.index] -= (1.0 - smoothing) * targets.sample_weight
+            if smoothing:
+                out -= smooth_scale * (targets.class_weight_view(a.ndim) if targets.weight is not None else 1.0) * \
+                    targets.valid.reshape(row_total.shape)
+            out *= _grad_scale_array(g, reduction, targets.denom)
+            return out.astype(dtype, copy=False)
+        return targets.apply(compute, x, ctx.lse, grad), None, None, None, None, None
 
 
 def _batched(input, target):

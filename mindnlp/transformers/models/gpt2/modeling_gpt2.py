@@ -267,7 +267,9 @@ class GPT2Model(GPT2PreTrainedModel):
         batch_size, query_length = inputs_embeds.shape[0], inputs_embeds.shape[1]
         if attention_mask is not None and attention_mask.ndim < 4:
             attention_mask = attention_mask.view(batch_size, -1)
-        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        # A static cache's length is a tensor: not read back into Python when positions are given.
+        needs_length = position_ids is None or cache_position is None
+        past_length = past_key_values.get_seq_length() if past_key_values is not None and needs_length else 0
         if position_ids is None:
             position_ids = _position_ids(attention_mask, past_length, query_length, inputs_embeds.device)
         hidden_states = inputs_embeds + self.wpe(position_ids)
@@ -277,8 +279,9 @@ class GPT2Model(GPT2PreTrainedModel):
 
         if cache_position is None:
             cache_position = core.arange(past_length, past_length + query_length, device=inputs_embeds.device)
-        # One new token without padding may attend to every cached key: no mask to build.
-        if query_length == 1 and attention_mask is None:
+        # One new token without padding may attend to every cached key: no mask to build (a
+        # static cache returns its unwritten positions too, which the causal mask hides).
+        if query_length == 1 and attention_mask is None and not getattr(past_key_values, "is_compileable", False):
             causal_mask = None
         else:
             causal_mask = create_causal_mask(self.config, inputs_embeds, attention_mask, past_key_values,

@@ -1,0 +1,101 @@
+"""Training steps with the backward eager vs compiled (`set_context(backward="compiled")`), beside torch.
+
+    python benchmarks/compiled_backward.py [--repeats 5]
+
+Workloads (random weights, float32, AdamW): a MiniLM-shaped BERT classifier (6 layers,
+hidden 384) on 8 x 64 tokens, and a Llama of SmolLM-135M's width (hidden 576, 9 heads / 3
+key-value heads, intermediate 1536, vocabulary 49152) cut to 6 layers, as a causal LM on
+4 x 64 tokens. Each figure is the median over `repeats` steps after two warm-up steps (the
+first captures the backward). "of peak" is the step's matrix-product flops (6 per weight
+per token) over its time, as a fraction of the machine's float32 matmul peak measured in
+the same run.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import roofline  # noqa: E402
+
+import mindnlp  # noqa: E402
+from mindnlp import core  # noqa: E402
+from mindnlp.transformers import BertConfig, BertForSequenceClassification, LlamaConfig, LlamaForCausalLM  # noqa: E402
+
+try:
+    import torch
+    import transformers
+except ImportError:
+    torch = transformers = None
+
+BERT = dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
+            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+LLAMA = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=6, num_attention_heads=9,
+             num_key_value_heads=3, tie_word_embeddings=True)
+WORKLOADS = {
+    "MiniLM-shaped BERT, 8x64": ("BertConfig", "BertForSequenceClassification", BERT, (8, 64), True),
+    "SmolLM-width Llama (6 layers), 4x64": ("LlamaConfig", "LlamaForCausalLM", LLAMA, (4, 64), False),
+}
+
+
+def _median_step(step, repeats):
+    step()
+    step()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _step(lib, model, ids, labels):
+    opt = lib.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step():
+        model(input_ids=ids, labels=labels).loss.backward()
+        opt.step()
+        opt.zero_grad()
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    line, gflops, _ = roofline.describe()
+    print(line)
+    mine = {"BertConfig": BertConfig, "BertForSequenceClassification": BertForSequenceClassification,
+            "LlamaConfig": LlamaConfig, "LlamaForCausalLM": LlamaForCausalLM}
+    header = (f"{'workload':38} {'eager s':>8} {'compiled s':>11} {'speedup':>8} {'of peak':>8} {'torch s':>8} "
+              f"{'torch/compiled':>15}")
+    print(header)
+    print("-" * len(header))
+    rng = np.random.default_rng(0)
+    for name, (config_name, model_name, config, shape, classify) in WORKLOADS.items():
+        ids = rng.integers(0, config["vocab_size"], shape)
+        labels = rng.integers(0, 2, shape[:1]) if classify else ids
+        core.manual_seed(0)
+        model = mine[model_name](mine[config_name](**config)).train()
+        times = {}
+        for backward in ("eager", "compiled"):
+            mindnlp.set_context(backward=backward)
+            times[backward] = _median_step(_step(core, model, core.tensor(ids), core.tensor(labels)), args.repeats)
+        mindnlp.set_context(backward="eager")
+        torch_cell = ratio_cell = "-"
+        if torch is not None:
+            torch.manual_seed(0)
+            ref = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).train()
+            torch_s = _median_step(_step(torch, ref, torch.tensor(ids), torch.tensor(labels)), args.repeats)
+            torch_cell, ratio_cell = f"{torch_s:.3f}", f"{torch_s / times['compiled']:.2f}x"
+        weights = sum(p.numel() for n, p in model.named_parameters() if p.ndim == 2 and "embed" not in n)
+        peak = 6 * weights * ids.size / times["compiled"] / 1e9 / gflops
+        print(f"{name:38} {times['eager']:8.3f} {times['compiled']:11.3f} {times['eager'] / times['compiled']:7.2f}x "
+              f"{peak:8.1%} {torch_cell:>8} {ratio_cell:>15}")
+
+
+if __name__ == "__main__":
+    main()

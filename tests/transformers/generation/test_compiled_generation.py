@@ -1,0 +1,107 @@
+"""HF's compiled-generation recipe: a static cache and `core.compile(model.forward, fullgraph=True)`.
+
+Each decode step must replay one captured graph (its cache writes replayed in place) and
+generate exactly the ids eager decoding does, with and without padding.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from mindnlp import core
+from mindnlp.transformers import AutoModelForCausalLM
+from mindnlp.transformers.cache_utils import DynamicCache, StaticCache
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
+MODELS = {"gpt2": os.path.join(FIXTURES, "gpt2", "gpt2", "model"),
+          "llama": os.path.join(FIXTURES, "decoders", "llama", "model")}
+
+
+def _compiled(model):
+    model.generation_config.cache_implementation = "static"
+    model.forward = core.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    return model.forward
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_compiled_static_decoding_equals_eager(name):
+    eager = AutoModelForCausalLM.from_pretrained(MODELS[name]).eval()
+    model = AutoModelForCausalLM.from_pretrained(MODELS[name]).eval()
+    compiled = _compiled(model)
+    model.generation_config.max_cache_len = 32      # one cache shape for every prompt below
+    rng = np.random.default_rng(0)
+    kwargs = dict(max_new_tokens=10, do_sample=False, return_dict_in_generate=True, output_scores=True)
+    for length in (5, 5, 8):
+        ids = core.tensor(rng.integers(0, eager.config.vocab_size, (1, length)))
+        want = eager.generate(ids, **kwargs)
+        got = model.generate(ids, **kwargs)
+        assert got.sequences.tolist() == want.sequences.tolist()
+        for a, b in zip(got.scores, want.scores):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4)
+        assert isinstance(got.past_key_values, StaticCache)
+    assert compiled.breaks == []
+    # Each prefill allocates its fresh cache (an eager call); every decode step replays one graph.
+    assert len(compiled.graphs) == 1 and compiled.graphs[0].slots[compiled.graphs[0].inputs[0]].shape == (1, 1)
+
+
+def test_compiled_decoding_with_left_padding_equals_eager():
+    eager = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+    model = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+    compiled = _compiled(model)
+    ids = core.tensor(np.random.default_rng(1).integers(1, eager.config.vocab_size, (2, 6)))
+    mask = core.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
+    kwargs = dict(attention_mask=mask, max_new_tokens=8, do_sample=False, pad_token_id=0)
+    assert model.generate(ids, **kwargs).tolist() == eager.generate(ids, **kwargs).tolist()
+    assert model.generate(ids, **kwargs).tolist() == eager.generate(ids, **kwargs).tolist()
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+
+
+def test_replayed_steps_write_the_static_cache():
+    """The cache a compiled step leaves equals the one an eager step leaves (positions included)."""
+    model = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+    step = core.compile(model.forward, fullgraph=True)
+    caches = [StaticCache(config=model.config, max_cache_len=12) for _ in range(2)]
+    prompt = core.tensor([[3, 1, 4, 1, 5]])
+    with core.no_grad():
+        for cache in caches:
+            model(prompt, past_key_values=cache, cache_position=core.arange(5))
+        for position, token in enumerate((9, 2, 6), start=5):
+            args = dict(input_ids=core.tensor([[token]]), cache_position=core.tensor([position]),
+                        position_ids=core.tensor([[position]]))
+            got = step(past_key_values=caches[0], **args)
+            want = model(past_key_values=caches[1], **args)
+            np.testing.assert_array_equal(got.logits.numpy(), want.logits.numpy())
+            assert got.past_key_values is caches[0]
+    assert len(step.graphs) == 1 and step.breaks == []
+    for a, b in zip(caches[0].layers, caches[1].layers):
+        np.testing.assert_array_equal(a.keys.numpy(), b.keys.numpy())
+        assert a.get_seq_length() == b.get_seq_length() == 8
+
+
+def test_a_dynamic_cache_runs_eagerly_with_a_reason():
+    model = AutoModelForCausalLM.from_pretrained(MODELS["gpt2"]).eval()
+    step = core.compile(model.forward)
+    with core.no_grad():
+        cache = DynamicCache()
+        out = step(core.tensor([[1, 2, 3]]), past_key_values=cache)
+    assert out.past_key_values is cache and cache.get_seq_length() == 3
+    assert step.graphs == [] and "DynamicCache" in step.breaks[0]
+    with pytest.raises(core.compiler.GraphBreak, match="DynamicCache"):
+        core.compile(model.forward, fullgraph=True)(core.tensor([[1]]), past_key_values=DynamicCache())
+
+
+def test_graph_mode_generation_with_a_static_cache():
+    """Under mindnlp.set_context(mode=GRAPH_MODE) generate()'s forward calls run compiled."""
+    import mindnlp
+
+    eager = AutoModelForCausalLM.from_pretrained(MODELS["gpt2"]).eval()
+    ids = core.tensor([[7, 3, 9, 1]])
+    want = eager.generate(ids, max_new_tokens=8, do_sample=False)
+    mindnlp.set_context(mode=mindnlp.GRAPH_MODE)
+    try:
+        got = eager.generate(ids, max_new_tokens=8, do_sample=False, cache_implementation="static")
+    finally:
+        mindnlp.set_context(mode=mindnlp.PYNATIVE_MODE)
+    assert got.tolist() == want.tolist()
+    compiled = eager.__dict__["_graph_call_fn"]
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
