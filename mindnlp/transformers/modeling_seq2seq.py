@@ -33,6 +33,20 @@ def as_encoder_output(encoder_outputs):
                            attentions=encoder_outputs[2] if len(encoder_outputs) > 2 else None)
 
 
+def encode_and_decode(encoder, decoder, encoder_outputs, encoder_inputs, decoder_inputs, output_attentions,
+                      output_hidden_states):
+    """(encoder output, decoder output), both as ModelOutputs: the encoder runs over
+    `encoder_inputs` unless its output is given (generation encodes once), and the decoder
+    reads `decoder_inputs` while attending to the encoder's last hidden state."""
+    flags = dict(output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True)
+    if encoder_outputs is None:
+        encoder_outputs = encoder(**encoder_inputs, **flags)
+    else:
+        encoder_outputs = as_encoder_output(encoder_outputs)
+    decoder_outputs = decoder(**decoder_inputs, encoder_hidden_states=encoder_outputs.last_hidden_state, **flags)
+    return encoder_outputs, decoder_outputs
+
+
 def seq2seq_fields(encoder_outputs, decoder_outputs):
     """The fields every Seq2Seq...Output takes from the two stacks' outputs."""
     return dict(past_key_values=decoder_outputs.past_key_values, decoder_hidden_states=decoder_outputs.hidden_states,

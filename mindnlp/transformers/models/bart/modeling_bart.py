@@ -31,7 +31,7 @@ from ...modeling_outputs import (
     Seq2SeqModelOutput,
     Seq2SeqQuestionAnsweringModelOutput,
 )
-from ...modeling_seq2seq import (Seq2SeqClassificationHead, as_encoder_output, eos_classification_output,
+from ...modeling_seq2seq import (Seq2SeqClassificationHead, encode_and_decode, eos_classification_output,
                                  require_decoder_inputs_source, seq2seq_fields, shift_tokens_right)
 from ...modeling_utils import PreTrainedModel
 from .configuration_bart import BartConfig
@@ -433,18 +433,13 @@ class BartModel(BartPreTrainedModel):
         if decoder_input_ids is None and decoder_inputs_embeds is None:
             require_decoder_inputs_source(input_ids, decoder_input_ids, decoder_inputs_embeds)
             decoder_input_ids = self.shift_tokens_right(input_ids)
-        if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                           inputs_embeds=inputs_embeds, output_attentions=output_attentions,
-                                           output_hidden_states=output_hidden_states, return_dict=True)
-        else:
-            encoder_outputs = as_encoder_output(encoder_outputs)
-        decoder_outputs = self.decoder(
-            input_ids=decoder_input_ids, attention_mask=decoder_attention_mask,
-            encoder_hidden_states=encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask,
-            past_key_values=past_key_values, inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
-            cache_position=cache_position)
+        encoder_outputs, decoder_outputs = encode_and_decode(
+            self.encoder, self.decoder, encoder_outputs,
+            dict(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds),
+            dict(input_ids=decoder_input_ids, attention_mask=decoder_attention_mask,
+                 encoder_attention_mask=attention_mask, past_key_values=past_key_values,
+                 inputs_embeds=decoder_inputs_embeds, use_cache=use_cache, cache_position=cache_position),
+            output_attentions, output_hidden_states)
         output = Seq2SeqModelOutput(last_hidden_state=decoder_outputs.last_hidden_state,
                                     **seq2seq_fields(encoder_outputs, decoder_outputs))
         return output if return_dict else output.to_tuple()

@@ -30,7 +30,7 @@ from ...modeling_outputs import (
     Seq2SeqQuestionAnsweringModelOutput,
     TokenClassifierOutput,
 )
-from ...modeling_seq2seq import (Seq2SeqClassificationHead, as_encoder_output, eos_classification_output,
+from ...modeling_seq2seq import (Seq2SeqClassificationHead, encode_and_decode, eos_classification_output,
                                  require_decoder_inputs_source, seq2seq_fields, shift_tokens_right)
 from ...modeling_utils import PreTrainedModel
 from .configuration_t5 import T5Config
@@ -460,20 +460,14 @@ class _T5EncoderDecoder(T5PreTrainedModel):
     def _encode_decode(self, input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, encoder_outputs,
                        past_key_values, inputs_embeds, decoder_inputs_embeds, use_cache, output_attentions,
                        output_hidden_states, cache_position):
-        """(encoder output, decoder output), both as ModelOutputs; the encoder runs unless its
-        output is given (generation encodes once)."""
-        if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                           inputs_embeds=inputs_embeds, output_attentions=output_attentions,
-                                           output_hidden_states=output_hidden_states, return_dict=True)
-        else:
-            encoder_outputs = as_encoder_output(encoder_outputs)
-        decoder_outputs = self.decoder(
-            input_ids=decoder_input_ids, attention_mask=decoder_attention_mask, inputs_embeds=decoder_inputs_embeds,
-            past_key_values=past_key_values, encoder_hidden_states=encoder_outputs[0],
-            encoder_attention_mask=attention_mask, use_cache=use_cache, output_attentions=output_attentions,
-            output_hidden_states=output_hidden_states, return_dict=True, cache_position=cache_position)
-        return encoder_outputs, decoder_outputs
+        """(encoder output, decoder output), both as ModelOutputs (see encode_and_decode)."""
+        return encode_and_decode(
+            self.encoder, self.decoder, encoder_outputs,
+            dict(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds),
+            dict(input_ids=decoder_input_ids, attention_mask=decoder_attention_mask, inputs_embeds=decoder_inputs_embeds,
+                 past_key_values=past_key_values, encoder_attention_mask=attention_mask, use_cache=use_cache,
+                 cache_position=cache_position),
+            output_attentions, output_hidden_states)
 
 
 class T5Model(_T5EncoderDecoder):

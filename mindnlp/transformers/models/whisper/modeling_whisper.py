@@ -29,7 +29,7 @@ from ...modeling_outputs import (
     Seq2SeqModelOutput,
     SequenceClassifierOutput,
 )
-from ...modeling_seq2seq import as_encoder_output, seq2seq_fields, shift_tokens_right
+from ...modeling_seq2seq import as_encoder_output, encode_and_decode, seq2seq_fields, shift_tokens_right
 from ..bart.modeling_bart import (
     BartAttention,
     BartDecoder,
@@ -242,16 +242,12 @@ class WhisperModel(WhisperPreTrainedModel):
         use_cache = use_cache if use_cache is not None else self.config.use_cache
         if encoder_outputs is None:
             input_features = self._mask_input_features(input_features, attention_mask=attention_mask)
-            encoder_outputs = self.encoder(input_features, output_attentions=output_attentions,
-                                           output_hidden_states=output_hidden_states, return_dict=True)
-        else:
-            encoder_outputs = as_encoder_output(encoder_outputs)
-        decoder_outputs = self.decoder(
-            input_ids=decoder_input_ids, attention_mask=decoder_attention_mask,
-            encoder_hidden_states=encoder_outputs.last_hidden_state, past_key_values=past_key_values,
-            inputs_embeds=decoder_inputs_embeds, position_ids=decoder_position_ids, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
-            cache_position=cache_position)
+        encoder_outputs, decoder_outputs = encode_and_decode(
+            self.encoder, self.decoder, encoder_outputs, dict(input_features=input_features),
+            dict(input_ids=decoder_input_ids, attention_mask=decoder_attention_mask, past_key_values=past_key_values,
+                 inputs_embeds=decoder_inputs_embeds, position_ids=decoder_position_ids, use_cache=use_cache,
+                 cache_position=cache_position),
+            output_attentions, output_hidden_states)
         output = Seq2SeqModelOutput(last_hidden_state=decoder_outputs.last_hidden_state,
                                     **seq2seq_fields(encoder_outputs, decoder_outputs))
         return output if return_dict else output.to_tuple()
