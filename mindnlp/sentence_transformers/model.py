@@ -8,12 +8,14 @@ gets what sentence-transformers gives it: the encoder followed by mean pooling.
 """
 import logging
 import os
+import threading
 from collections import OrderedDict
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from .. import __version__, core
+from ..core.backends import get_backend
 from ..core.nn import functional as F
 from .modules import MODULE_TYPES, Pooling, Transformer, read_json, write_json
 from .similarity import SIMILARITY_FUNCTIONS
@@ -142,17 +144,27 @@ class SentenceTransformer(core.nn.Sequential):
         # np.argsort's default (unstable) sort, as sentence-transformers uses, so that equal
         # lengths fall into the same batches as there.
         order = np.argsort([-len(text) for text in sentences])
-        outputs = []
+        starts = range(0, len(sentences), batch_size)
+        outputs = [None] * len(starts)
         device = next(self.parameters()).device
+        tokenizing = threading.Lock()
+        progress = tqdm(total=len(starts), desc="Batches", disable=not show_progress_bar)
         self.eval()
-        with core.no_grad():
-            for start in tqdm(range(0, len(sentences), batch_size), desc="Batches", disable=not show_progress_bar):
-                texts = [sentences[i] for i in order[start:start + batch_size]]
-                features = {name: ids.to(device) for name, ids in
-                            self.tokenize([prompt + text for text in texts] if prompt else texts).items()}
-                if prompt_length is not None:
-                    features["prompt_length"] = prompt_length
-                outputs.append(self._batch_output(self(features), len(texts), output_value, normalize_embeddings))
+
+        def encode_batch(number):
+            texts = [sentences[i] for i in order[starts[number]:starts[number] + batch_size]]
+            with tokenizing:                  # a tokenizer keeps its padding settings in itself
+                features = self.tokenize([prompt + text for text in texts] if prompt else texts)
+            features = {name: ids.to(device) for name, ids in features.items()}
+            if prompt_length is not None:
+                features["prompt_length"] = prompt_length
+            with core.no_grad():              # grad mode is per thread
+                outputs[number] = self._batch_output(self(features), len(texts), output_value, normalize_embeddings)
+            progress.update()
+
+        # Batches are independent: the backend may run several at once (the longest first).
+        get_backend(device).run_each(encode_batch, len(starts))
+        progress.close()
         inverse = np.argsort(order)
 
         if output_value != "sentence_embedding":
