@@ -68,6 +68,8 @@ class NumpyBackend:
             return cpu_kernels.KERNELS[name]
         return None
 
+    TASKS_PER_THREAD = 4
+
     def run_each(self, task, n_items):
         """Call task(i) for every i in range(n_items), the calls spread over the worker threads.
 
@@ -76,8 +78,12 @@ class NumpyBackend:
         op being split over the cores and joined again. On a machine shared with other busy
         processes that join waits for whichever thread was descheduled; here a thread that
         falls behind only takes fewer tasks. The tasks must not share mutable state.
+
+        With fewer than TASKS_PER_THREAD tasks per thread they run one after the other, each
+        op split over the threads as usual: the last few tasks would otherwise leave threads
+        idle (three equal tasks on two threads take two tasks' time, not one and a half).
         """
-        if n_items < 2 or workers.count == 1:
+        if n_items < self.TASKS_PER_THREAD * workers.count or workers.count == 1:
             for i in range(n_items):
                 task(i)
             return
