@@ -158,6 +158,15 @@ def test_batches_group_texts_by_token_count(tiny):
     assert max_error(model.encode(texts, batch_size=2), alone) < TOLERANCE
 
 
+def test_concurrent_batches_keep_input_order(tiny):
+    """One text per batch: 13 batches, which the CPU backend runs several at a time on its
+    threads; each result still lands at its text's place."""
+    model, expected = tiny["cls_dense_normalize"]
+    assert max_error(model.encode(SENTENCES, batch_size=1), expected["default"]) < TOLERANCE
+    tokens = model.encode(SENTENCES, batch_size=1, output_value="token_embeddings")
+    assert [len(t) for t in tokens] == [model.tokenize([text])["input_ids"].shape[1] for text in SENTENCES]
+
+
 def test_plain_encoder_folder_gets_mean_pooling(tmp_path):
     """A folder with no modules.json: the encoder + mean pooling, as sentence-transformers does."""
     source = FIXTURES / "weightedmean_without_prompt"
