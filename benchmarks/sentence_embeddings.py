@@ -225,22 +225,26 @@ def main():
 
 def print_time_split(folder, sentences, batch):
     """Where one mindnlp `encode` spends its time: cumulative seconds of the encoder's parts
-    (cProfile; its overhead inflates the total by a few percent)."""
+    (cProfile; its overhead inflates the total by a few percent). cProfile sees only the
+    thread it runs on, so this `encode` runs on one thread: its batches one after the other."""
     import cProfile
     import pstats
 
+    from mindnlp import core
     from mindnlp.sentence_transformers import SentenceTransformer
 
+    core.set_num_threads(1)
     model = SentenceTransformer(folder)
     model.encode(sentences, batch_size=batch)
     profiler = cProfile.Profile()
     profiler.runcall(model.encode, sentences, batch_size=batch)
     stats = pstats.Stats(profiler).stats
     parts = {"encode (total)": "sentence_transformers/model.py:encode", "tokenizer": "modules.py:tokenize",
+             "token counts": "modules.py:token_counts",
              "linear layers": "functional/linear.py:linear", "attention": "scaled_dot_product_attention",
              "layer norms": "functional/normalization.py:layer_norm", "GELU": "functional/activation.py:gelu",
              "pooling": "modules.py:_pool"}
-    print("mindnlp encode, time by part:")
+    print("mindnlp encode on one thread, time by part:")
     for part, where in parts.items():
         path, name = where.rsplit(":", 1) if ":" in where else ("", where)
         seconds = sum(row[3] for (file, _, function), row in stats.items() if function == name and path in file)
