@@ -123,7 +123,8 @@ class SentenceTransformer(core.nn.Sequential):
         """Embed one text (→ one vector) or a list of texts (→ one row per text, in input order).
 
         Texts are sorted by token count, longest first, and encoded `batch_size` at a time, so
-        each batch pads to similar lengths; the results are put back in the input's order.
+        each batch pads to similar lengths; the results are put back in the input's order. On
+        the CPU, several batches run at once, one per thread (`core.set_num_threads`).
         output_value "sentence_embedding" gives a NumPy array (convert_to_tensor=True: one core
         tensor; both False: a list of 1-D tensors); "token_embeddings" gives each text's token
         vectors without padding; None gives each text's dict of every feature.
@@ -162,8 +163,10 @@ class SentenceTransformer(core.nn.Sequential):
             progress.update()
 
         # Batches are independent: the backend may run several at once (the longest first).
-        get_backend(device).run_each(encode_batch, len(starts))
-        progress.close()
+        try:
+            get_backend(device).run_each(encode_batch, len(starts))
+        finally:
+            progress.close()
         inverse = np.argsort(order)
 
         if output_value != "sentence_embedding":
