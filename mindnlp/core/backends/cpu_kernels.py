@@ -415,7 +415,7 @@ def matmul(a, b, bias=None):
     threaded by OpenBLAS: a few rows (decoding's matrix-vector products) run compiled on
     numba's pool, which wakes in microseconds; small products run on one thread; larger
     ones are split by rows (or, for few rows, by columns) over the workers, each band
-    multiplied with BLAS on one thread (with its bias, see _product_into).
+    multiplied with BLAS on one thread and its bias added while it is still in cache.
     """
     m, k = a.shape
     n = b.shape[1]
@@ -427,11 +427,15 @@ def matmul(a, b, bias=None):
     by_rows = m >= 2 * _MIN_ROWS_PER_THREAD and 4 * m > n
     if workers.count == 1 or m * n * k <= _SMALL_PRODUCT or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
         with blas_threads.single():
-            _product_into(out, a, b, bias)
+            np.matmul(a, b, out=out)
+        if bias is not None:
+            out += bias
         return out
 
     def rows(lo, hi):
-        _product_into(out[lo:hi], a[lo:hi], b, bias)
+        np.matmul(a[lo:hi], b, out=out[lo:hi])
+        if bias is not None:
+            out[lo:hi] += bias
 
     def columns(lo, hi):
         np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
@@ -441,42 +445,6 @@ def matmul(a, b, bias=None):
     with blas_threads.single():
         workers.run(rows if by_rows else columns, m if by_rows else n, min_items=_MIN_ROWS_PER_THREAD)
     return out
-
-
-def _product_into(out, a, b, bias):
-    """out[...] = a @ b (+ bias) for a C-contiguous out.
-
-    With a bias, BLAS's own sgemm adds the product to out already holding the bias (beta = 1):
-    sgemm passes over out first anyway (to scale or zero it), so the bias costs no pass of
-    its own, where adding it afterwards reads and writes the whole result again (5-10% of a
-    product with a few hundred rows). sgemm sees the C-order arrays as their Fortran-order
-    transposes: out^T = b^T a^T.
-    """
-    if (bias is None or not out.size or not out.flags.c_contiguous
-            or any(x.dtype != _F32 for x in (out, a, b, bias))):
-        np.matmul(a, b, out=out)
-        if bias is not None:
-            out += bias
-        return
-    # b^T as sgemm's first operand: b itself read transposed when b is a Fortran-order view
-    # (a weight's .T), else b^T, which is Fortran-order when b is C-order.
-    first, transpose_first = (b, 1) if b.flags.f_contiguous else (b.T, 0)
-    second, transpose_second = (a, 1) if a.flags.f_contiguous and not a.flags.c_contiguous else (a.T, 0)
-    out[...] = bias
-    _sgemm()(1.0, first, second, beta=1.0, c=out.T, trans_a=transpose_first, trans_b=transpose_second,
-             overwrite_c=1)
-
-
-_SGEMM = None
-
-
-def _sgemm():
-    global _SGEMM
-    if _SGEMM is None:
-        from scipy.linalg.blas import sgemm
-
-        _SGEMM = sgemm
-    return _SGEMM
 
 
 def _matvec(a, b, bias, out):

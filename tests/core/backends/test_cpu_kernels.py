@@ -228,28 +228,6 @@ def test_matmul_split_by_rows_or_columns(m, k, n, with_bias, weight_layout):
     np.testing.assert_allclose(K.matmul(a, b, bias), expected, rtol=1e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("a_layout", ["C", "F", "strided"])
-@pytest.mark.parametrize("b_layout", ["C", "F", "strided"])
-def test_product_with_bias_takes_any_layout(a_layout, b_layout):
-    """The bias goes into BLAS's sgemm (beta = 1): operands of any layout, and the result
-    written into a band of a larger output, equal the product plus the bias."""
-    def laid_out(x, layout):
-        if layout == "F":
-            return np.asfortranarray(x)
-        if layout == "strided":
-            return np.repeat(x, 2, axis=1)[:, ::2]
-        return x
-
-    a = laid_out(RNG.standard_normal((70, 48)).astype(np.float32), a_layout)
-    b = laid_out(RNG.standard_normal((48, 30)).astype(np.float32), b_layout)
-    bias = RNG.standard_normal(30).astype(np.float32)
-    out = np.full((90, 30), 7.0, np.float32)
-    K._product_into(out[10:80], a, b, bias)
-    expected = a.astype(np.float64) @ b.astype(np.float64) + bias
-    np.testing.assert_allclose(out[10:80], expected, rtol=1e-5, atol=1e-5)
-    assert (out[:10] == 7.0).all() and (out[80:] == 7.0).all()
-
-
 def test_run_each_calls_every_item_once():
     seen = np.zeros(37, dtype=int)
 
