@@ -19,8 +19,8 @@ disturbed, and turns make both face the same disturbances. The sentences are fix
 sentence-transformers runs under `--torch-python` (default: this interpreter), so torch may
 live in another virtual environment than mindnlp. The same run names the CPU and measures
 its roofline (benchmarks/roofline.py, the best of one measurement per turn); each library's
-rate is also given in GFLOP/s of the encoder's matrix products on the padded batches, as a
-share of that peak. Ratio = mindnlp speed / sentence-transformers speed (above 1 is faster).
+rate is also given in GFLOP/s of the encoder's matrix products on the padded batches it
+forms, as a share of that peak. Ratio = mindnlp speed / sentence-transformers speed (above 1 is faster).
 """
 import argparse
 import json
@@ -79,13 +79,13 @@ def make_sentences(folder, count):
     return [" ".join(rng.choice(words, size=int(rng.integers(3, 41)))).capitalize() + "." for _ in range(count)]
 
 
-def encoder_flops(config, sentences, lengths, batch):
+def encoder_flops(config, sort_keys, lengths, batch):
     """Flops of the encoder's matrix products (projections, MLP, attention scores and mix) on
-    the batches `encode` forms: texts sorted by character count, longest first, each batch
-    padded to its longest token count."""
+    the batches `encode` forms: texts sorted by `sort_keys` (sentence-transformers: character
+    counts; mindnlp: token counts), longest first, each batch padded to its longest token count."""
     h, i, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
     mlp = 3 if config["model_type"] == "modernbert" else 2  # GeGLU's input projection is twice as wide
-    order = np.argsort([-len(text) for text in sentences])
+    order = np.argsort([-key for key in sort_keys])  # ties in token counts pad alike in any order
     total = 0
     for start in range(0, len(order), batch):
         rows = order[start:start + batch]
@@ -206,12 +206,13 @@ def main():
             worker.close()
         lengths = workers[0].lengths
 
-        flops = encoder_flops(config, sentences, lengths, args.batch)
+        sort_keys = {"mindnlp": lengths, TORCH_SIDE: [len(text) for text in sentences]}
+        flops = {library: encoder_flops(config, sort_keys[library], lengths, args.batch) for library in best}
         print(machine)
         print(f"{name}: encode {args.sentences} sentences ({sum(lengths)} tokens, mean {np.mean(lengths):.1f}), "
               f"batch {args.batch}, best of {args.repeats} alternating calls")
         for library, seconds in best.items():
-            rate = flops / seconds / 1e9
+            rate = flops[library] / seconds / 1e9
             line = (f"  {library:22s} {args.sentences / seconds:7.1f} sentences/s  ({seconds:6.2f} s)  "
                     f"{rate:5.1f} GFLOP/s = {100 * rate / peak_gflops:3.0f}% of peak")
             if library == "mindnlp" and TORCH_SIDE in best:
@@ -224,22 +225,26 @@ def main():
 
 def print_time_split(folder, sentences, batch):
     """Where one mindnlp `encode` spends its time: cumulative seconds of the encoder's parts
-    (cProfile; its overhead inflates the total by a few percent)."""
+    (cProfile; its overhead inflates the total by a few percent). cProfile sees only the
+    thread it runs on, so this `encode` runs on one thread: its batches one after the other."""
     import cProfile
     import pstats
 
+    from mindnlp import core
     from mindnlp.sentence_transformers import SentenceTransformer
 
+    core.set_num_threads(1)
     model = SentenceTransformer(folder)
     model.encode(sentences, batch_size=batch)
     profiler = cProfile.Profile()
     profiler.runcall(model.encode, sentences, batch_size=batch)
     stats = pstats.Stats(profiler).stats
     parts = {"encode (total)": "sentence_transformers/model.py:encode", "tokenizer": "modules.py:tokenize",
+             "token counts": "modules.py:token_counts",
              "linear layers": "functional/linear.py:linear", "attention": "scaled_dot_product_attention",
              "layer norms": "functional/normalization.py:layer_norm", "GELU": "functional/activation.py:gelu",
              "pooling": "modules.py:_pool"}
-    print("mindnlp encode, time by part:")
+    print("mindnlp encode on one thread, time by part:")
     for part, where in parts.items():
         path, name = where.rsplit(":", 1) if ":" in where else ("", where)
         seconds = sum(row[3] for (file, _, function), row in stats.items() if function == name and path in file)

@@ -89,6 +89,16 @@ class Transformer(core.nn.Module):
     def tokenize(self, texts):
         return dict(self.tokenizer(texts, padding=True, truncation="longest_first", return_tensors="pt"))
 
+    def token_counts(self, texts, chunk=4096):
+        """How many tokens `tokenize` gives each text before padding (a chunk of texts at a time,
+        so that the token lists of a large corpus are never all held at once)."""
+        counts = []
+        for start in range(0, len(texts), chunk):
+            encoded = self.tokenizer(texts[start:start + chunk], truncation="longest_first",
+                                     return_attention_mask=False, return_token_type_ids=False)
+            counts.extend(len(ids) for ids in encoded["input_ids"])
+        return counts
+
     def forward(self, features):
         inputs = {name: value for name, value in features.items() if name in self._model_inputs}
         features["token_embeddings"] = self.auto_model(**inputs).last_hidden_state

@@ -10,6 +10,8 @@ Partial rotary (Phi, GPT-NeoX, Phi-4-mini: `partial_rotary_factor` < 1) rotates 
 `rotary_dim` features of each head and passes the rest through; the frequencies of every rope
 type are computed over that `rotary_dim`, so the two compose.
 """
+import threading
+
 from .. import core
 from ..core import nn
 from ..core.autograd.function import Function
@@ -83,6 +85,9 @@ def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
     return apply_rotary(q, cos, sin, unsqueeze_dim), apply_rotary(k, cos, sin, unsqueeze_dim)
 
 
+_SWITCHING_FREQUENCIES = threading.Lock()
+
+
 class RotaryEmbedding(nn.Module):
     """cos/sin of position · inv_freq for the positions of a forward call, for every rope type of
     `modeling_rope_utils` (default, linear, dynamic, yarn, longrope, llama3).
@@ -151,16 +156,20 @@ class RotaryEmbedding(nn.Module):
         """(cos, sin), each (batch, seq, rotary_dim) in x's dtype."""
         if self.by_layer_type is not None:
             return self.by_layer_type[layer_type](x, position_ids)
-        if "dynamic" in self.rope_type:
-            self._update_dynamic_frequencies(position_ids)
-        elif self.rope_type == "longrope":
-            self._update_longrope_frequencies(position_ids)
+        # Forwards may run on several threads at once (SentenceTransformer.encode's batches):
+        # the frequencies this call uses are switched and read as one step.
+        with _SWITCHING_FREQUENCIES:
+            if "dynamic" in self.rope_type:
+                self._update_dynamic_frequencies(position_ids)
+            elif self.rope_type == "longrope":
+                self._update_longrope_frequencies(position_ids)
+            inv_freq, scaling = self.inv_freq, self.attention_scaling
         with core.no_grad():
-            freqs = position_ids[..., None].float() * self.inv_freq.float()
+            freqs = position_ids[..., None].float() * inv_freq.float()
             emb = core.cat((freqs, freqs), dim=-1)
             cos, sin = emb.cos(), emb.sin()
-            if self.attention_scaling != 1.0:
-                cos, sin = cos * self.attention_scaling, sin * self.attention_scaling
+            if scaling != 1.0:
+                cos, sin = cos * scaling, sin * scaling
         return cos.to(x.dtype), sin.to(x.dtype)
 
     def for_layer_types(self, x, position_ids, layer_types):

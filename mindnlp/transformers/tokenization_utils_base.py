@@ -281,6 +281,15 @@ class BatchEncoding(UserDict):
 
 
 def _to_int_array(key, value):
+    if isinstance(value, list):
+        # The tokenizer's own output (lists of ints, rows of equal length) converts directly:
+        # walking it with to_py_obj first costs a Python call per token.
+        try:
+            array = np.asarray(value)
+        except ValueError:              # rows of different lengths: reported below
+            array = None
+        if array is not None and array.dtype.kind in "biuf" and array.size:
+            return array
     value = to_py_obj(value)
     if isinstance(value, list) and value and isinstance(value[0], list) and len({len(row) for row in value}) > 1:
         raise ValueError(

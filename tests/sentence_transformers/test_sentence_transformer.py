@@ -144,6 +144,29 @@ def test_token_embeddings_and_all_features(tiny):
     assert all(f["sentence_embedding"].shape == (32,) for f in features)
 
 
+def test_batches_group_texts_by_token_count(tiny):
+    """Character order would batch each long text with a short one (41, 25 | 21, 13 chars);
+    token order pairs the 23-token texts and the 15-token texts, so nothing is padded."""
+    model, _ = tiny["weightedmean_without_prompt"]
+    texts = ["a b c d e f g h i j k l m n o p q r s t u", "a b c d e f g h i j k l m", "Incomprehensibilities",
+             "Incomprehensi"]
+    counts = [len(model.tokenizer(text)["input_ids"]) for text in texts]
+    assert counts[0] == counts[2] != counts[1] == counts[3]
+    features = model.encode(texts, batch_size=2, output_value=None)
+    assert [len(f["input_ids"]) for f in features] == counts
+    alone = np.stack([model.encode(text) for text in texts])
+    assert max_error(model.encode(texts, batch_size=2), alone) < TOLERANCE
+
+
+def test_concurrent_batches_keep_input_order(tiny):
+    """One text per batch: 13 batches, which the CPU backend runs several at a time on its
+    threads; each result still lands at its text's place."""
+    model, expected = tiny["cls_dense_normalize"]
+    assert max_error(model.encode(SENTENCES, batch_size=1), expected["default"]) < TOLERANCE
+    tokens = model.encode(SENTENCES, batch_size=1, output_value="token_embeddings")
+    assert [len(t) for t in tokens] == [model.tokenize([text])["input_ids"].shape[1] for text in SENTENCES]
+
+
 def test_plain_encoder_folder_gets_mean_pooling(tmp_path):
     """A folder with no modules.json: the encoder + mean pooling, as sentence-transformers does."""
     source = FIXTURES / "weightedmean_without_prompt"

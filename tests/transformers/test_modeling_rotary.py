@@ -48,3 +48,38 @@ def test_split_heads_is_the_view_and_transpose_it_replaces():
     np.testing.assert_array_equal(split_heads(x, 4).detach().numpy(),
                                   x.detach().view(2, 3, -1, 4).transpose(1, 2).numpy())
     assert gradcheck(lambda t: split_heads(t, 4), (x,))
+
+
+def test_dynamic_frequencies_are_switched_and_read_as_one_step_across_threads():
+    """Forwards on several threads (encode's concurrent batches) share one rotary module:
+    each call gets the frequencies of its own length, long (dynamic NTK) or short (reset)."""
+    import sys
+    import threading
+
+    from mindnlp.transformers import LlamaConfig
+    from mindnlp.transformers.modeling_rotary import RotaryEmbedding
+
+    config = LlamaConfig(hidden_size=32, num_attention_heads=2, max_position_embeddings=16,
+                         rope_scaling={"rope_type": "dynamic", "factor": 4.0})
+    x = core.zeros(1, dtype=core.float32)
+    positions = {n: core.arange(n)[None] for n in (8, 40)}
+    expected = {n: RotaryEmbedding(config)(x, p)[0].numpy() for n, p in positions.items()}
+    shared, wrong = RotaryEmbedding(config), []
+
+    def run(first):
+        for i in range(400):
+            n = (8, 40)[(i + first) % 2]
+            if not np.array_equal(shared(x, positions[n])[0].numpy(), expected[n]):
+                wrong.append(n)
+
+    threads = [threading.Thread(target=run, args=(first,)) for first in (0, 1)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)        # hand the GIL over as often as possible
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong and not np.array_equal(expected[8], expected[40][:, :8])

@@ -35,3 +35,8 @@ class CupyBackend:
     def fused(self, name, array, work=None):
         """No fused CUDA kernels yet: every op uses its composed CuPy form."""
         return None
+
+    def run_each(self, task, n_items):
+        """task(i) for every i in range(n_items), one after the other."""
+        for i in range(n_items):
+            task(i)

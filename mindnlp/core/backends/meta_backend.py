@@ -405,3 +405,8 @@ class MetaBackend:
     def fused(self, name, array, work=None):
         """No kernels: every op runs its composed form, which MetaArray follows."""
         return None
+
+    def run_each(self, task, n_items):
+        """task(i) for every i in range(n_items), one after the other."""
+        for i in range(n_items):
+            task(i)

@@ -8,6 +8,7 @@ import scipy.special
 
 from .._device import CPU
 from . import cpu_kernels
+from .cpu_threads import blas_threads, workers
 
 # Arrays whose ops compute in float32, the only dtype the fused kernels are written for.
 _FLOAT32_COMPUTED = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -66,3 +67,25 @@ class NumpyBackend:
         if size >= cpu_kernels.min_work(name) and array.dtype in _FLOAT32_COMPUTED:
             return cpu_kernels.KERNELS[name]
         return None
+
+    TASKS_PER_THREAD = 4
+
+    def run_each(self, task, n_items):
+        """Call task(i) for every i in range(n_items), the calls spread over the worker threads.
+
+        For independent pieces of work (the batches of `SentenceTransformer.encode`): each
+        task's ops run whole on the thread that took it, BLAS on one thread, instead of every
+        op being split over the cores and joined again. On a machine shared with other busy
+        processes that join waits for whichever thread was descheduled; here a thread that
+        falls behind only takes fewer tasks. The tasks must not share mutable state.
+
+        With fewer than TASKS_PER_THREAD tasks per thread they run one after the other, each
+        op split over the threads as usual: the last few tasks would otherwise leave threads
+        idle (three equal tasks on two threads take two tasks' time, not one and a half).
+        """
+        if n_items < self.TASKS_PER_THREAD * workers.count or workers.count == 1:
+            for i in range(n_items):
+                task(i)
+            return
+        with blas_threads.single():
+            workers.run_each(task, n_items)

@@ -238,6 +238,37 @@ def test_run_each_calls_every_item_once():
     assert (seen == 1).all()
 
 
+def test_backend_run_each_runs_tasks_whole_on_one_thread_each():
+    backend = get_backend("cpu")
+    before = [c.num_threads for c in cpu_threads.blas_threads._blas()]
+    parts, blas = [], []
+    a, w = RNG.standard_normal((256, 64)).astype(np.float32), RNG.standard_normal((96, 64)).astype(np.float32)
+
+    def task(i):
+        seen[i] += 1
+        cpu_threads.workers.run(lambda lo, hi: parts.append((lo, hi)), 64)   # a kernel's split
+        blas.append([c.num_threads for c in cpu_threads.blas_threads._blas()])
+        np.testing.assert_allclose(K.matmul(a, w.T), a @ w.T, rtol=1e-5, atol=1e-4)
+
+    n_tasks = backend.TASKS_PER_THREAD * cpu_threads.workers.count
+    seen = np.zeros(n_tasks, dtype=int)
+    backend.run_each(task, n_tasks)
+    assert (seen == 1).all()
+    if cpu_threads.workers.count > 1:
+        assert parts == [(0, 64)] * n_tasks and all(n == 1 for counts in blas for n in counts)
+        parts.clear()
+        backend.run_each(task, 1)                 # too few tasks to share out: ops are split
+        assert len(parts) == cpu_threads.workers.count
+    assert [c.num_threads for c in cpu_threads.blas_threads._blas()] == before
+
+    def fail(i):
+        raise ValueError(f"bad task {i}")
+
+    with pytest.raises(ValueError, match="bad task"):
+        backend.run_each(fail, n_tasks)
+    assert [c.num_threads for c in cpu_threads.blas_threads._blas()] == before
+
+
 def test_attention_restores_blas_threads():
     before = [c.num_threads for c in cpu_threads.blas_threads._blas()]
     K.attention(*_attention_case((8, 4, 64, 32), (8, 4, 64, 32), None)[:3], None, None, 0.2)
