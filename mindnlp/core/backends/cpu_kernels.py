@@ -552,7 +552,9 @@ def _key_limits(mask, L, S, n_blocks):
     later blocks. A block with a row that may attend nothing keeps every key, since such a
     row's result (zeros for -inf, uniform for finfo.min) depends on all of them.
     """
-    if mask is None:
+    if mask is None or float(mask.min()) > _DEAD_MASK:
+        # No dead entry (a learned position bias, or a mask without padding): one pass
+        # instead of the three that find each row's last live key.
         return [S] * n_blocks
     live = mask > _DEAD_MASK
     rows_any = live.any(axis=-1)
