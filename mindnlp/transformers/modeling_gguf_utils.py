@@ -9,8 +9,22 @@ llama-architecture files, has the query/key row permutation llama.cpp applies fo
 layout undone, and, for Gemma files, the 1 llama.cpp adds to every RMSNorm weight (Gemma's norms
 scale by 1 + weight) taken off again. Loading a GGUF file yields a float32 model (or the dtype
 asked for): the quantization is a storage format here.
+
+With `dequantize=False` the linear weights whose blocks are a scale times a small integer, one
+scale per group and no offset, stay quantized as core.nn.QuantizedLinear in the compiled
+kernels' formats, which hold them exactly: Q8_0 and Q5_0 as int8 in groups of 32, Q6_K as
+int8 in groups of 16 (scale = d x its int8 sub-block scale, exact in float32) and Q4_0 as int4
+in groups of 32 (the kernels' nibble layout is Q4_0's). Types with a per-group offset (Q4_1,
+Q5_1, Q2_K, Q4_K, Q5_K) or other layouts are dequantized to float32. A tied output head is
+kept quantized from the token embedding's blocks, as llama.cpp computes it, while the input
+embedding is looked up in float32.
 """
+import logging
+from collections import Counter
+
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 # GGUF metadata key (after "<architecture>.") -> HF config field, for the architectures read here.
 _DECODER_FIELDS = {
@@ -41,6 +55,9 @@ CONFIG_FIELDS = {
 _MODEL_TYPES = {"gemma3": "gemma3_text"}
 _TOKENIZER_FIELDS = {"bos_token_id": "bos_token_id", "eos_token_id": "eos_token_id",
                      "unknown_token_id": "unk_token_id", "padding_token_id": "pad_token_id"}
+# GGUF block type -> (bits, group size) of the kernel format that holds it exactly
+KERNEL_FORMATS = {"Q8_0": (8, 32), "Q5_0": (8, 32), "Q6_K": (8, 16), "Q4_0": (4, 32)}
+_ONE_FLOAT16 = np.frombuffer(np.float16(1.0).tobytes(), np.uint8)
 # llama.cpp stores these architectures' query/key rows interleaved for its rotary layout
 _PERMUTED_QK = {"llama", "mistral"}
 # and writes these architectures' RMSNorm weights as 1 + weight (the scale Gemma's norms apply)
@@ -122,21 +139,34 @@ class GGUFFile:
         return config
 
     def state_dict(self, model):
-        """{parameter name of `model`: float32 core tensor} for every tensor of the file the model has."""
+        """{parameter name of `model`: float32 core tensor} for every tensor of the file the model
+        has; for the model's QuantizedLinear layers (`keep_quantized`), the blocks in the kernels'
+        format as `<layer>.weight` and `<layer>.weight_scale`."""
         from .. import core
 
         names = self._names_for(model)
         heads, kv_heads = model.config.num_attention_heads, model.config.num_key_value_heads
+        kept = {name for name, module in model.named_modules() if isinstance(module, core.nn.QuantizedLinear)}
         state = {}
         for tensor in self.reader.tensors:
             if tensor.name not in names:
                 continue
-            weights = self.dequantized(tensor)
+            target = names[tensor.name]
+            rows = None
             if self.gguf_architecture in _PERMUTED_QK and (".attn_q." in tensor.name or ".attn_k." in tensor.name):
-                weights = _unpermute_rotary_rows(weights, heads if ".attn_q." in tensor.name else kv_heads)
+                rows = heads if ".attn_q." in tensor.name else kv_heads
+            if target.removesuffix(".weight") in kept:
+                q, scales = self.kernel_weight(tensor)
+                if rows is not None:
+                    q, scales = _unpermute_rotary_rows(q, rows), _unpermute_rotary_rows(scales, rows)
+                state[target], state[target + "_scale"] = core_from_numpy(q), core_from_numpy(scales)
+                continue
+            weights = self.dequantized(tensor)
+            if rows is not None:
+                weights = _unpermute_rotary_rows(weights, rows)
             if self.gguf_architecture in _NORMS_PLUS_ONE and tensor.name.endswith("norm.weight"):
                 weights = weights - 1
-            state[names[tensor.name]] = core.from_numpy(np.ascontiguousarray(weights))
+            state[target] = core_from_numpy(weights)
         return state
 
     def dequantized(self, tensor):
@@ -148,6 +178,88 @@ class GGUFFile:
             if tensor is None:
                 raise KeyError(f"{self.path} has no tensor named {name!r}")
         return gguf.dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
+
+    def kernel_weight(self, tensor):
+        """(q, scales) of a tensor whose block type is in KERNEL_FORMATS, in the kernels' format
+        (core.nn.functional.quantized): the same values as `dequantized`, not rounded again.
+
+        The integers are the gguf package's own dequantization of the blocks with every scale
+        field set to 1 (Q6_K: its float16 d and its int8 sub-block scales); Q4_0's bytes are
+        already the int4 layout."""
+        gguf = _gguf()
+        kind = tensor.tensor_type.name
+        if kind not in KERNEL_FORMATS:
+            raise ValueError(f"{tensor.name} is {kind}, which no kernel format holds exactly; supported: "
+                             f"{sorted(KERNEL_FORMATS)}")
+        bits = KERNEL_FORMATS[kind][0]
+        type_size = gguf.GGML_QUANT_SIZES[tensor.tensor_type][1]
+        rows = tensor.data.shape[0]
+        blocks = np.asarray(tensor.data).reshape(rows, -1, type_size)
+        unit = blocks.copy()
+        if kind == "Q6_K":  # ql[128] qh[64] scales int8[16] d float16
+            d = np.ascontiguousarray(blocks[..., 208:210]).view(np.float16).astype(np.float32)
+            sub = np.ascontiguousarray(blocks[..., 192:208]).view(np.int8).astype(np.float32)
+            scales = d * sub
+            unit[..., 192:208], unit[..., 208:210] = 1, _ONE_FLOAT16
+        else:  # d float16, then the quants
+            scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
+            unit[..., :2] = _ONE_FLOAT16
+        scales = scales.reshape(rows, -1)
+        if bits == 4:
+            return np.ascontiguousarray(blocks[..., 2:]).reshape(rows, -1), scales
+        q = gguf.dequantize(unit.reshape(rows, -1), tensor.tensor_type)
+        return q.astype(np.int8), scales
+
+    def keep_quantized(self, model):
+        """Put a QuantizedLinear of the right format in place of each nn.Linear whose weight the
+        file holds in a KERNEL_FORMATS type (`state_dict` then fills it with the blocks).
+        Returns {module name: block type} and logs which linear weights stay float32, and why."""
+        from ..core import nn
+
+        names = self._names_for(model)
+        kinds = {names[t.name]: t.tensor_type.name for t in self.reader.tensors if t.name in names}
+        kept, left = {}, Counter()
+        for name, module in list(model.named_modules()):
+            kind = kinds.get(f"{name}.weight")
+            if not isinstance(module, nn.Linear) or kind is None:
+                continue
+            if kind not in KERNEL_FORMATS:
+                if kind not in ("F32", "F16", "BF16"):
+                    left[kind] += 1
+                continue
+            bits, group_size = KERNEL_FORMATS[kind]
+            _replace(model, name, nn.QuantizedLinear(module.in_features, module.out_features, module.bias is not None,
+                                                     bits, group_size))
+            kept[name] = kind
+        if left:
+            types = ", ".join(f"{kind} ({count})" for kind, count in sorted(left.items()))
+            logger.warning(f"{sum(left.values())} linear weights of {self.path} are dequantized to float32: their "
+                           f"block types {types} have a per-group offset or layout that the int8/int4 kernels do not "
+                           "hold; pass quantization_config=QuantoConfig(weights=\"int8\") to requantize them")
+        return kept
+
+    def keep_tied_head_quantized(self, model):
+        """The output head of a model that ties it to the token embedding, as a QuantizedLinear
+        of the embedding's blocks when their type is in KERNEL_FORMATS (the input embedding
+        stays float32 for its lookups). The pair is untied on this model: the head no longer
+        shares the embedding's Parameter. Returns {head's name: block type}, empty when it stays."""
+        from ..core import nn
+
+        head = model.get_output_embeddings()
+        embedding = next((t for t in self.reader.tensors if t.name == "token_embd.weight"), None)
+        if (not model.config.get_text_config().tie_word_embeddings or not isinstance(head, nn.Linear)
+                or embedding is None or embedding.tensor_type.name not in KERNEL_FORMATS):
+            return {}
+        bits, group_size = KERNEL_FORMATS[embedding.tensor_type.name]
+        layer = nn.QuantizedLinear(head.in_features, head.out_features, head.bias is not None, bits, group_size)
+        q, scales = self.kernel_weight(embedding)
+        layer.weight, layer.weight_scale = core_from_numpy(q), core_from_numpy(scales)
+        if head.bias is not None:
+            layer.bias = head.bias
+        name = next(name for name, module in model.named_modules() if module is head)
+        _replace(model, name, layer)
+        model._tied_weights_keys = {}
+        return {name: embedding.tensor_type.name}
 
     def _names_for(self, model):
         """{GGUF tensor name: the model's parameter name}, through gguf's table of HF names."""
@@ -164,6 +276,18 @@ class GGUFFile:
                     names.setdefault(f"{gguf_name}.{suffix}", name)
                     break
         return names
+
+
+def core_from_numpy(array):
+    """A core tensor of a numpy array (made C-contiguous)."""
+    from .. import core
+
+    return core.from_numpy(np.ascontiguousarray(array))
+
+
+def _replace(model, name, module):
+    parent_name, _, child = name.rpartition(".")
+    setattr(model.get_submodule(parent_name) if parent_name else model, child, module)
 
 
 def _unpermute_rotary_rows(weights, heads):

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -622,6 +623,11 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         """
         if os.path.isfile(save_directory):
             raise OSError(f"Provided path ({save_directory}) should be a directory, not a file")
+        if getattr(self, "gguf_quantized_modules", None):
+            raise NotImplementedError(
+                "this model keeps a GGUF file's blocks quantized (dequantize=False), in per-layer formats that "
+                "config.json does not record: load it with dequantize=True (optionally with a quantization_config) "
+                "to save it")
         if not is_main_process:
             return
         self.config.architectures = [self.__class__.__name__]
@@ -710,12 +716,16 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                         force_download=False, local_files_only=False, token=None, revision=None, subfolder="",
                         mirror=None, endpoint=None, dtype=None, torch_dtype=None, ignore_mismatched_sizes=False,
                         output_loading_info=False, state_dict=None, use_safetensors=None,
-                        attn_implementation=None, device_map=None, key_mapping=None, gguf_file=None, **kwargs):
+                        attn_implementation=None, device_map=None, key_mapping=None, gguf_file=None, dequantize=True,
+                        **kwargs):
         """Build the model from its config and load a checkpoint's weights into it.
 
         key_mapping ({regex: replacement}) renames checkpoint keys before they are matched to
         the model's parameters, for checkpoints saved under other names. gguf_file names a GGUF
-        file (in the folder or repo) to take the config and the dequantized weights from.
+        file (in the folder or repo) to take the config and the dequantized weights from; with
+        dequantize=False the linear weights in Q8_0, Q5_0, Q6_K and Q4_0 blocks stay quantized
+        (modeling_gguf_utils), and a quantization_config then quantizes the linear layers left
+        in float32.
         """
         if core.get_default_device().type == "meta":
             # The weights would be read into tensors that hold no data: refuse before any work.
@@ -729,6 +739,8 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         location = dict(cache_dir=cache_dir, local_files_only=local_files_only, token=token, revision=revision,
                         subfolder=subfolder, mirror=mirror, endpoint=endpoint)
         quantization_config = kwargs.pop("quantization_config", None)
+        if not dequantize and gguf_file is None:
+            raise ValueError("dequantize=False keeps a GGUF file's blocks quantized: it needs gguf_file=")
         gguf = None
         if gguf_file is not None:
             from .configuration_utils import resolve_gguf_file
@@ -767,16 +779,24 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
         with no_init_weights():
             model = cls(config, *model_args, **model_kwargs)
-        if gguf is not None:
-            checkpoint = _Checkpoint.from_gguf(gguf, model)
         if target_dtype is not None and target_dtype != core.float32:
             model.to(target_dtype)
+        kept = {}
+        if gguf is not None:
+            if not dequantize:
+                kept = gguf.keep_quantized(model)
+            checkpoint = _Checkpoint.from_gguf(gguf, model)
         if pre_quantized:
             replace_with_quantized_linear(model, quantization_config, quantize=False)
         info = model._load_checkpoint(checkpoint, ignore_mismatched_sizes, key_mapping)
+        if not dequantize:
+            kept.update(gguf.keep_tied_head_quantized(model))
+            model.gguf_quantized_modules = kept
+            logger.info(f"{len(kept)} linear layers of {gguf.path} kept quantized: "
+                        f"{dict(sorted(Counter(kept.values()).items()))}")
         if quantization_config is not None:
             if not pre_quantized:
-                replace_with_quantized_linear(model, quantization_config, quantize=True)
+                replace_with_quantized_linear(model, quantization_config, quantize=True, required=not kept)
             mark_quantized(model, quantization_config)
         model._report_loading(info, pretrained_model_name_or_path)
         model.eval()

@@ -16,7 +16,8 @@ formats with groups of 32, their float16 scales widened to float32):
 
 `rows_int8` / `rows_int4` compute out = x @ w.T (+ bias) for a few rows of x (decoding),
 the output features split over numba's threads (cpu_jit.parallel() decides whether that
-pool qualifies); every weight byte is read once for all of x's rows. `dequantize_int8` /
+pool qualifies); every weight byte is read once for all of x's rows (an int4 row is widened
+into an L1-resident float32 buffer by `dequantize_int4` first). `dequantize_int8` /
 `dequantize_int4` widen a band of weight rows into a float32 scratch (nogil, called on the
 worker threads), which prefill's matrix products hand to BLAS band by band.
 """
@@ -58,45 +59,22 @@ def _rows_int8(x, q, scales, bias, out, parts):
 
 @numba.njit(parallel=True, **_OPTIONS)
 def _rows_int4(x, q, scales, bias, out, parts):
-    """The nibbles are summed unsigned; the offset of 8 is taken off once per group as
-    8 * sum(x over the group), summed beforehand for each row of x."""
+    """Each weight row is widened with its scales into an L1-resident float32 buffer first,
+    then dotted with each row of x in one reduction over the whole row: with groups of 32
+    (GGUF's Q4_0) a reduction per group would cost as much as the group's products."""
     n = q.shape[0]
-    m, k, groups = x.shape[0], x.shape[1], scales.shape[1]
-    size = k // groups
-    half = size // 2
-    x_sums = np.empty((m, groups), np.float32)
-    for r in range(m):
-        for g in range(groups):
-            xs = x[r, g * size:(g + 1) * size]
-            acc = _ZERO
-            for j in range(size):
-                acc += xs[j]
-            x_sums[r, g] = acc * _EIGHT
+    m, k = x.shape
     for part in numba.prange(parts):
-        levels = np.empty(size, np.float32)
-        sums = np.zeros(m, np.float32)
-        low, high = levels[:half], levels[half:]
+        buffer = np.empty((1, k), np.float32)
+        wide = buffer[0]
         for i in range(n * part // parts, n * (part + 1) // parts):
-            row, row_scales = q[i], scales[i]
-            for g in range(groups):
-                # The group's nibbles widened into an L1-resident buffer first: the dot
-                # products below are then plain float32 reductions, which the compiler
-                # unrolls over several accumulators.
-                qs = row[g * half:(g + 1) * half]
-                for t in range(half):
-                    b = np.float32(qs[t])
-                    hi = np.floor(b * _SIXTEENTH)
-                    low[t] = b - hi * _SIXTEEN
-                    high[t] = hi
-                for r in range(m):
-                    xs = x[r, g * size:(g + 1) * size]
-                    acc = _ZERO
-                    for j in range(size):
-                        acc += levels[j] * xs[j]
-                    sums[r] += (acc - x_sums[r, g]) * row_scales[g]
+            dequantize_int4(q[i:i + 1], scales[i:i + 1], buffer)
             for r in range(m):
-                out[r, i] = sums[r] if bias is None else sums[r] + bias[i]
-                sums[r] = _ZERO
+                xr = x[r]
+                total = _ZERO
+                for j in range(k):
+                    total += wide[j] * xr[j]
+                out[r, i] = total if bias is None else total + bias[i]
 
 
 @numba.njit(**_OPTIONS)

@@ -42,12 +42,13 @@ def modules_to_not_convert(model, quantization_config):
     return list(skips) if skips is not None else get_keys_to_not_convert(model)
 
 
-def replace_with_quantized_linear(model, quantization_config, quantize=True):
+def replace_with_quantized_linear(model, quantization_config, quantize=True, required=True):
     """Swap the model's linear layers for QuantizedLinear in place; returns the converted names.
 
     quantize=True quantizes the layers' float weights (loading a float checkpoint);
     quantize=False puts empty quantized layers of the right shapes in their place, for a
-    checkpoint that already holds the quantized tensors.
+    checkpoint that already holds the quantized tensors. With `required`, a model left with
+    no layer to convert is an error (not so for a GGUF model whose blocks are kept quantized).
     """
     bits = quantization_config.weight_bits
     skips = modules_to_not_convert(model, quantization_config)
@@ -68,7 +69,7 @@ def replace_with_quantized_linear(model, quantization_config, quantize=True):
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name) if parent_name else model, child, layer)
         converted.append(name)
-    if not converted:
+    if required and not converted:
         raise ValueError("quantization_config matched no linear layer of the model: nothing was quantized")
     return converted
 

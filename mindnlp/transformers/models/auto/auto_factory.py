@@ -95,7 +95,8 @@ def get_values(model_mapping):
 _HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder", "mirror",
                "endpoint", "gguf_file")
 _LOADING_KWARGS = ("dtype", "torch_dtype", "ignore_mismatched_sizes", "output_loading_info", "state_dict",
-                   "use_safetensors", "attn_implementation", "device_map", "low_cpu_mem_usage", "quantization_config")
+                   "use_safetensors", "attn_implementation", "device_map", "low_cpu_mem_usage", "quantization_config",
+                   "dequantize")
 
 
 class _BaseAutoModelClass:
