@@ -58,7 +58,8 @@ class Phi3Model(MistralModel, Phi3PreTrainedModel):
 class Phi3ForCausalLM(MistralForCausalLM, Phi3PreTrainedModel, GenerationMixin):
     base_model_class = Phi3Model
 
-    def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, past_key_values=None, **kwargs):
+    def prepare_inputs_for_generation(self, input_ids, next_sequence_length=None, past_key_values=None,
+                                      attention_mask=None, inputs_embeds=None, is_first_iteration=False, **kwargs):
         """Once the text outgrows `original_max_position_embeddings`, LongRoPE rotates with its
         long factors: the keys cached with the short ones are recomputed, once, by running the
         whole text again without the cache (HF's behaviour)."""
@@ -66,8 +67,9 @@ class Phi3ForCausalLM(MistralForCausalLM, Phi3PreTrainedModel, GenerationMixin):
         if (past_key_values is not None and original is not None and input_ids.shape[1] >= original + 1
                 and past_key_values.get_seq_length() <= original):
             past_key_values, next_sequence_length = None, None
-        return super().prepare_inputs_for_generation(input_ids, next_sequence_length=next_sequence_length,
-                                                     past_key_values=past_key_values, **kwargs)
+        return super().prepare_inputs_for_generation(
+            input_ids, next_sequence_length=next_sequence_length, past_key_values=past_key_values,
+            attention_mask=attention_mask, inputs_embeds=inputs_embeds, is_first_iteration=is_first_iteration, **kwargs)
 
 
 class Phi3ForSequenceClassification(MistralForSequenceClassification, Phi3PreTrainedModel):
