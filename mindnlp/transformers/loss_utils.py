@@ -22,7 +22,10 @@ def sequence_classification_loss(config, num_labels, logits, labels):
 
 
 def masked_lm_loss(logits, labels, vocab_size):
-    return nn.functional.cross_entropy(logits.view(-1, vocab_size).float(), labels.view(-1), ignore_index=-100)
+    """Cross-entropy of logits against labels aligned with them (-100 ignored): masked LMs, and
+    encoder-decoders, whose decoder inputs are the labels already shifted right."""
+    return nn.functional.cross_entropy(logits.view(-1, vocab_size).float(), labels.to(logits.device).reshape(-1),
+                                       ignore_index=-100)
 
 
 def causal_lm_loss(logits, labels, vocab_size, num_items_in_batch=None, ignore_index=-100, shift_labels=None):

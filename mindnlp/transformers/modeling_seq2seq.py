@@ -56,6 +56,14 @@ def seq2seq_fields(encoder_outputs, decoder_outputs):
                 encoder_attentions=encoder_outputs.get("attentions"))
 
 
+def seq2seq_output_fields(outputs):
+    """The fields a head's Seq2Seq...Output carries over from the base model's Seq2SeqModelOutput."""
+    return dict(past_key_values=outputs.past_key_values, decoder_hidden_states=outputs.decoder_hidden_states,
+                decoder_attentions=outputs.decoder_attentions, cross_attentions=outputs.cross_attentions,
+                encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+                encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions)
+
+
 def require_decoder_inputs_source(input_ids, decoder_input_ids, decoder_inputs_embeds):
     """The heads that make the decoder's inputs from `input_ids` need one or the other."""
     if decoder_input_ids is None and decoder_inputs_embeds is None and input_ids is None:
@@ -92,8 +100,4 @@ def eos_classification_output(config, classification_head, input_ids, outputs, l
     sentence_representation = hidden_states[eos_mask, :].view(batch_size, -1, hidden_size)[:, -1, :]
     logits = classification_head(sentence_representation)
     loss = sequence_classification_loss(config, config.num_labels, logits, labels) if labels is not None else None
-    return Seq2SeqSequenceClassifierOutput(
-        loss=loss, logits=logits, past_key_values=outputs.past_key_values,
-        decoder_hidden_states=outputs.decoder_hidden_states, decoder_attentions=outputs.decoder_attentions,
-        cross_attentions=outputs.cross_attentions, encoder_last_hidden_state=outputs.encoder_last_hidden_state,
-        encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions)
+    return Seq2SeqSequenceClassifierOutput(loss=loss, logits=logits, **seq2seq_output_fields(outputs))

@@ -19,7 +19,7 @@ from ....core import nn
 from ...activations import ACT2FN
 from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
-from ...loss_utils import question_answering_loss
+from ...loss_utils import masked_lm_loss, question_answering_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_layers import GradientCheckpointingLayer, keep_last_positions, output_flags
@@ -32,7 +32,8 @@ from ...modeling_outputs import (
     Seq2SeqQuestionAnsweringModelOutput,
 )
 from ...modeling_seq2seq import (Seq2SeqClassificationHead, encode_and_decode, eos_classification_output,
-                                 require_decoder_inputs_source, seq2seq_fields, shift_tokens_right)
+                                 require_decoder_inputs_source, seq2seq_fields, seq2seq_output_fields,
+                                 shift_tokens_right)
 from ...modeling_utils import PreTrainedModel
 from .configuration_bart import BartConfig
 
@@ -504,15 +505,8 @@ class BartForConditionalGeneration(BartPreTrainedModel, GenerationMixin):
             use_cache=use_cache, output_attentions=output_attentions, output_hidden_states=output_hidden_states,
             return_dict=True, cache_position=cache_position)
         logits = self.lm_head(outputs.last_hidden_state) + self.final_logits_bias.to(outputs.last_hidden_state.dtype)
-        loss = None
-        if labels is not None:
-            loss = nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]).float(),
-                                               labels.to(logits.device).view(-1), ignore_index=-100)
-        output = Seq2SeqLMOutput(
-            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
-            decoder_hidden_states=outputs.decoder_hidden_states, decoder_attentions=outputs.decoder_attentions,
-            cross_attentions=outputs.cross_attentions, encoder_last_hidden_state=outputs.encoder_last_hidden_state,
-            encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions)
+        loss = masked_lm_loss(logits, labels, logits.shape[-1]) if labels is not None else None
+        output = Seq2SeqLMOutput(loss=loss, logits=logits, **seq2seq_output_fields(outputs))
         return output if return_dict else output.to_tuple()
 
     def prepare_decoder_input_ids_from_labels(self, labels):
@@ -582,10 +576,7 @@ class BartForQuestionAnswering(BartPreTrainedModel):
         if start_positions is not None and end_positions is not None:
             loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
         output = Seq2SeqQuestionAnsweringModelOutput(
-            loss=loss, start_logits=start_logits, end_logits=end_logits, past_key_values=outputs.past_key_values,
-            decoder_hidden_states=outputs.decoder_hidden_states, decoder_attentions=outputs.decoder_attentions,
-            cross_attentions=outputs.cross_attentions, encoder_last_hidden_state=outputs.encoder_last_hidden_state,
-            encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions)
+            loss=loss, start_logits=start_logits, end_logits=end_logits, **seq2seq_output_fields(outputs))
         return output if return_dict else output.to_tuple()
 
 
@@ -640,11 +631,8 @@ class BartForCausalLM(BartPreTrainedModel, GenerationMixin):
             inputs_embeds=inputs_embeds, use_cache=use_cache, output_attentions=output_attentions,
             output_hidden_states=output_hidden_states, return_dict=True, cache_position=cache_position)
         logits = self.lm_head(keep_last_positions(outputs.last_hidden_state, logits_to_keep))
-        loss = None
-        if labels is not None:
-            # As in HF, the labels are read as aligned with the logits (no shift here).
-            loss = nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]).float(),
-                                               labels.to(logits.device).view(-1), ignore_index=-100)
+        # As in HF, the labels are read as aligned with the logits (no shift here).
+        loss = masked_lm_loss(logits, labels, logits.shape[-1]) if labels is not None else None
         output = CausalLMOutputWithCrossAttentions(
             loss=loss, logits=logits, past_key_values=outputs.past_key_values, hidden_states=outputs.hidden_states,
             attentions=outputs.attentions, cross_attentions=outputs.cross_attentions)

@@ -18,7 +18,7 @@ from ....core import nn
 from ...activations import ACT2FN, gated_activation
 from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
-from ...loss_utils import question_answering_loss
+from ...loss_utils import masked_lm_loss, question_answering_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_layers import GradientCheckpointingLayer, output_flags
@@ -533,10 +533,7 @@ class T5ForConditionalGeneration(_T5EncoderDecoder, GenerationMixin):
         if getattr(self.config, "scale_decoder_outputs", False):
             sequence_output = sequence_output * (self.model_dim ** -0.5)
         logits = self.lm_head(sequence_output)
-        loss = None
-        if labels is not None:
-            loss = nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]).float(),
-                                               labels.to(logits.device).view(-1), ignore_index=-100)
+        loss = masked_lm_loss(logits, labels, logits.shape[-1]) if labels is not None else None
         output = Seq2SeqLMOutput(loss=loss, logits=logits, **seq2seq_fields(encoder_outputs, decoder_outputs))
         return output if return_dict else output.to_tuple()
 

@@ -21,6 +21,7 @@ from .... import core
 from ....core import nn
 from ...audio_utils import compute_mask_indices
 from ...generation import GenerationMixin
+from ...loss_utils import masked_lm_loss
 from ...modeling_layers import output_flags
 from ...modeling_outputs import (
     BaseModelOutput,
@@ -29,7 +30,8 @@ from ...modeling_outputs import (
     Seq2SeqModelOutput,
     SequenceClassifierOutput,
 )
-from ...modeling_seq2seq import as_encoder_output, encode_and_decode, seq2seq_fields, shift_tokens_right
+from ...modeling_seq2seq import (as_encoder_output, encode_and_decode, seq2seq_fields, seq2seq_output_fields,
+                                 shift_tokens_right)
 from ..bart.modeling_bart import (
     BartAttention,
     BartDecoder,
@@ -253,12 +255,6 @@ class WhisperModel(WhisperPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-def lm_loss(logits, labels, vocab_size):
-    """Cross-entropy of the logits against labels aligned with them (-100 ignored)."""
-    return nn.functional.cross_entropy(logits.view(-1, vocab_size).float(), labels.to(logits.device).reshape(-1),
-                                       ignore_index=-100)
-
-
 class WhisperForConditionalGeneration(WhisperGenerationMixin, WhisperPreTrainedModel):
     """Whisper with `proj_out`, its LM head. With `labels`, the decoder inputs default to the
     labels shifted right (after `decoder_start_token_id`)."""
@@ -306,12 +302,8 @@ class WhisperForConditionalGeneration(WhisperGenerationMixin, WhisperPreTrainedM
             decoder_position_ids=decoder_position_ids, use_cache=use_cache, output_attentions=output_attentions,
             output_hidden_states=output_hidden_states, return_dict=True, cache_position=cache_position)
         logits = self.proj_out(outputs.last_hidden_state)
-        loss = lm_loss(logits, labels, self.config.vocab_size) if labels is not None else None
-        output = Seq2SeqLMOutput(
-            loss=loss, logits=logits, past_key_values=outputs.past_key_values,
-            decoder_hidden_states=outputs.decoder_hidden_states, decoder_attentions=outputs.decoder_attentions,
-            cross_attentions=outputs.cross_attentions, encoder_last_hidden_state=outputs.encoder_last_hidden_state,
-            encoder_hidden_states=outputs.encoder_hidden_states, encoder_attentions=outputs.encoder_attentions)
+        loss = masked_lm_loss(logits, labels, self.config.vocab_size) if labels is not None else None
+        output = Seq2SeqLMOutput(loss=loss, logits=logits, **seq2seq_output_fields(outputs))
         return output if return_dict else output.to_tuple()
 
 
@@ -369,7 +361,7 @@ class WhisperForCausalLM(WhisperPreTrainedModel, GenerationMixin):
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
             cache_position=cache_position)
         logits = self.proj_out(outputs.last_hidden_state)
-        loss = lm_loss(logits, labels, self.config.vocab_size) if labels is not None else None
+        loss = masked_lm_loss(logits, labels, self.config.vocab_size) if labels is not None else None
         output = CausalLMOutputWithCrossAttentions(
             loss=loss, logits=logits, past_key_values=outputs.past_key_values, hidden_states=outputs.hidden_states,
             attentions=outputs.attentions, cross_attentions=outputs.cross_attentions)
