@@ -12,6 +12,7 @@ import pytest
 
 from mindnlp.cli import main
 
+from ..transformers.models.seq2seq_parity import tiny_marian_translator
 from .conftest import REPO_ROOT
 from .hub_server import LocalHub
 
@@ -119,18 +120,9 @@ def test_unknown_mirror_is_a_clear_error(command, capsys):
 @pytest.fixture(scope="module")
 def marian_dir(tmp_path_factory):
     """A tiny Marian translator saved with its tokenizer, as a Hub folder holds them."""
-    from mindnlp import core
-    from mindnlp.transformers import MarianConfig, MarianMTModel, MarianTokenizer
-
-    tokenizer = MarianTokenizer.from_pretrained(FIXTURES / "bart" / "marian_tokenizer" / "shared")
-    core.manual_seed(0)
-    config = MarianConfig(vocab_size=tokenizer.vocab_size, d_model=16, encoder_layers=1, decoder_layers=1,
-                          encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2, decoder_attention_heads=2,
-                          max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
-                          decoder_start_token_id=tokenizer.pad_token_id, eos_token_id=0, forced_eos_token_id=0,
-                          init_std=0.5)
+    model, tokenizer = tiny_marian_translator()
     folder = tmp_path_factory.mktemp("marian")
-    MarianMTModel(config).eval().save_pretrained(folder)
+    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 

@@ -1,7 +1,8 @@
 """What the encoder-decoder parity tests (T5, BART and its kin) share: a fixture case made by
 HF (a tiny checkpoint, HF's outputs on a right-padded batch, the head weights HF drew), the
-comparison of arrays that may hold the infinities logits processors write, and the check of the
-LM logits and loss that every family runs."""
+comparison of arrays that may hold the infinities logits processors write, the check of the
+LM logits and loss that every family runs, and a tiny random Marian translator for the tests
+of what sits on top of generate (pipelines, the CLI)."""
 import json
 import os
 
@@ -9,6 +10,9 @@ import numpy as np
 
 from mindnlp import core
 from mindnlp.core.serialization import load_safetensors
+from mindnlp.transformers import MarianConfig, MarianMTModel, MarianTokenizer
+
+MARIAN_TOKENIZER = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "bart", "marian_tokenizer", "shared")
 
 ATOL = 1e-4
 
@@ -67,3 +71,16 @@ def check_lm_logits_and_loss(case, attn):
         labels = dec_ids.masked_fill(dec_mask == 0, -100)
         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
     assert_close(loss, case.expected["loss"], f"{case.name} loss")
+
+
+def tiny_marian_translator():
+    """(model, tokenizer): one-layer Marian weights drawn wide (init_std 0.5, seeded) so that
+    generations vary, over the fixture's shared sentencepiece tokenizer."""
+    tokenizer = MarianTokenizer.from_pretrained(MARIAN_TOKENIZER)
+    core.manual_seed(0)
+    config = MarianConfig(vocab_size=tokenizer.vocab_size, d_model=16, encoder_layers=1, decoder_layers=1,
+                          encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2, decoder_attention_heads=2,
+                          max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+                          decoder_start_token_id=tokenizer.pad_token_id, eos_token_id=0, forced_eos_token_id=0,
+                          init_std=0.5)
+    return MarianMTModel(config).eval(), tokenizer

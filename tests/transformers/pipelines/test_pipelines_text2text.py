@@ -1,31 +1,26 @@
 """text2text-generation, summarization and translation pipelines: HF's output formats, the
 tokens generate() gives, task_specific_params, and the language pair of translation_xx_to_yy."""
-import os
-
 import pytest
 
-from mindnlp import core
-from mindnlp.transformers import (MarianConfig, MarianMTModel, MarianTokenizer, SummarizationPipeline,
-                                  T5Config, T5ForConditionalGeneration, Text2TextGenerationPipeline,
-                                  TranslationPipeline, pipeline)
+from mindnlp.transformers import (SummarizationPipeline, T5Config, T5ForConditionalGeneration,
+                                  Text2TextGenerationPipeline, TranslationPipeline, pipeline)
 
-TOKENIZER = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "bart", "marian_tokenizer", "shared")
+from ..models.seq2seq_parity import tiny_marian_translator
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    return MarianTokenizer.from_pretrained(TOKENIZER)
+def translator():
+    return tiny_marian_translator()
 
 
 @pytest.fixture(scope="module")
-def model(tokenizer):
-    core.manual_seed(0)
-    config = MarianConfig(vocab_size=tokenizer.vocab_size, d_model=16, encoder_layers=1, decoder_layers=1,
-                          encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2, decoder_attention_heads=2,
-                          max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
-                          decoder_start_token_id=tokenizer.pad_token_id, eos_token_id=0, forced_eos_token_id=0,
-                          init_std=0.5)
-    return MarianMTModel(config).eval()
+def tokenizer(translator):
+    return translator[1]
+
+
+@pytest.fixture(scope="module")
+def model(translator):
+    return translator[0]
 
 
 @pytest.mark.parametrize("task, cls, field", [
