@@ -78,8 +78,15 @@ class MBartTokenizer(PreTrainedTokenizerFast):
                              f"{', '.join(self.language_codes)})")
         return index
 
-    def _tag_with(self, prefix, suffix):
-        """Wrap every encoded sequence (and pair) in the `prefix` and `suffix` token ids."""
+    def language_tags(self, code):
+        """(prefix, suffix) ids around a sequence in the language with id `code`: mBART writes
+        `tokens </s> code`, for inputs and targets alike."""
+        return [], [self.eos_token_id, code]
+
+    def _tag_with_language(self, language):
+        """Wrap every encoded sequence (and pair) in the language's tags (see language_tags)."""
+        self.cur_lang_code = self._language_id(language)
+        prefix, suffix = self.language_tags(self.cur_lang_code)
         self.prefix_tokens, self.suffix_tokens = prefix, suffix
         before = self.convert_ids_to_tokens(prefix)
         after = self.convert_ids_to_tokens(suffix)
@@ -88,14 +95,12 @@ class MBartTokenizer(PreTrainedTokenizerFast):
             special_tokens=list(zip(before + after, prefix + suffix)))
 
     def set_src_lang_special_tokens(self, src_lang):
-        """Inputs end with `</s> src_lang`."""
-        self.cur_lang_code = self._language_id(src_lang)
-        self._tag_with([], [self.eos_token_id, self.cur_lang_code])
+        """Tag the inputs that follow with `src_lang`."""
+        self._tag_with_language(src_lang)
 
     def set_tgt_lang_special_tokens(self, lang):
-        """Targets end with `</s> tgt_lang`."""
-        self.cur_lang_code = self._language_id(lang)
-        self._tag_with([], [self.eos_token_id, self.cur_lang_code])
+        """Tag the targets that follow with `lang`."""
+        self._tag_with_language(lang)
 
     def _switch_to_input_mode(self):
         self.set_src_lang_special_tokens(self.src_lang)

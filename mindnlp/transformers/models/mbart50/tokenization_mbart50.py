@@ -23,15 +23,13 @@ class MBart50Tokenizer(MBartTokenizer):
         backend.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
         backend.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
 
-    def set_src_lang_special_tokens(self, src_lang):
-        """Inputs are `src_lang tokens </s>`."""
-        self.cur_lang_code_id = self.cur_lang_code = self._language_id(src_lang)
-        self._tag_with([self.cur_lang_code], [self.eos_token_id])
+    def language_tags(self, code):
+        """mBART-50 writes `code tokens </s>`."""
+        return [code], [self.eos_token_id]
 
-    def set_tgt_lang_special_tokens(self, tgt_lang):
-        """Targets are `tgt_lang tokens </s>`."""
-        self.cur_lang_code_id = self.cur_lang_code = self._language_id(tgt_lang)
-        self._tag_with([self.cur_lang_code], [self.eos_token_id])
+    @property
+    def cur_lang_code_id(self):
+        return self.cur_lang_code
 
 
 MBart50TokenizerFast = MBart50Tokenizer
