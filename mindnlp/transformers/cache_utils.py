@@ -59,10 +59,11 @@ class CacheLayerMixin:
 
     def _filled(self, storage):
         """The valid part of a storage tensor, as a view; sliced on the arrays (no graph node:
-        a decoding step asks for it twice per layer) unless the storage carries gradients."""
+        a decoding step asks for it twice per layer) unless the storage carries gradients or
+        a graph is being captured."""
         if storage is None:
             return None
-        if storage.requires_grad:
+        if storage.requires_grad or core.compiler.is_compiling():
             return storage[:, :, self._start:self._end]
         return _wrap(storage._data[:, :, self._start:self._end], version=storage._version)
 
@@ -100,7 +101,9 @@ class CacheLayerMixin:
     def _append(self, key_states, value_states):
         """Write the new states after the valid ones; returns all valid states (views)."""
         n = key_states.shape[2]
-        if _recording(key_states, value_states) or (
+        # Autograd, and a graph being captured (a growing cache's shape is an input of the
+        # graph, not storage it writes), need the concatenation as an op.
+        if _recording(key_states, value_states) or core.compiler.is_compiling() or (
             self.is_initialized and _recording(self._key_storage, self._value_storage)
         ):
             if self.is_initialized and self._end > self._start:

@@ -21,7 +21,7 @@ import contextlib
 from .. import core
 from ..core import nn
 from .activations import ACT2FN, gated_activation
-from .integrations.moe import ALL_EXPERTS_FUNCTIONS
+from .integrations.moe import ALL_EXPERTS_FUNCTIONS, batched_mm_experts_forward, grouped_mm_experts_forward
 from .modeling_decoder import DecoderModel, DecoderPreTrainedModel, GenericForCausalLM
 from .modeling_outputs import MoeCausalLMOutputWithPast, MoeModelOutputWithPast
 
@@ -119,7 +119,8 @@ class MoeExperts(nn.Module):
 
     def project(self, inputs, name, experts):
         """`inputs` through projection `name` of `experts`: one expert's index with inputs of
-        (tokens, in), or a tensor of experts, one per row of a batch (tokens, 1, in)."""
+        (tokens, in), or a tensor of experts, one per row of a batch (tokens, 1, in), or
+        `slice(None)`, every expert, with inputs of (experts, tokens, in)."""
         weight = getattr(self, name)[experts]
         bias = getattr(self, f"{name}_bias")[experts] if self.has_bias else None
         if self.is_transposed:
@@ -133,7 +134,9 @@ class MoeExperts(nn.Module):
         """Σ over each token's top-k experts of weight · expert(token), for tokens × hidden states."""
         experts_forward = ALL_EXPERTS_FUNCTIONS.get_interface(self.config._experts_implementation, None)
         if experts_forward is None:
-            return self.grouped(hidden_states, top_k_index, top_k_weights)
+            experts_forward = MoeExperts.grouped
+        if experts_forward in (MoeExperts.grouped, grouped_mm_experts_forward) and core.compiler.is_compiling():
+            experts_forward = MoeExperts.without_grouping
         return experts_forward(self, hidden_states, top_k_index, top_k_weights)
 
     def grouped(self, hidden_states, top_k_index, top_k_weights):
@@ -154,6 +157,27 @@ class MoeExperts(nn.Module):
                 start += count
         weighted = core.cat(outputs) * top_k_weights.reshape(-1)[order].unsqueeze(-1)
         return core.zeros_like(hidden_states).index_add(0, tokens, weighted.to(hidden_states.dtype))
+
+
+    def without_grouping(self, hidden_states, top_k_index, top_k_weights):
+        """The experts with no host-side grouping, for a captured graph (core.compile, ONNX
+        export), whose ops cannot depend on how many tokens each expert receives. A compiled
+        shape with fewer assignments than experts (a decode step) gathers the chosen
+        experts' weights (`batched_mm`); a longer one, and any exported graph (whose token
+        count varies), runs every expert over every token and weighs each output by the
+        token's routing weight for that expert (zero when not chosen), which costs
+        num_experts / top_k times the products but copies no weights."""
+        tokens, top_k = top_k_index.shape
+        if tokens * top_k < self.num_experts and not core.onnx.is_in_onnx_export():
+            return batched_mm_experts_forward(self, hidden_states, top_k_index, top_k_weights)
+        experts = core.arange(self.num_experts, device=top_k_index.device)
+        chosen = (top_k_index.unsqueeze(-1) == experts).to(top_k_weights.dtype)
+        routing = (chosen * top_k_weights.unsqueeze(-1)).sum(dim=1)
+        inputs = hidden_states.unsqueeze(0).expand(self.num_experts, tokens, self.hidden_dim)
+        gate_up = self.project(inputs, "gate_up_proj", slice(None))
+        projected = self.project(self.activate(gate_up), "down_proj", slice(None))
+        weighted = projected * routing.t().unsqueeze(-1).to(projected.dtype)
+        return weighted.sum(dim=0).to(hidden_states.dtype)
 
 
 class SparseMoeBlock(nn.Module):

@@ -120,6 +120,10 @@ class RotaryEmbedding(nn.Module):
         inv_freq, self.attention_scaling = rope_init(config, layer_type=layer_type)
         self.register_buffer("inv_freq", core.tensor(inv_freq, device=device), persistent=False)
         self.register_buffer("original_inv_freq", core.tensor(inv_freq, device=device), persistent=False)
+        if self.rope_type == "longrope":
+            original = self.rope_parameters["original_max_position_embeddings"]
+            long_inv_freq, _ = rope_init(config, seq_len=original + 1, layer_type=layer_type)
+            self.register_buffer("long_inv_freq", core.tensor(long_inv_freq, device=device), persistent=False)
 
     def __getattr__(self, name):
         """HF's names for the per-type state, `<layer type>_inv_freq` (or `_original_inv_freq`,
@@ -145,12 +149,14 @@ class RotaryEmbedding(nn.Module):
         original = self.rope_parameters["original_max_position_embeddings"]
         if int(position_ids.max()) + 1 <= original:
             self.inv_freq = self.original_inv_freq
-            return
-        long_inv_freq = getattr(self, "_long_inv_freq", None)  # computed on the first long input
-        if long_inv_freq is None:
-            inv_freq, _ = rope_init(self.config, seq_len=original + 1, layer_type=self.layer_type)
-            long_inv_freq = self._long_inv_freq = core.tensor(inv_freq, device=self.inv_freq.device)
-        self.inv_freq = long_inv_freq
+        else:
+            self.inv_freq = self.long_inv_freq
+
+    def _longrope_frequencies_in_graph(self, position_ids):
+        """The long or short factors chosen inside a captured graph (one where instead of a
+        value read), so that the graph serves every length and no guard pins a position."""
+        beyond = position_ids.max() + 1 > self.rope_parameters["original_max_position_embeddings"]
+        return core.where(beyond, self.long_inv_freq, self.original_inv_freq)
 
     def forward(self, x, position_ids, layer_type=None):
         """(cos, sin), each (batch, seq, rotary_dim) in x's dtype."""
@@ -161,9 +167,11 @@ class RotaryEmbedding(nn.Module):
         with _SWITCHING_FREQUENCIES:
             if "dynamic" in self.rope_type:
                 self._update_dynamic_frequencies(position_ids)
-            elif self.rope_type == "longrope":
+            elif self.rope_type == "longrope" and not core.compiler.is_compiling():
                 self._update_longrope_frequencies(position_ids)
             inv_freq, scaling = self.inv_freq, self.attention_scaling
+            if self.rope_type == "longrope" and core.compiler.is_compiling():
+                inv_freq = self._longrope_frequencies_in_graph(position_ids)
         with core.no_grad():
             freqs = position_ids[..., None].float() * inv_freq.float()
             emb = core.cat((freqs, freqs), dim=-1)

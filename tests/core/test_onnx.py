@@ -73,6 +73,17 @@ OPS = {
                   (1, 2, 5, 4), (1, 2, 5, 4), (1, 2, 5, 4)),
     "casts_and_creation": (lambda a: ((a > 0).long().cumsum(-1), a.to(core.float16).float(), core.tril(a, -1),
                                       core.triu(a), a + core.arange(a.shape[-1]) * core.ones(a.shape)), (4, 5)),
+    "sorting_and_scatter": (lambda a: (a.sort(-1).values, a.sort(0, descending=True).indices, a.topk(3).values,
+                                       a.topk(2, dim=0, largest=False).indices, (a > 0).float().argsort(-1, stable=True),
+                                       core.zeros(4, 5).scatter(1, a.topk(2).indices, 1.0),
+                                       a.scatter_add(0, a.argsort(0), a * 2.0)), (4, 5)),
+    "bfloat16_arithmetic": (lambda a, b: ((a.to(core.bfloat16) * b.to(core.bfloat16)).float(),
+                                          (a.to(core.bfloat16) + 1.5).float()), (4, 5), (4, 5)),
+    "convolution_and_pooling": (lambda a, w: (F.conv1d(a, w, padding=1), F.conv1d(a, w, stride=2),
+                                              F.conv2d(a[:, :, None].expand(2, 3, 4, 8), w[:, :, None].expand(6, 3, 2, 3),
+                                                       stride=(1, 2), padding=(1, 0)),
+                                              F.max_pool1d(a, 3, stride=2, padding=1)),
+                                (2, 3, 8), (6, 3, 3)),
 }
 
 
@@ -117,6 +128,43 @@ def test_dynamic_axes_follow_the_inputs_sizes():
         ours = _run(buf.getvalue(), [x.numpy(), mask.numpy()])
         for got, want in zip(ours, _flat(_shape_program(x, mask))):
             np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def _step_with_past(x, past):
+    """A decoder-like step: positions continue after the past, keys grow by the new tokens."""
+    keys = core.cat([past, x], dim=1)
+    positions = core.arange(past.shape[1], keys.shape[1], dtype=core.float32)[None, :, None]
+    return keys, x + positions
+
+
+def test_an_axis_named_as_a_sum_follows_its_terms():
+    x, past = _inputs(0, (2, 3, 4), (2, 5, 4))
+    buf = io.BytesIO()
+    core.onnx.export(_step_with_past, (x, past), buf, input_names=["x", "past"], output_names=["keys", "moved"],
+                     dynamic_axes={"x": {1: "new"}, "past": {1: "past"}})
+    dims = [d.dim_param or d.dim_value for d in onnx.load_from_string(buf.getvalue()).graph.output[0].type.tensor_type.shape.dim]
+    assert dims == [2, "new + past", 4]
+    for new, old in [(1, 7), (4, 2)]:
+        x, past = _inputs(new, (2, new, 4), (2, old, 4))
+        for got, want in zip(_run(buf.getvalue(), [x.numpy(), past.numpy()]), _flat(_step_with_past(x, past))):
+            np.testing.assert_allclose(got, want, atol=1e-6)
+
+    def masked(x, past, mask):
+        return core.cat([past, x], dim=1) * mask[..., None]
+
+    x, past, mask = _inputs(3, (2, 3, 4), (2, 5, 4), (2, 8))
+    buf = io.BytesIO()
+    core.onnx.export(masked, (x, past, mask), buf, input_names=["x", "past", "mask"],
+                     dynamic_axes={"x": {1: "new"}, "past": {1: "past"}, "mask": {1: "past + new"}})
+    arrays = _inputs(4, (2, 1, 4), (2, 6, 4), (2, 7))
+    got, = _run(buf.getvalue(), [a.numpy() for a in arrays])
+    np.testing.assert_allclose(got, masked(*arrays).numpy(), atol=1e-6)
+    with pytest.raises(OnnxExporterError, match="'past \\+ cached' adds \\['cached'\\]"):
+        core.onnx.export(masked, (x, past, mask), io.BytesIO(), input_names=["x", "past", "mask"],
+                         dynamic_axes={"past": {1: "past"}, "mask": {1: "past + cached"}})
+    with pytest.raises(OnnxExporterError, match="is 8 long in the example, not the sum"):
+        core.onnx.export(masked, (x, past, mask), io.BytesIO(), input_names=["x", "past", "mask"],
+                         dynamic_axes={"x": {1: "new"}, "past": {1: "past"}, "mask": {1: "past + new + 1"}})
 
 
 def test_without_dynamic_axes_the_sizes_are_fixed():

@@ -5,5 +5,6 @@ Built on core.jit's captured graphs (trace.py), an op -> converter table (ops.py
 """
 from .errors import OnnxExporterError, UnsupportedOperatorError
 from .export import export
+from .trace import is_in_onnx_export
 
-__all__ = ["OnnxExporterError", "UnsupportedOperatorError", "export"]
+__all__ = ["OnnxExporterError", "UnsupportedOperatorError", "export", "is_in_onnx_export"]

@@ -66,9 +66,9 @@ class Builder:
         self.nodes.append(helper.make_node(op_type, list(inputs), names, name=self.fresh(op_type), **attrs))
         return names[0] if len(names) == 1 and not isinstance(outputs, list) else names
 
-    def initializer(self, array, name):
-        """A named initializer (a parameter keeps its state-dict name)."""
-        return self._add_initializer(array, self.reserve(name))
+    def initializer(self, array, name=None):
+        """A named initializer (a parameter keeps its state-dict name), else a fresh name."""
+        return self._add_initializer(array, self.fresh("const") if name is None else self.reserve(name))
 
     def _add_initializer(self, array, name):
         self.initializers.append(numpy_helper.from_array(np.asarray(array), name))

@@ -38,7 +38,9 @@ def export(model, args=(), f=None, input_names=None, output_names=None, dynamic_
     dynamic_axes maps an input or output name to {axis: name} or a list of axes: those sizes
     may differ at run time. Axes given the same name are one size; axes given as a list are
     named "<input>_dynamic_axes_<k>", and list axes of several inputs at the same position
-    with the same example size are one size (input_ids' and attention_mask's batch).
+    with the same example size are one size (input_ids' and attention_mask's batch). A name
+    joining others with `+` is their sum ("past_sequence + sequence": a decoder's mask over
+    its cached and new tokens); each of them must name an axis of its own.
     Returns the onnx.ModelProto.
     """
     try:
@@ -47,7 +49,7 @@ def export(model, args=(), f=None, input_names=None, output_names=None, dynamic_
         raise ImportError("ONNX export needs the onnx package: pip install 'mindnlp[onnx]'") from None
     from . import ops
     from .builder import Builder, onnx_type
-    from .trace import drop_guards, map_tensors, op_name, trace
+    from .trace import axis_terms, drop_guards, map_tensors, op_name, trace
 
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     if opset < MIN_OPSET:
@@ -92,7 +94,8 @@ def export(model, args=(), f=None, input_names=None, output_names=None, dynamic_
         dims = list(leaf.shape)
         for axis, symbol in axes.get(i, {}).items():
             dims[axis] = symbol
-            b.dims.setdefault(symbol, (names[i], axis))
+            if axis_terms(symbol) == ([symbol], 0):
+                b.dims.setdefault(symbol, (names[i], axis))
         value_infos.append(onnx.helper.make_tensor_value_info(names[i], onnx_type(leaf._data.dtype), dims))
         slot_names.setdefault(slot, names[i])
 
@@ -102,14 +105,13 @@ def export(model, args=(), f=None, input_names=None, output_names=None, dynamic_
     for slot in graph.slots:
         if slot.kind == "external":
             name = params.get(id(slot.tensor))
-            ctx.pending[slot.index] = lambda s=slot, name=name: b.initializer(
-                _host(s.tensor._data), name or b.fresh(f"const_{s.index}"))
+            ctx.pending[slot.index] = lambda s=slot, name=name: b.initializer(_host(s.tensor._data), name)
         elif slot.kind == "const":
             values = sgraph.const_values[slot.index]
             if slot.index in static:
                 ctx.pending[slot.index] = lambda v=values[0]: b.const(v)
             else:
-                ctx.pending[slot.index] = lambda v=values, s=slot.index: _dynamic_constant(b, v, sgraph.shapes[s], s)
+                ctx.pending[slot.index] = lambda v=values, s=slot.index: _dynamic_constant(b, v, sgraph.shapes[s], s, sgraph.sizes)
 
     for node in graph.nodes:
         if do_constant_folding and node.writes is None and all(o is None or o in static for o in node.outputs):
@@ -223,36 +225,60 @@ def _has_poly(value):
     return False
 
 
-def _dynamic_constant(b, values, shape, index):
-    """A constant that follows the dynamic axes, rebuilt from their sizes: a fill or a range."""
+def _dynamic_constant(b, values, shape, index, sizes):
+    """A constant that follows the dynamic axes, rebuilt from their sizes: a fill or a range,
+    whose value and start may themselves follow the sizes (a decoder's cache positions
+    start after its past)."""
     from onnx import numpy_helper
+
+    from .builder import onnx_type
 
     flat = [np.asarray(v).reshape(-1) for v in values]
     dtype = values[0].dtype
-    firsts = {f[0].item() for f in flat if f.size}
-    if len(firsts) <= 1 and all((f == f[0]).all() for f in flat if f.size):
-        fill = np.array([firsts.pop() if firsts else 0], dtype=dtype)
-        return b.op("ConstantOfShape", [b.ints(list(shape))], value=numpy_helper.from_array(fill, "value"))
+    starts = [f[0].item() if f.size else None for f in flat]
+    known = [(v, s) for v, s in zip(starts, sizes) if v is not None]
+    if all((f == f[0]).all() for f in flat if f.size):
+        if len({v for v, _ in known}) <= 1:
+            fill = np.array([known[0][0] if known else 0], dtype=dtype)
+            return b.op("ConstantOfShape", [b.ints(list(shape))], value=numpy_helper.from_array(fill, "value"))
+        value = _fitted_start(known, index)
+        return b.op("Expand", [b.op("Cast", [b.scalar(value)], to=onnx_type(dtype)), b.ints(list(shape))])
     if values[0].ndim == 1 and _is_range(flat):
-        start, step = flat[0][0], flat[0][1] - flat[0][0]
+        start, step = _fitted_start(known, index), flat[0][1] - flat[0][0]
         out = b.op("Range", [b.scalar(0), b.scalar(shape[0]), b.scalar(1)])
         if dtype != np.int64:
-            from .builder import onnx_type
             out = b.op("Cast", [out], to=onnx_type(dtype))
         if step != 1:
             out = b.op("Mul", [out, b.const(step, dtype)])
-        if start != 0:
-            out = b.op("Add", [out, b.const(start, dtype)])
-        return out
+        if not isinstance(start, Poly):
+            return out if start == 0 else b.op("Add", [out, b.const(start, dtype)])
+        return b.op("Add", [out, b.op("Cast", [b.scalar(start)], to=onnx_type(dtype))])
     raise OnnxExporterError(f"the constant %{index} (shape {tuple(values[0].shape)}) depends on the dynamic axes in a "
                             "way export cannot rebuild (only filled tensors and ranges are)")
 
 
+def _fitted_start(known, index):
+    """The first value of a fill or range: a number, or a Poly of the sizes when it changes."""
+    from .symbolic import fit
+
+    values = [v for v, _ in known]
+    if len(set(values)) == 1:
+        return values[0]
+    if any(not float(v).is_integer() for v in values):
+        raise OnnxExporterError(f"the constant %{index} starts at {values} at the export sizes: not a size")
+    poly = fit([int(v) for v in values], [s for _, s in known])
+    if poly is None:
+        raise OnnxExporterError(f"the constant %{index} starts at {values} at the export sizes, which is no "
+                                "polynomial of them")
+    return poly
+
+
 def _is_range(flat):
+    """Whether every capture's values are a progression with the same step (any start)."""
     if any(f.size < 2 for f in flat):
         return False
-    start, step = flat[0][0], flat[0][1] - flat[0][0]
-    return all(f[0] == start and np.allclose(f, start + step * np.arange(f.size)) for f in flat)
+    step = flat[0][1] - flat[0][0]
+    return all(np.allclose(f, f[0] + step * np.arange(f.size)) for f in flat)
 
 
 def _dim_param(size, name):

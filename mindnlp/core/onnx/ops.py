@@ -41,6 +41,11 @@ def _axes(ctx, dims, rank):
 def _binary(onnx_op):
     def convert(ctx, node, a, b):
         dtype = ctx.out_dtype(node)
+        if dtype.name == "bfloat16":
+            # onnxruntime's CPU kernels have no bfloat16 arithmetic; the float32 result of two
+            # bfloat16 operands rounded back to bfloat16 is what the core computes.
+            out = ctx.b.op(onnx_op, [ctx.operand(a, np.float32), ctx.operand(b, np.float32)])
+            return ctx.b.op("Cast", [out], to=TensorProto.BFLOAT16)
         return ctx.b.op(onnx_op, [ctx.operand(a, dtype), ctx.operand(b, dtype)])
     return convert
 
@@ -162,6 +167,32 @@ def _masked_fill(ctx, node, x, mask, value):
     return ctx.b.op("Where", [ctx.operand(mask, np.bool_), ctx.operand(value, dtype), ctx.operand(x, dtype)])
 
 
+def _scatter(ctx, node, x, dim, index, src, reduction):
+    """ScatterElements, whose updates have the index's shape: a scalar source is expanded to it."""
+    dtype = ctx.out_dtype(node)
+    if isinstance(src, SlotRef):
+        if list(ctx.shape(src)) != list(ctx.shape(index)):
+            raise NotImplementedError("scatter from a source larger than its index")
+        updates = ctx.operand(src, dtype)
+    else:
+        updates = ctx.b.op("Expand", [ctx.b.const(src, dtype), ctx.b.ints(list(ctx.shape(index)))])
+    return ctx.b.op("ScatterElements", [ctx.operand(x, dtype), ctx.operand(index, np.int64), updates],
+                    axis=dim, reduction=reduction)
+
+
+@converts("Scatter")
+def _scatter_replace(ctx, node, x, dim, index, src, reduce):
+    reduction = {None: "none", "add": "add", "sum": "add", "multiply": "mul", "prod": "mul"}.get(reduce)
+    if reduction is None:
+        raise NotImplementedError(f"scatter with reduce={reduce!r}")
+    return _scatter(ctx, node, x, dim, index, src, reduction)
+
+
+@converts("ScatterAdd")
+def _scatter_add(ctx, node, x, dim, index, src):
+    return _scatter(ctx, node, x, dim, index, src, "add")
+
+
 # --- comparisons and logic (raw kernels) ------------------------------------------------
 
 def _compare(onnx_op, negate=False):
@@ -232,6 +263,66 @@ def _arg_array(ctx, node, x):
         out = ctx.b.op(op, [flat], axis=0, keepdims=0)
         return ctx.b.op("Reshape", [out, ctx.b.ints([1] * len(ctx.shape(x)))]) if keepdim else out
     return ctx.b.op(op, [ctx.name(x)], axis=dim, keepdims=int(keepdim))
+
+
+def _top_k_positions(ctx, x, dim, k, largest):
+    """The Indices output of ONNX TopK: sorted, and among equal values the lower index
+    first, which is the core's stable order (descending included)."""
+    _, indices = ctx.b.op("TopK", [ctx.name(x), ctx.b.ints([k])], outputs=2, axis=dim, largest=int(largest),
+                          sorted=1)
+    return indices
+
+
+@converts("_sort_indices")
+def _sort_indices(ctx, node, x):
+    kw = node.op.keywords
+    return _top_k_positions(ctx, x, kw["dim"], ctx.shape(x)[kw["dim"]], kw["descending"])
+
+
+@converts("_topk_indices")
+def _topk_indices(ctx, node, x):
+    kw = node.op.keywords
+    return _top_k_positions(ctx, x, kw["dim"], kw["k"], kw["largest"])
+
+
+def _window_slice(size, kernel_offset, span, stride):
+    """(start, end) of the strided slice that takes one kernel offset's window entries along a
+    padded dim of `size`: exact ends for a known size; for a dynamic size (stride 1 only) an
+    end counted from the back, which leaves `span` entries for the later offsets."""
+    if isinstance(size, int):
+        count = (size - span - 1) // stride + 1
+        return kernel_offset, kernel_offset + stride * (count - 1) + 1
+    if stride != 1:
+        raise NotImplementedError("a strided window along a dynamic axis")
+    after = span - kernel_offset
+    return kernel_offset, -after if after else _INT64_MAX
+
+
+@converts("Im2Col")
+def _im2col(ctx, node, x, kernel, dilation, padding, stride, fill):
+    """The windows as strided slices of the padded input (one per kernel offset), stacked
+    behind the channels: (N, C, kh*kw, oh, ow), then flattened as the core lays them out."""
+    b = ctx.b
+    (kh, kw), (dh, dw), (pt, pb, pl, pr), (sh, sw) = kernel, dilation, padding, stride
+    dtype = ctx.out_dtype(node)
+    out = ctx.operand(x, dtype)
+    if pt or pb or pl or pr:
+        out = b.op("Pad", [out, b.ints([0, 0, pt, pl, 0, 0, pb, pr]), b.const(fill, dtype)])
+    n, c, h, w = ctx.shape(x)
+    height = h + pt + pb if isinstance(h, int) else h
+    width = w + pl + pr if isinstance(w, int) else w
+    if not isinstance(h, int) and (pt or pb) or not isinstance(w, int) and (pl or pr):
+        raise NotImplementedError("padded windows along a dynamic axis")
+    columns = []
+    for i in range(kh):
+        for j in range(kw):
+            top, bottom = _window_slice(height, i * dh, dh * (kh - 1), sh)
+            left, right = _window_slice(width, j * dw, dw * (kw - 1), sw)
+            window = b.op("Slice", [out, b.ints([top, left]), b.ints([bottom, right]), b.ints([2, 3]),
+                                    b.ints([sh, sw])])
+            columns.append(b.op("Unsqueeze", [window, b.ints([2])]))
+    stacked = columns[0] if len(columns) == 1 else b.op("Concat", columns, axis=2)
+    return b.op("Reshape", [stacked, b.ints(list(ctx.sgraph.shapes[node.outputs[0]]))])
 
 
 # --- dtype and identity -----------------------------------------------------------------

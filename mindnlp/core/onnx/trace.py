@@ -24,6 +24,13 @@ from .symbolic import Poly, assignments, fit
 _CORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def is_in_onnx_export():
+    """True while export captures a model (code may choose a graph-friendly form then)."""
+    from ..jit.capture import active
+
+    return isinstance(active(), ExportTracer)
+
+
 class ExportTracer(Tracer):
     """A Tracer that remembers, for each node, the module and source line that called it."""
 
@@ -134,12 +141,21 @@ def trace(fn, args, kwargs, axes, module_names):
     at the other sizes symbolic.assignments asks for; merge them into a SymbolicGraph."""
     leaves = []
     map_tensors((args, kwargs), leaves.append)
-    base_sizes = {}
+    base_sizes, sums = {}, []
     for leaf, dims in axes.items():
         for axis, name in dims.items():
             size = leaves[leaf].shape[axis]
-            if base_sizes.setdefault(name, size) != size:
+            symbols, constant = axis_terms(name)
+            if len(symbols) != 1 or constant:
+                sums.append((name, symbols, constant, size))
+            elif base_sizes.setdefault(name, size) != size:
                 raise OnnxExporterError(f"dynamic axis '{name}' has sizes {base_sizes[name]} and {size} in the example")
+    for name, symbols, constant, size in sums:
+        unknown = [s for s in symbols if s not in base_sizes]
+        if unknown:
+            raise OnnxExporterError(f"dynamic axis '{name}' adds {unknown}, which name no axis of their own")
+        if sum(base_sizes[s] for s in symbols) + constant != size:
+            raise OnnxExporterError(f"dynamic axis '{name}' is {size} long in the example, not the sum of its terms")
     base = capture(fn, args, kwargs, module_names)
     if not base_sizes:
         sizes = [{}]
@@ -151,6 +167,18 @@ def trace(fn, args, kwargs, axes, module_names):
     return _merge(captures, sizes)
 
 
+def axis_terms(name):
+    """A dynamic axis name as (symbols, constant). A name with `+` is a sum of other axes
+    (and integers): a decoder's attention mask spans "past_sequence + sequence"."""
+    symbols, constant = [], 0
+    for term in (t.strip() for t in name.split("+")):
+        if term.lstrip("-").isdigit():
+            constant += int(term)
+        elif term:
+            symbols.append(term)
+    return symbols, constant
+
+
 def _at_sizes(args, kwargs, axes, sizes):
     counter = iter(range(1 << 30))
 
@@ -158,7 +186,8 @@ def _at_sizes(args, kwargs, axes, sizes):
         dims = axes.get(next(counter), {})
         array = t.numpy()
         for axis, name in dims.items():
-            array = resized(array, axis, sizes[name])
+            symbols, constant = axis_terms(name)
+            array = resized(array, axis, sum(sizes[s] for s in symbols) + constant)
         return _tensor._wrap(np.ascontiguousarray(array)) if dims else t
 
     return map_tensors((args, kwargs), grow)

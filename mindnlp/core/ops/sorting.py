@@ -5,11 +5,13 @@ Orderings follow torch: NaN sorts as the largest value, `stable=True` keeps equa
 input order (also when descending); without it the faster unstable sort orders ties arbitrarily. Selected values are gathered from the input with the
 differentiable `Gather`, so the gradient flows back to the chosen positions.
 """
+import functools
+
 import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from ._helpers import HALF_NP, check_same_device, normalize_dim, xp_of
+from ._helpers import HALF_NP, array_op, check_same_device, normalize_dim, xp_of
 from ._out import write_out
 from .indexing import Gather
 from .reduction import _type_name, _ValuesIndices
@@ -31,8 +33,7 @@ def _order(xp, data, dim, descending, stable):
     return (data.shape[dim] - 1) - xp.flip(idx, axis=dim)
 
 
-def _gathered(input, dim, idx):
-    indices = _wrap(idx.astype(np.int64, copy=False))
+def _gathered(input, dim, indices):
     return _ValuesIndices(Gather.apply(input, dim, indices), indices)
 
 
@@ -43,6 +44,11 @@ def _scalar_result(input):
     return _ValuesIndices(clone(input), _wrap(xp_of(input).zeros((), dtype=np.int64)))
 
 
+def _sort_indices(data, xp, dim, descending, stable):
+    """The sorting permutation of `data` along dim, as int64."""
+    return _order(xp, _sortable(data), dim, descending, stable).astype(np.int64, copy=False)
+
+
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     """(values, indices) sorted along dim."""
     if out is not None:
@@ -50,7 +56,10 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     d = normalize_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_result(input)
-    return _gathered(input, d, _order(xp_of(input), _sortable(input._data), d, descending, stable))
+    # The indices come from an array op and the values from the differentiable Gather, so
+    # that graph capture records both (and export writes them as one TopK).
+    kernel = functools.partial(_sort_indices, xp=xp_of(input), dim=d, descending=descending, stable=stable)
+    return _gathered(input, d, array_op(kernel, input))
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
@@ -65,6 +74,25 @@ def msort(input):
 _FULL_SORT_MAX = 1024  # below this row length a full sort is cheaper than partition + sort
 
 
+def _topk_indices(data, xp, dim, k, largest):
+    """The positions of the k largest (smallest) elements along dim, in sorted order, as int64."""
+    n = data.shape[dim]
+    data = _sortable(data)
+    if k == n or k == 0 or n <= _FULL_SORT_MAX:
+        idx = _order(xp, data, dim, largest, False)
+    else:
+        # Partition first so that only the k chosen elements are sorted (vocab-sized rows).
+        part = xp.argpartition(data, n - k if largest else k - 1, axis=dim)
+        keep = [slice(None)] * data.ndim
+        keep[dim] = slice(n - k, n) if largest else slice(0, k)
+        chosen = part[tuple(keep)]
+        order = _order(xp, xp.take_along_axis(data, chosen, axis=dim), dim, largest, False)
+        idx = xp.take_along_axis(chosen, order, axis=dim)
+    keep = [slice(None)] * data.ndim
+    keep[dim] = slice(0, k)
+    return idx[tuple(keep)].astype(np.int64, copy=False)
+
+
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The k largest (or smallest) elements along dim, in sorted order, with their indices."""
     if out is not None:
@@ -75,21 +103,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         raise RuntimeError("selected index k out of range")
     if input.ndim == 0:
         return _scalar_result(input)
-    xp = xp_of(input)
-    data = _sortable(input._data)
-    if k == n or k == 0 or n <= _FULL_SORT_MAX:
-        idx = _order(xp, data, d, largest, False)
-    else:
-        # Partition first so that only the k chosen elements are sorted (vocab-sized rows).
-        part = xp.argpartition(data, n - k if largest else k - 1, axis=d)
-        keep = [slice(None)] * data.ndim
-        keep[d] = slice(n - k, n) if largest else slice(0, k)
-        chosen = part[tuple(keep)]
-        order = _order(xp, xp.take_along_axis(data, chosen, axis=d), d, largest, False)
-        idx = xp.take_along_axis(chosen, order, axis=d)
-    keep = [slice(None)] * data.ndim
-    keep[d] = slice(0, k)
-    return _gathered(input, d, idx[tuple(keep)])
+    kernel = functools.partial(_topk_indices, xp=xp_of(input), dim=d, k=k, largest=largest)
+    return _gathered(input, d, array_op(kernel, input))
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -106,7 +121,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     part = xp.argpartition(_sortable(input._data), k - 1, axis=d)
     keep = [slice(None)] * input.ndim
     keep[d] = slice(k - 1, k)
-    values, indices = _gathered(input, d, part[tuple(keep)])
+    values, indices = _gathered(input, d, _wrap(part[tuple(keep)].astype(np.int64)))
     if keepdim:
         return _ValuesIndices(values, indices)
     return _ValuesIndices(squeeze(values, d), squeeze(indices, d))

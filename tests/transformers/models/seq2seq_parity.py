@@ -18,9 +18,8 @@ ATOL = 1e-4
 
 
 class Seq2SeqCase:
-    """tests/fixtures/<family>/<name>/: model/, expected.npz, expected.json, heads.safetensors."""
-
-    pad_token_id = 0
+    """tests/fixtures/<family>/<name>/: model/, expected.npz, expected.json, heads.safetensors.
+    Inputs are padded with the fixture's pad_token_id (BART's kin: 1), else 0 (T5)."""
 
     def __init__(self, fixtures, name):
         self.name = name
@@ -29,6 +28,7 @@ class Seq2SeqCase:
             self.expected = {k: data[k] for k in data.files}
         with open(os.path.join(self.dir, "expected.json"), encoding="utf-8") as fh:
             self.info = json.load(fh)
+        self.pad_token_id = self.info.get("pad_token_id", 0)
 
     def with_heads(self, model):
         """The head weights HF drew when it loaded the checkpoint into this head class."""

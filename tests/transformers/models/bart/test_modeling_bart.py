@@ -28,7 +28,6 @@ class Case(Seq2SeqCase):
     def __init__(self, name):
         super().__init__(FIXTURES, name)
         self.prefix, self.lm_class = CASES[name]
-        self.pad_token_id = self.info["pad_token_id"]
 
     def load(self, class_name=None, attn_implementation="sdpa", directory=None):
         cls = getattr(transformers, class_name or self.lm_class)
