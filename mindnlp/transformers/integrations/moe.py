@@ -17,7 +17,8 @@ def grouped_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights
 def batched_mm_experts_forward(module, hidden_states, top_k_index, top_k_weights):
     top_k = top_k_index.shape[-1]
     experts = top_k_index.reshape(-1)
-    inputs = hidden_states.repeat_interleave(top_k, dim=0).unsqueeze(1)
+    tokens, hidden = hidden_states.shape
+    inputs = hidden_states.unsqueeze(1).expand(tokens, top_k, hidden).reshape(-1, 1, hidden)
     gate_up = module.project(inputs, "gate_up_proj", experts)
     projected = module.project(module.activate(gate_up), "down_proj", experts).squeeze(1)
     weighted = projected * top_k_weights.reshape(-1, 1).to(projected.dtype)
