@@ -23,7 +23,8 @@ right-padded with the pad id; or, with `return_segments`, a dict with the segmen
 the `alignment_heads` (decoder layer, head) named in the generation config, normalised over the
 tokens, median-filtered over time, averaged over the heads and aligned to the audio frames by
 dynamic time warping (`_extract_token_timestamps`); the attention mask's frame counts
-(`num_frames`) crop the padding away first.
+(`num_frames`) crop the padding away first. The alignment runs on the host in NumPy: the
+weights are small and the warping path is a sequential walk.
 """
 import math
 import zlib
@@ -195,6 +196,7 @@ class WhisperGenerationMixin(GenerationMixin):
         if return_dict_in_generate is None:
             return_dict_in_generate = generation_config.return_dict_in_generate
         generation_config.return_dict_in_generate = return_dict_in_generate
+        num_frames = None
         if return_token_timestamps:
             generation_config.return_dict_in_generate = True
             generation_config.output_attentions = True
@@ -238,6 +240,8 @@ class WhisperGenerationMixin(GenerationMixin):
                 input_features = input_features.repeat_interleave(repeats, dim=0)
             init_tokens = init_tokens.repeat_interleave(repeats, dim=0)
             max_frames = [n for n in max_frames for _ in range(repeats)]
+            if num_frames is not None:  # (HF fails here)
+                num_frames = [n for n in num_frames for _ in range(repeats)]
             generation_config.num_return_sequences = 1
         rows = len(max_frames)
         seek = [0] * rows
@@ -784,6 +788,7 @@ class WhisperGenerationMixin(GenerationMixin):
     @staticmethod
     def _split_segments(tokens, output, time_offset, timestamp_begin, window_frames, time_precision,
                         time_precision_features, input_stride, prompt_length):
+        """`_retrieve_segment` without the token timestamps."""
         ids = tokens.tolist()
         is_timestamp = [token >= timestamp_begin for token in ids]
         single_timestamp_ending = is_timestamp[-2:] == [False, True]

@@ -186,6 +186,20 @@ def test_long_form_token_timestamps_match_hf(expected, model):
     check_token_timestamps("long_form_token_timestamps", out, expected)
 
 
+def test_token_timestamps_of_several_sequences_per_input(expected, model):
+    """Each returned sequence aligns to its own input's frames, as when the input is alone."""
+    arrays = expected[0]
+    features, mask = core.tensor(arrays["features"]), core.tensor(arrays["attention_mask"])
+    settings = dict(language="en", return_token_timestamps=True, num_beams=2, num_return_sequences=2,
+                    max_new_tokens=5)
+    batched = model.generate(features, attention_mask=mask, **settings)
+    for row in range(2):
+        alone = model.generate(features[row:row + 1], attention_mask=mask[row:row + 1], **settings)
+        np.testing.assert_array_equal(batched["sequences"][2 * row:2 * row + 2].numpy(), alone["sequences"].numpy())
+        np.testing.assert_array_equal(batched["token_timestamps"][2 * row:2 * row + 2].numpy(),
+                                      alone["token_timestamps"].numpy())
+
+
 def test_token_timestamps_need_alignment_heads(expected):
     model = WhisperForConditionalGeneration.from_pretrained(MODEL).eval()
     del model.generation_config.alignment_heads
