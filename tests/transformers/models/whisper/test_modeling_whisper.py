@@ -207,17 +207,20 @@ def test_token_timestamps_need_alignment_heads(expected):
         model.generate(core.tensor(expected[0]["features"]), language="en", return_token_timestamps=True)
 
 
-def test_dynamic_time_warping_follows_the_cheapest_path():
-    """A cost matrix whose cheap cells are a staircase: the path walks it, and the tokens'
-    first frames are where each step begins."""
-    cost = np.ones((3, 6))
-    cost[0, :2] = cost[1, 2:4] = cost[2, 4:] = 0.0
-    text, time = _dynamic_time_warping(cost)
-    assert text.tolist() == [0, 0, 1, 1, 2, 2] and time.tolist() == [0, 1, 2, 3, 4, 5]
-    filtered = _median_filter(np.array([[0.0, 9.0, 0.0, 1.0, 2.0]]), 3)
-    assert filtered.tolist() == [[9.0, 0.0, 1.0, 1.0, 1.0]]  # edges reflected: 1 2 [1]
+@pytest.mark.parametrize("name", ["random", "ties"])
+def test_dynamic_time_warping_matches_hf(expected, name):
+    """The warping path through HF's recorded cost matrices, one full of ties."""
+    arrays = expected[0]
+    text, time = _dynamic_time_warping(arrays[f"dtw/{name}/matrix"])
+    np.testing.assert_array_equal(text, arrays[f"dtw/{name}/text"])
+    np.testing.assert_array_equal(time, arrays[f"dtw/{name}/time"])
+
+
+def test_median_filter_matches_hf(expected):
+    arrays = expected[0]
+    np.testing.assert_array_equal(_median_filter(arrays["median/weights"], 7), arrays["median/filtered"])
     with pytest.raises(ValueError, match="odd"):
-        _median_filter(filtered, 4)
+        _median_filter(arrays["median/weights"], 4)
 
 
 def test_generate_bad_requests_are_errors(expected, model):
