@@ -112,8 +112,9 @@ def test_bad_inputs_are_errors(asr, tmp_path):
 def test_batches_give_what_single_calls_give(asr, expected):
     _, audio, _ = expected
     clips = [{"raw": audio[:11000], "sampling_rate": 16000}, {"raw": audio[5000:16000], "sampling_rate": 16000}]
-    settings = dict(return_timestamps=True, generate_kwargs={"language": "en"})
-    single = [asr(dict(clip), **settings) for clip in clips]
-    assert asr([dict(clip) for clip in clips], batch_size=2, **settings) == single
+    for timestamps in (True, "word"):  # word times are each row's own, padded like its tokens
+        settings = dict(return_timestamps=timestamps, generate_kwargs={"language": "en"})
+        single = [asr(dict(clip), **settings) for clip in clips]
+        assert asr([dict(clip) for clip in clips], batch_size=2, **settings) == single
     with pytest.raises(ValueError, match="one shape"):
         asr([{"raw": audio, "sampling_rate": 16000}, {"raw": audio[:8000], "sampling_rate": 16000}], batch_size=2)
