@@ -310,6 +310,9 @@ class PreTrainedTokenizerBase:
     # Maps __init__ argument names to the file names of the vocabulary files the class can be
     # built from when there is no tokenizer.json, e.g. {"vocab_file": "vocab.txt"}.
     vocab_files_names = {}
+    # The vocabulary-file arguments read even beside a tokenizer.json, as files that hold more
+    # than the vocabulary (Whisper's normalizer.json spelling table).
+    auxiliary_files_names = ()
     # The first name is the model's main input: `pad` reads the sequence length from it.
     model_input_names = ["input_ids", "attention_mask"]
     padding_side = "right"
@@ -959,6 +962,8 @@ class PreTrainedTokenizerBase:
             }
             if files["chat_template_file"] is None:
                 files["legacy_chat_template_file"] = optional(LEGACY_CHAT_TEMPLATE_FILE)
+            for arg_name in cls.auxiliary_files_names:
+                files[arg_name] = optional(cls.vocab_files_names[arg_name])
             if files["tokenizer_file"] is None:
                 # Vocabulary files are fetched only when they are needed to build the tokenizer.
                 files["added_tokens_file"] = optional(ADDED_TOKENS_FILE)

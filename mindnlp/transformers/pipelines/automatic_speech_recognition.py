@@ -9,7 +9,9 @@ instead cut into overlapping chunks (overlap `stride_length_s`, default a sixth 
 transcribed one by one and joined where the chunks' tokens agree.
 
 `return_timestamps=True` adds "chunks": [{"text", "timestamp": (start, end)}], one per
-segment; `return_language=True` adds each chunk's language.
+segment; `return_timestamps="word"` makes them one per word, timed by the tokens'
+cross-attention alignment (generate's `return_token_timestamps`, which needs the checkpoint's
+`alignment_heads`); `return_language=True` adds each chunk's language.
 """
 import numpy as np
 
@@ -49,9 +51,9 @@ class AutomaticSpeechRecognitionPipeline(ChunkPipeline):
             postprocess_params["return_language"] = return_language
         return_timestamps = return_timestamps or getattr(self.model.generation_config, "return_timestamps", None)
         if return_timestamps is not None:
-            if return_timestamps in ("char", "word"):
-                raise ValueError(f"return_timestamps={return_timestamps!r} is not supported for Whisper in mindnlp "
-                                 "(it needs token-level alignment): use return_timestamps=True for segments")
+            if return_timestamps == "char":
+                raise ValueError("Whisper cannot return `char` timestamps, only word level or segment level "
+                                 "timestamps. Use `return_timestamps='word'` or `return_timestamps=True` respectively.")
             forward_params["return_timestamps"] = return_timestamps
             postprocess_params["return_timestamps"] = return_timestamps
         return preprocess_params, forward_params, postprocess_params
@@ -136,7 +138,10 @@ class AutomaticSpeechRecognitionPipeline(ChunkPipeline):
         is_last = model_inputs.pop("is_last")
         features = model_inputs.pop("input_features")
         if return_timestamps:
-            generate_kwargs["return_timestamps"] = return_timestamps
+            generate_kwargs["return_timestamps"] = bool(return_timestamps)
+        words = return_timestamps == "word"
+        if words:
+            generate_kwargs.update(return_token_timestamps=True, return_segments=True)
         already_set = {**self.model.generation_config.to_diff_dict(), **generate_kwargs}
         for key, value in self.default_generate_kwargs.items():
             if key not in already_set and not (key == "max_new_tokens" and "max_length" in already_set):
@@ -145,15 +150,32 @@ class AutomaticSpeechRecognitionPipeline(ChunkPipeline):
             generate_kwargs["return_segments"] = True
         generated = self.model.generate(features, attention_mask=attention_mask, **generate_kwargs)
         tokens = generated["sequences"] if isinstance(generated, dict) else generated
+        output = {}
+        if words:
+            output["token_timestamps"] = self._token_timestamps(generated, tokens.shape[-1])
         if return_language:
-            # the output drops the decoder prompt; its language token goes back in front
+            # the output drops the decoder prompt; its language token goes back in front (at time 0
+            # among the token times, so that each text token keeps its own)
             language = self._language_token(generated, generate_kwargs)
             if language is not None:
                 tokens = core.cat([core.tensor([[language]], dtype=tokens.dtype), tokens], dim=-1)
-        output = {"tokens": tokens}
+                if words:
+                    output["token_timestamps"] = core.cat(
+                        [core.zeros((1, 1), dtype=output["token_timestamps"].dtype), output["token_timestamps"]], dim=-1)
+        output["tokens"] = tokens
         if stride is not None:
             output["stride"] = stride
         return {"is_last": is_last, **output, **model_inputs}
+
+    @staticmethod
+    def _token_timestamps(generated, width):
+        """(batch, width) each row's segment token times, offset to the audio's start, padded
+        like its tokens (with its last time)."""
+        rows = []
+        for segments in generated["segments"]:
+            times = [time for segment in segments for time in segment["token_timestamps"].tolist()]
+            rows.append(times + [times[-1] if times else 0.0] * (width - len(times)))
+        return core.tensor(rows, dtype=core.float32)
 
     def _language_token(self, generated, generate_kwargs):
         """The first language token of the first segment's full sequence, or None."""
@@ -171,6 +193,8 @@ class AutomaticSpeechRecognitionPipeline(ChunkPipeline):
         pieces = []
         for output in model_outputs:
             piece = {"tokens": output["tokens"].numpy()}
+            if "token_timestamps" in output:
+                piece["token_timestamps"] = output["token_timestamps"].numpy()
             if "stride" in output:
                 piece["stride"] = tuple(value / rate for value in output["stride"])
             pieces.append(piece)
@@ -180,7 +204,7 @@ class AutomaticSpeechRecognitionPipeline(ChunkPipeline):
         extra = {}
         for output in model_outputs:
             for key, value in output.items():
-                if key not in ("tokens", "is_last", "stride"):
+                if key not in ("tokens", "is_last", "stride", "token_timestamps"):
                     extra.setdefault(key, []).append(value)
         return {"text": text, **optional, **extra}
 

@@ -1,6 +1,6 @@
 """pipeline("automatic-speech-recognition") against what HF's pipeline gave on the Whisper
 fixture checkpoint (tests/fixtures/whisper): arrays with their sampling rate, a 16-bit WAV file
-read with the standard library, timestamps, chunked audio; and the input errors."""
+read with the standard library, segment and word timestamps, chunked audio; and the input errors."""
 import json
 import os
 import wave
@@ -57,6 +57,23 @@ def test_chunked_audio_matches_hf(asr, expected):
                        generate_kwargs={"language": "en"})) == info["chunked_timestamps"]
 
 
+def test_word_timestamps_match_hf(asr, expected):
+    info, audio, _ = expected
+    english = {"generate_kwargs": {"language": "en"}}
+    assert as_json(asr({"raw": audio, "sampling_rate": 16000}, return_timestamps="word", **english)) == info["words"]
+    assert as_json(asr({"raw": long_clip(), "sampling_rate": 16000}, chunk_length_s=0.8, return_timestamps="word",
+                       **english)) == info["chunked_words"]
+
+
+def test_word_timestamps_with_language(asr, expected):
+    """HF's pipeline fails here (the language token it puts back has no time); each word keeps
+    the times it has without the language, and gains the language."""
+    info, audio, _ = expected
+    words = asr({"raw": audio, "sampling_rate": 16000}, return_timestamps="word", return_language=True,
+                generate_kwargs={"language": "en"})
+    assert as_json(words["chunks"]) == [dict(chunk, language="english") for chunk in info["words"]["chunks"]]
+
+
 def write_wav(path, samples, rate, width=2, channels=1):
     with wave.open(str(path), "wb") as wav:
         wav.setnchannels(channels)
@@ -88,15 +105,16 @@ def test_bad_inputs_are_errors(asr, tmp_path):
     not_wav.write_bytes(b"ID3\x03\x00 not a wave file")
     with pytest.raises(ValueError, match="PCM WAV"):
         asr(str(not_wav))
-    with pytest.raises(ValueError, match="return_timestamps='word' is not supported"):
-        asr(np.zeros(1600, np.float32), return_timestamps="word")
+    with pytest.raises(ValueError, match="cannot return `char` timestamps"):
+        asr(np.zeros(1600, np.float32), return_timestamps="char")
 
 
 def test_batches_give_what_single_calls_give(asr, expected):
     _, audio, _ = expected
     clips = [{"raw": audio[:11000], "sampling_rate": 16000}, {"raw": audio[5000:16000], "sampling_rate": 16000}]
-    settings = dict(return_timestamps=True, generate_kwargs={"language": "en"})
-    single = [asr(dict(clip), **settings) for clip in clips]
-    assert asr([dict(clip) for clip in clips], batch_size=2, **settings) == single
+    for timestamps in (True, "word"):  # word times are each row's own, padded like its tokens
+        settings = dict(return_timestamps=timestamps, generate_kwargs={"language": "en"})
+        single = [asr(dict(clip), **settings) for clip in clips]
+        assert asr([dict(clip) for clip in clips], batch_size=2, **settings) == single
     with pytest.raises(ValueError, match="one shape"):
         asr([{"raw": audio, "sampling_rate": 16000}, {"raw": audio[:8000], "sampling_rate": 16000}], batch_size=2)

@@ -18,9 +18,19 @@ is skipped; `condition_on_prev_tokens` feeds the previous windows' text back as 
 The result is the generated tokens (init tokens and EOS dropped), windows concatenated,
 right-padded with the pad id; or, with `return_segments`, a dict with the segments too
 (start and end in seconds, tokens, and the generate() output they came from).
+
+`return_token_timestamps` adds, per token, the time (s) its audio ends: the cross-attention of
+the `alignment_heads` (decoder layer, head) named in the generation config, normalised over the
+tokens, median-filtered over time, averaged over the heads and aligned to the audio frames by
+dynamic time warping (`_extract_token_timestamps`); the attention mask's frame counts
+(`num_frames`) crop the padding away first. The alignment runs on the host in NumPy: the
+weights are small and the warping path is a sequential walk.
 """
 import math
 import zlib
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .... import core
 from ....core.nn import functional as F
@@ -84,6 +94,53 @@ def _average_logprob(scores, tokens, temperature):
     return sum(float(logprobs[i, token]) for i, token in enumerate(tokens)) / len(tokens)
 
 
+def _median_filter(inputs, filter_width):
+    """Median over a sliding window of odd `filter_width` along the last axis of a NumPy
+    array, the edges padded by reflection; inputs no longer than half the width unchanged."""
+    if filter_width <= 0 or filter_width % 2 != 1:
+        raise ValueError("`filter_width` should be an odd number")
+    half = filter_width // 2
+    if inputs.shape[-1] <= half:
+        return inputs
+    padded = np.pad(inputs, [(0, 0)] * (inputs.ndim - 1) + [(half, half)], mode="reflect")
+    return np.sort(sliding_window_view(padded, filter_width, axis=-1), axis=-1)[..., half]
+
+
+def _dynamic_time_warping(matrix):
+    """(token indices, frame indices) of the cheapest monotonic path through the (tokens,
+    frames) cost `matrix`. Each cell extends the cheapest of its diagonal, upper and left
+    neighbours (ties to the left); cells on one anti-diagonal depend only on the two before,
+    so a diagonal is filled at once. Costs are float32, as OpenAI's implementation keeps them."""
+    rows, columns = matrix.shape
+    cost = np.full((rows + 1, columns + 1), np.inf, dtype=np.float32)
+    trace = -np.ones((rows + 1, columns + 1), dtype=np.float32)
+    cost[0, 0] = 0
+    for diagonal in range(2, rows + columns + 1):
+        i = np.arange(max(1, diagonal - columns), min(rows, diagonal - 1) + 1)
+        j = diagonal - i
+        c0, c1, c2 = cost[i - 1, j - 1], cost[i - 1, j], cost[i, j - 1]
+        step = np.where((c0 < c1) & (c0 < c2), 0, np.where((c1 < c0) & (c1 < c2), 1, 2))
+        cost[i, j] = matrix[i - 1, j - 1] + np.choose(step, [c0, c1, c2])
+        trace[i, j] = step
+    trace[0, :] = 2
+    trace[:, 0] = 1
+    i, j = rows, columns
+    text_indices, time_indices = [], []
+    while i > 0 or j > 0:
+        text_indices.append(i - 1)
+        time_indices.append(j - 1)
+        move = trace[i, j]
+        if move == 0:
+            i, j = i - 1, j - 1
+        elif move == 1:
+            i -= 1
+        elif move == 2:
+            j -= 1
+        else:
+            raise RuntimeError(f"Internal error in dynamic time warping. Unexpected trace[{i}, {j}].")
+    return np.array(text_indices[::-1]), np.array(time_indices[::-1])
+
+
 def _stack_caches(rows):
     """An EncoderDecoderCache of the given (cache, row) pairs: row `row` of each cache's layers,
     as HF rebuilds it (for beam search that is a row of the beam-expanded cache, as in HF)."""
@@ -127,9 +184,6 @@ class WhisperGenerationMixin(GenerationMixin):
                  no_speech_threshold=None, num_segment_frames=None, attention_mask=None, time_precision=0.02,
                  time_precision_features=0.01, return_token_timestamps=None, return_segments=False,
                  return_dict_in_generate=None, force_unique_generate_call=None, monitor_progress=None, **kwargs):
-        if return_token_timestamps:
-            raise NotImplementedError("return_token_timestamps (cross-attention alignment of tokens) is not "
-                                      "supported; use return_timestamps=True for segment timestamps")
         if "decoder_input_ids" in kwargs and "assistant_model" in kwargs:
             raise ValueError("Passing `decoder_input_ids` is deprecated. Consider passing `prompt_ids` instead.")
         generation_config, kwargs = self._prepare_generation_config(generation_config, **kwargs)
@@ -142,6 +196,12 @@ class WhisperGenerationMixin(GenerationMixin):
         if return_dict_in_generate is None:
             return_dict_in_generate = generation_config.return_dict_in_generate
         generation_config.return_dict_in_generate = return_dict_in_generate
+        num_frames = None
+        if return_token_timestamps:
+            generation_config.return_dict_in_generate = True
+            generation_config.output_attentions = True
+            generation_config.output_scores = True
+            num_frames = self._num_frames(generation_config, attention_mask)
         if logprob_threshold is not None:
             generation_config.return_dict_in_generate = True
             generation_config.output_scores = True
@@ -180,6 +240,8 @@ class WhisperGenerationMixin(GenerationMixin):
                 input_features = input_features.repeat_interleave(repeats, dim=0)
             init_tokens = init_tokens.repeat_interleave(repeats, dim=0)
             max_frames = [n for n in max_frames for _ in range(repeats)]
+            if num_frames is not None:  # (HF fails here)
+                num_frames = [n for n in num_frames for _ in range(repeats)]
             generation_config.num_return_sequences = 1
         rows = len(max_frames)
         seek = [0] * rows
@@ -208,10 +270,13 @@ class WhisperGenerationMixin(GenerationMixin):
             for processor in logits_processor or []:
                 if hasattr(processor, "set_begin_index"):
                     processor.set_begin_index(decoder_input_ids.shape[-1])
+            window_frames = None
+            if return_token_timestamps:
+                window_frames = [None] * len(active) if num_frames is None else [num_frames[i] - seek[i] for i in active]
             sequences, outputs, skip, output_type = self._generate_with_fallback(
                 segment_input, decoder_input_ids, active, temperatures, generation_config, logits_processor,
                 stopping_criteria, prefix_allowed_tokens_fn, condition, attention_mask if is_shortform else None,
-                call_kwargs)
+                call_kwargs, window_frames)
             for position, row in enumerate(active):
                 outputs_by_row[row] = outputs[position]
                 if skip[position]:
@@ -219,7 +284,8 @@ class WhisperGenerationMixin(GenerationMixin):
                     continue
                 segments, advance = self._retrieve_segment(
                     sequences[position], outputs[position], time_offset[row], timestamp_begin, frames[row],
-                    time_precision, time_precision_features, input_stride, decoder_input_ids.shape[-1])
+                    time_precision, time_precision_features, input_stride, decoder_input_ids.shape[-1],
+                    bool(return_token_timestamps))
                 seek[row] += advance
                 current_segments[row] += segments
             if force_unique_generate_call:
@@ -243,9 +309,32 @@ class WhisperGenerationMixin(GenerationMixin):
             sequences = _pad_segments(final_segments, generation_config.pad_token_id)
         if return_dict_in_generate and generation_config.return_dict_in_generate:
             return_segments = True
-        if not return_segments:
+        elif not return_segments and not return_token_timestamps:
             return sequences
-        return {"sequences": sequences, "segments": final_segments}
+        result = {"sequences": sequences}
+        if return_token_timestamps:
+            result["token_timestamps"] = self._token_timestamps(final_segments, force_unique_generate_call)
+        if return_segments:
+            result["segments"] = final_segments
+        return result
+
+    @staticmethod
+    def _token_timestamps(final_segments, force_unique_generate_call):
+        """(batch, longest) per-token times of the returned sequences: each segment's slice of
+        its window's times (counted from the window's start, as HF returns them), right-padded
+        with the row's last time."""
+        if force_unique_generate_call:
+            return core.stack([segments[0]["result"]["token_timestamps"] for segments in final_segments])
+        rows = []
+        for segments in final_segments:
+            times = []
+            for segment in segments:
+                start, end = segment["idxs"]
+                times += segment["result"]["token_timestamps"][start:end].tolist()
+            rows.append(times)
+        width = max(len(times) for times in rows)
+        padded = [times + [times[-1] if times else 0.0] * (width - len(times)) for times in rows]
+        return core.tensor(np.array(padded, dtype=np.float32).reshape(len(rows), width))
 
     # ------------------------------------------------------------------ settings
 
@@ -283,6 +372,18 @@ class WhisperGenerationMixin(GenerationMixin):
         if has_no_timestamps_token:
             return generation_config.no_timestamps_token_id + 1
         return self.config.vocab_size + 1
+
+    @staticmethod
+    def _num_frames(generation_config, attention_mask):
+        """Each row's mel frames (from the attention mask), which token timestamps align to;
+        None without a mask (the whole window). Token timestamps need `alignment_heads`."""
+        if not hasattr(generation_config, "alignment_heads"):
+            raise ValueError("Model generation config has no `alignment_heads`, token-level timestamps not available. "
+                             "Set `generation_config.alignment_heads` to the [decoder layer, head] pairs whose "
+                             "cross-attention follows the audio.")
+        if attention_mask is None:
+            return None
+        return [int(n) for n in attention_mask.sum(-1).tolist()]
 
     @staticmethod
     def _set_language_and_task(language, task, is_multilingual, generation_config):
@@ -509,11 +610,12 @@ class WhisperGenerationMixin(GenerationMixin):
 
     def _generate_with_fallback(self, segment_input, decoder_input_ids, active, temperatures, generation_config,
                                 logits_processor, stopping_criteria, prefix_allowed_tokens_fn, condition,
-                                attention_mask, kwargs):
+                                attention_mask, kwargs, window_frames=None):
         """Generate one window for the active rows, again at the next temperature for the rows
         whose result fails the thresholds. Returns (per row: generated tokens without
         padding or the final EOS, the row's view of the generate() output, whether to skip), and
-        the type of generate()'s output."""
+        the type of generate()'s output. With `window_frames` (per row, the frames of audio
+        left, or None each) the output gets the tokens' `token_timestamps`."""
         count = len(active)
         sequences, outputs = [None] * count, [None] * count
         skip = [False] * count
@@ -539,6 +641,11 @@ class WhisperGenerationMixin(GenerationMixin):
                 self, segment_input, generation_config=generation_config, logits_processor=logits_processor,
                 stopping_criteria=stopping_criteria, prefix_allowed_tokens_fn=prefix_allowed_tokens_fn,
                 decoder_input_ids=decoder_input_ids, **call_kwargs)
+            if window_frames is not None and not isinstance(result, core.Tensor):
+                frames = [window_frames[slot] for slot in pending]
+                result["token_timestamps"] = self._extract_token_timestamps(
+                    result, generation_config.alignment_heads, num_frames=None if frames[0] is None else frames,
+                    num_input_ids=decoder_input_ids.shape[-1])
             full = result if isinstance(result, core.Tensor) else result["sequences"]
             generated = full[:, decoder_input_ids.shape[-1]:]
             still_pending = []
@@ -568,6 +675,55 @@ class WhisperGenerationMixin(GenerationMixin):
             if "decoder_attention_mask" in kwargs:
                 kwargs = dict(kwargs, decoder_attention_mask=kwargs["decoder_attention_mask"][keep])
         return sequences, outputs, skip, type(result)
+
+    def _extract_token_timestamps(self, generate_outputs, alignment_heads, time_precision=0.02, num_frames=None,
+                                  num_input_ids=None):
+        """(batch, tokens) the time each token of `generate_outputs.sequences` ends, from the
+        cross-attention of `alignment_heads` (see the module docstring). The decoder prompt's
+        `num_input_ids` tokens are at 0.0 and kept out of the alignment; the last token, whose
+        cross-attention generate() never computed, repeats the time before it. `num_frames`
+        (an int, or one per row) crops each row's attention to its audio (2 mel frames per
+        encoder position); after a beam search each row follows its beam's attention."""
+        layers = [np.concatenate([step[layer].float().numpy() for step in generate_outputs["cross_attentions"]],
+                                 axis=2) for layer in range(self.config.decoder_layers)]
+        weights = np.stack([layers[layer][:, head] for layer, head in alignment_heads], axis=1)
+        weight_length = None
+        beam_indices = generate_outputs.get("beam_indices")
+        if beam_indices is not None:
+            beam_indices = beam_indices.numpy()
+            weight_length = int((beam_indices != -1).sum(-1).max())
+            beam_indices = beam_indices[:, :weight_length]
+            if num_input_ids is not None and num_input_ids > 1:  # the prefill step attended for every prompt token
+                weight_length += num_input_ids - 1
+                beam_indices = np.concatenate([np.repeat(beam_indices[:, :1], num_input_ids - 1, axis=1),
+                                               beam_indices], axis=1)
+            beam_indices = np.where(beam_indices == -1, 0, beam_indices)
+            weights = np.stack([weights[beam_indices[:, i], :, i] for i in range(beam_indices.shape[1])], axis=2)
+        batch_size = generate_outputs["sequences"].shape[0]
+        length = weight_length or layers[0].shape[2]
+        timestamps = np.zeros((batch_size, length + 1), dtype=np.float32)
+        row_frames = None
+        if isinstance(num_frames, int):
+            weights = weights[..., :num_frames // 2]
+        elif num_frames is not None:
+            if len(set(num_frames)) == 1:
+                # HF crops a batch of one length at once and then each row again: a no-op, except
+                # for a window that starts past the audio's end (a negative count), cropped twice
+                weights = weights[..., :num_frames[0] // 2]
+            row_frames = np.repeat(np.asarray(num_frames), batch_size // len(num_frames)).tolist()
+        if num_input_ids is not None:
+            weights = weights[:, :, num_input_ids:]
+        if weights.shape[2] == 0:
+            return core.tensor(timestamps)
+        for row in range(batch_size):
+            matrix = weights[row] if row_frames is None else weights[row, ..., :row_frames[row] // 2]
+            matrix = (matrix - matrix.mean(axis=-2, keepdims=True)) / matrix.std(axis=-2, keepdims=True)
+            matrix = _median_filter(matrix, self.config.median_filter_width).mean(axis=0)
+            text_indices, time_indices = _dynamic_time_warping(-matrix.astype(np.float64))
+            jumps = np.pad(np.diff(text_indices), (1, 0), constant_values=1).astype(bool)
+            jump_times = time_indices[jumps] * time_precision
+            timestamps[row] = np.concatenate([np.zeros(num_input_ids or 0), jump_times, jump_times[-1:]])
+        return core.tensor(timestamps)
 
     @staticmethod
     def _row_output(result, position):
@@ -614,12 +770,25 @@ class WhisperGenerationMixin(GenerationMixin):
                 fallback, skip = False, True
         return fallback, skip
 
-    @staticmethod
-    def _retrieve_segment(tokens, output, time_offset, timestamp_begin, window_frames, time_precision,
-                          time_precision_features, input_stride, prompt_length):
+    @classmethod
+    def _retrieve_segment(cls, tokens, output, time_offset, timestamp_begin, window_frames, time_precision,
+                          time_precision_features, input_stride, prompt_length, with_token_timestamps=False):
         """(the window's segments, how many mel frames to advance). Consecutive timestamp
         tokens split the window into segments; after a closing pair the next window starts at
-        the last timestamp, after a lone final timestamp (speech to the end) past the window."""
+        the last timestamp, after a lone final timestamp (speech to the end) past the window.
+        With token timestamps each segment holds its tokens' times, offset to the audio's start."""
+        segments, advance = cls._split_segments(tokens, output, time_offset, timestamp_begin, window_frames,
+                                                time_precision, time_precision_features, input_stride, prompt_length)
+        if with_token_timestamps:
+            for segment in segments:
+                start, end = segment["idxs"]
+                segment["token_timestamps"] = output["token_timestamps"][start:end] + time_offset
+        return segments, advance
+
+    @staticmethod
+    def _split_segments(tokens, output, time_offset, timestamp_begin, window_frames, time_precision,
+                        time_precision_features, input_stride, prompt_length):
+        """`_retrieve_segment` without the token timestamps."""
         ids = tokens.tolist()
         is_timestamp = [token >= timestamp_begin for token in ids]
         single_timestamp_ending = is_timestamp[-2:] == [False, True]
@@ -665,4 +834,4 @@ class WhisperGenerationMixin(GenerationMixin):
                                            for j in range(len(value[i]))) for i in range(len(value)))
             else:
                 stacked[key] = core.stack([row[key] for row in outputs_by_row])
-        return output_type(**stacked)
+        return dict(stacked) if "token_timestamps" in stacked else output_type(**stacked)

@@ -9,14 +9,23 @@ adds the prefix `<|startoftranscript|> <|lang|> <|task|> <|notimestamps|>` (from
 
 Decoding drops the timestamp tokens from the text, or writes them as `<|1.08|>`
 (`decode_with_timestamps`), or returns each timestamped segment with its times
-(`output_offsets`): times keep counting across 30 s windows.
+(`output_offsets`): times keep counting across 30 s windows. `normalize=True` /
+`basic_normalize=True` pass the text through Whisper's English / basic normalizer (the English
+one maps spellings with the checkpoint's normalizer.json).
+
+The ASR pipeline's output is decoded by `_decode_asr`: segments between timestamp tokens, or
+words (`return_timestamps="word"`, from per-token times) grouped by `_combine_tokens_into_words`.
 """
+import json
+import os
 import re
 
 import numpy as np
 from tokenizers import processors
 
+from ....core.serialization import write_text_atomic
 from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
+from .english_normalizer import BasicTextNormalizer, EnglishTextNormalizer
 
 LANGUAGES = {
     "en": "english", "zh": "chinese", "de": "german", "es": "spanish", "ru": "russian", "ko": "korean",
@@ -47,6 +56,9 @@ TO_LANGUAGE_CODE = {
 TASK_IDS = ["translate", "transcribe"]
 
 _TIMESTAMP_PATTERN = re.compile(r"<\|(\d+\.\d+)\|>")
+# languages written without spaces between words: a word is each decodable piece
+_LANGUAGES_WITHOUT_SPACES = {"chinese", "japanese", "thai", "lao", "myanmar", "cantonese"}
+_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 
 def language_code(language):
@@ -65,6 +77,7 @@ class WhisperTokenizer(GPT2TokenizerFast):
     (`set_prefix_tokens` changes it later)."""
 
     vocab_files_names = {"vocab_file": "vocab.json", "merges_file": "merges.txt", "normalizer_file": "normalizer.json"}
+    auxiliary_files_names = ("normalizer_file",)
     model_input_names = ["input_ids", "attention_mask"]
 
     def __init__(self, vocab_file=None, merges_file=None, normalizer_file=None, tokenizer_file=None,
@@ -73,6 +86,10 @@ class WhisperTokenizer(GPT2TokenizerFast):
         super().__init__(vocab_file=vocab_file, merges_file=merges_file, tokenizer_file=tokenizer_file,
                          unk_token=unk_token, bos_token=bos_token, eos_token=eos_token,
                          add_prefix_space=add_prefix_space, **kwargs)
+        self.english_spelling_normalizer = None
+        if normalizer_file is not None:
+            with open(normalizer_file, encoding="utf-8") as handle:
+                self.english_spelling_normalizer = json.load(handle)
         self.language = language
         self.task = task
         self.predict_timestamps = predict_timestamps
@@ -170,24 +187,47 @@ class WhisperTokenizer(GPT2TokenizerFast):
                remove_diacritics=False, **kwargs):
         """Text of the ids, without timestamp tokens; with `decode_with_timestamps` they are
         written as "<|1.08|>", with `output_offsets` the result is {"text", "offsets"} where
-        each offset is one timestamped segment's {"text", "timestamp": (start, end)}."""
-        if normalize or basic_normalize:
-            raise NotImplementedError("Whisper's English / basic text normalizers are not available in mindnlp")
+        each offset is one timestamped segment's {"text", "timestamp": (start, end)}.
+        `normalize` / `basic_normalize` (with `remove_diacritics`) normalise the text, timestamp
+        tokens still in it, as Hugging Face's tokenizer does."""
         ids = self._convert_to_list(token_ids)
         if isinstance(ids, list) and ids and isinstance(ids[0], list):
             return [self.decode(row, skip_special_tokens, clean_up_tokenization_spaces, output_offsets,
-                                time_precision, decode_with_timestamps, **kwargs) for row in ids]
+                                time_precision, decode_with_timestamps, normalize, basic_normalize,
+                                remove_diacritics, **kwargs) for row in ids]
         filtered = self._preprocess_token_ids(ids, skip_special_tokens=skip_special_tokens)
         if decode_with_timestamps:
             text = self._decode_with_timestamps(filtered, skip_special_tokens=skip_special_tokens,
                                                 time_precision=time_precision)
         else:
-            text = _TIMESTAMP_PATTERN.sub("", super().decode(
-                filtered, skip_special_tokens=skip_special_tokens,
-                clean_up_tokenization_spaces=clean_up_tokenization_spaces, **kwargs))
+            text = super().decode(filtered, skip_special_tokens=skip_special_tokens,
+                                  clean_up_tokenization_spaces=clean_up_tokenization_spaces, **kwargs)
+            if normalize:
+                text = self.normalize(text)
+            elif basic_normalize:
+                text = self.basic_normalize(text, remove_diacritics=remove_diacritics)
+            text = _TIMESTAMP_PATTERN.sub("", text)
         if output_offsets:
             return {"text": text, "offsets": self._compute_offsets(ids, time_precision=time_precision)}
         return text
+
+    def normalize(self, text):
+        """`text` through Whisper's English normalizer (spellings from normalizer.json)."""
+        return EnglishTextNormalizer(self.english_spelling_normalizer)(text)
+
+    @staticmethod
+    def basic_normalize(text, remove_diacritics=False):
+        """`text` through Whisper's basic (any-language) normalizer."""
+        return BasicTextNormalizer(remove_diacritics=remove_diacritics)(text)
+
+    def _save_backend(self, save_directory, prefix):
+        """tokenizer.json, and normalizer.json when the tokenizer has a spelling table."""
+        written = super()._save_backend(save_directory, prefix)
+        if self.english_spelling_normalizer is not None:
+            path = os.path.join(save_directory, prefix + self.vocab_files_names["normalizer_file"])
+            text = json.dumps(self.english_spelling_normalizer, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            written.append(write_text_atomic(path, text))
+        return written
 
     def _decode_with_timestamps(self, token_ids, skip_special_tokens=False, time_precision=0.02, segment_size=1500):
         """Text with each timestamp token written as its time, counted from the first window:
@@ -246,13 +286,17 @@ class WhisperTokenizer(GPT2TokenizerFast):
 
     def _decode_asr(self, model_outputs, *, return_timestamps, return_language, time_precision, segment_size=1500):
         """(text, {"chunks": [...]} or {}) of the ASR pipeline's outputs: one per audio chunk,
-        {"tokens": (1, n) ids, "stride": (chunk, left, right) in seconds when chunked}.
+        {"tokens": (1, n) ids, "stride": (chunk, left, right) in seconds when chunked, and with
+        `return_timestamps="word"` "token_timestamps": (1, n) the time each token ends}.
 
         Timestamp pairs close segments (chunks with their times, offset by where each audio
         chunk starts); language tokens name the chunks' language. Tokens of overlapping audio
         chunks are joined where they agree (`_find_longest_common_sequence`); timestamps inside
-        a chunk's strides are ignored, those overlaps belonging to its neighbours.
+        a chunk's strides are ignored, those overlaps belonging to its neighbours. For words,
+        each text token spans from the previous token's time to its own, and the chunks are
+        the segments' words, each from its first token's start to its last token's end.
         """
+        words = return_timestamps == "word"
         begin = self.convert_tokens_to_ids("<|notimestamps|>") + 1
         specials = set(self.all_special_ids)
         prompt_token = self.convert_tokens_to_ids("<|startofprev|>")
@@ -263,11 +307,21 @@ class WhisperTokenizer(GPT2TokenizerFast):
             return {"language": state["language"], "timestamp": [None, None], "text": ""}
 
         chunks, chunk = [], new_chunk()
-        previous_tokens = []
+        previous_tokens, previous_times = [], []
         time_offset = 0.0
+
+        def close(chunk, previous_tokens, previous_times):
+            """The chunk's text (and words) from the token lists of the audio chunks it spans."""
+            tokens, times = _find_longest_common_sequence(previous_tokens, previous_times)
+            chunk["text"] = self.decode(tokens)
+            if words:
+                chunk["words"] = _collate_word_timestamps(self, tokens, times, state["language"], return_language)
+            chunks.append(chunk)
+
         skip = False
         for output in model_outputs:
             ids = self._strip_prompt(self._convert_to_list(output["tokens"])[0], prompt_token, start_token)
+            token_times = self._convert_to_list(output["token_timestamps"])[0] if words else None
             last_timestamp, first_timestamp = None, begin
             latest = penultimate = windows = 0.0
             if "stride" in output:
@@ -283,7 +337,7 @@ class WhisperTokenizer(GPT2TokenizerFast):
                             if last_timestamp is not None and (token - begin) * time_precision < right_stride_start:
                                 break
                             last_timestamp = token
-            current = []
+            current, current_times = [], []
             for i, token in enumerate(ids):
                 if token in specials:
                     language = LANGUAGES.get(self.decode([token])[2:-2])
@@ -291,8 +345,7 @@ class WhisperTokenizer(GPT2TokenizerFast):
                         continue
                     if state["language"] and language != state["language"] and not return_timestamps:
                         previous_tokens.append(current)
-                        chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
-                        chunks.append(chunk)
+                        close(chunk, previous_tokens, [])
                         previous_tokens, current, chunk = [], [], new_chunk()
                     chunk["language"] = state["language"] = language
                 elif token >= begin:
@@ -315,20 +368,26 @@ class WhisperTokenizer(GPT2TokenizerFast):
                     elif time != chunk["timestamp"][0]:
                         chunk["timestamp"][1] = time
                         previous_tokens.append(current)
-                        chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
-                        chunks.append(chunk)
+                        if words:
+                            previous_times.append(current_times)
+                        close(chunk, previous_tokens, previous_times)
                         previous_tokens, current, chunk = [], [], new_chunk()
+                        previous_times, current_times = [], []
                 else:
                     current.append(token)
+                    if words:
+                        start = token_times[i - 1] if i else 0.0
+                        current_times.append((round(start + time_offset, 2), round(token_times[i] + time_offset, 2)))
             if "stride" in output:
                 time_offset += chunk_length - stride_right
             if current:
                 previous_tokens.append(current)
+                if words:
+                    previous_times.append(current_times)
             elif not any(previous_tokens):
-                chunk, previous_tokens = new_chunk(), []
+                chunk, previous_tokens, previous_times = new_chunk(), [], []
         if previous_tokens:
-            chunk["text"] = self.decode(_find_longest_common_sequence(previous_tokens))
-            chunks.append(chunk)
+            close(chunk, previous_tokens, previous_times)
         text = "".join(item["text"] for item in chunks)
         if not (return_timestamps or return_language):
             return text, {}
@@ -339,27 +398,136 @@ class WhisperTokenizer(GPT2TokenizerFast):
                 item.pop("timestamp")
             if not return_language:
                 item.pop("language")
+        if words:
+            return text, {"chunks": [word for item in chunks for word in item["words"]]}
         return text, {"chunks": chunks}
 
 
-def _find_longest_common_sequence(sequences):
+def _find_longest_common_sequence(sequences, token_timestamp_sequences=None):
     """The token lists of overlapping chunks joined into one: each pair is aligned where the
-    most tokens agree (ties go to the longer overlap), and cut in the middle of that overlap."""
+    most tokens agree (ties go to the longer overlap), and cut in the middle of that overlap.
+    With per-token (start, end) times, a token agrees only if its time in the right-hand list
+    is not earlier, and the times are cut where the tokens are: then (tokens, times)."""
+    with_times = bool(token_timestamp_sequences)
     left = sequences[0]
-    total = []
-    for right in sequences[1:]:
+    left_times = token_timestamp_sequences[0] if with_times else None
+    total, total_times = [], []
+    for index, right in enumerate(sequences[1:], start=1):
+        right_times = token_timestamp_sequences[index] if with_times else None
         best, best_slices = 0.0, (len(left), len(left), 0, 0)
         for i in range(1, len(left) + len(right)):
             left_start, left_stop = max(0, len(left) - i), min(len(left), len(left) + len(right) - i)
             right_start, right_stop = max(0, i - len(left)), min(len(right), i)
-            matches = int(np.sum(np.array(left[left_start:left_stop]) == np.array(right[right_start:right_stop])))
+            if with_times:
+                matches = sum(1 for k in range(left_stop - left_start)
+                              if left[left_start + k] == right[right_start + k]
+                              and left_times[left_start + k] <= right_times[right_start + k])
+            else:
+                matches = int(np.sum(np.array(left[left_start:left_stop]) == np.array(right[right_start:right_stop])))
             score = matches / i + i / 10000.0
             if matches > 1 and score > best:
                 best, best_slices = score, (left_start, left_stop, right_start, right_stop)
         left_start, left_stop, right_start, right_stop = best_slices
-        total.extend(left[:(left_start + left_stop) // 2])
-        left = right[(right_start + right_stop) // 2:]
-    return total + list(left)
+        left_middle, right_middle = (left_start + left_stop) // 2, (right_start + right_stop) // 2
+        total.extend(left[:left_middle])
+        left = right[right_middle:]
+        if with_times:
+            total_times.extend(left_times[:left_middle])
+            left_times = right_times[right_middle:]
+    total.extend(left)
+    if token_timestamp_sequences is None:
+        return total
+    if with_times:
+        total_times.extend(left_times)
+    return total, total_times
+
+
+def _collate_word_timestamps(tokenizer, tokens, token_timestamps, language, return_language):
+    """[{"text": word, "timestamp": (start, end)}] from per-token (start, end) times."""
+    words, _, token_indices = _combine_tokens_into_words(tokenizer, tokens, language)
+    extra = {"language": language} if return_language else {}
+    return [{"text": word, "timestamp": (token_timestamps[indices[0]][0], token_timestamps[indices[-1]][1]), **extra}
+            for word, indices in zip(words, token_indices)]
+
+
+def _combine_tokens_into_words(tokenizer, tokens, language=None, prepend_punctuations="\"'“¡¿([{-",
+                               append_punctuations="\"'.。,，!！?？:：”)]}、"):
+    """(words, each word's tokens, each word's token positions). Words start at a space or a
+    punctuation mark; in languages written without spaces every decodable piece is a word.
+    Opening punctuation then joins the word after it and closing punctuation the word before."""
+    language = language or tokenizer.language or "english"
+    if language in _LANGUAGES_WITHOUT_SPACES:
+        words, word_tokens, indices = _split_tokens_on_unicode(tokenizer, tokens)
+    else:
+        words, word_tokens, indices = _split_tokens_on_spaces(tokenizer, tokens)
+    _merge_punctuations(words, word_tokens, indices, prepend_punctuations, append_punctuations)
+    return words, word_tokens, indices
+
+
+def _split_tokens_on_unicode(tokenizer, tokens):
+    """Cut the tokens where their text is whole characters: a byte-level token may hold part of
+    a character's UTF-8 bytes, which alone decode to U+FFFD. A piece still ending in U+FFFD is
+    cut anyway when the full text has U+FFFD there too (bytes that are never completed)."""
+    full_text = tokenizer.decode(tokens, decode_with_timestamps=True)
+    words, word_tokens, indices = [], [], []
+    pending, pending_indices, offset = [], [], 0
+    for index, token in enumerate(tokens):
+        pending.append(token)
+        pending_indices.append(index)
+        text = tokenizer.decode(pending, decode_with_timestamps=True)
+        broken = text.find("\ufffd")
+        if broken < 0 or offset + broken >= len(full_text) or full_text[offset + broken] == "\ufffd":
+            words.append(text)
+            word_tokens.append(pending)
+            indices.append(pending_indices)
+            pending, pending_indices = [], []
+            offset += len(text)
+    return words, word_tokens, indices
+
+
+def _split_tokens_on_spaces(tokenizer, tokens):
+    """Whole characters joined into words: a new word at a special token, a leading space, or
+    a punctuation mark."""
+    words, word_tokens, indices = [], [], []
+    for piece, piece_tokens, piece_indices in zip(*_split_tokens_on_unicode(tokenizer, tokens)):
+        starts_word = (piece_tokens[0] >= tokenizer.eos_token_id or piece.startswith(" ")
+                       or piece.strip() in _PUNCTUATION)
+        if starts_word or not words:
+            words.append(piece)
+            word_tokens.append(piece_tokens)
+            indices.append(piece_indices)
+        else:
+            words[-1] += piece
+            word_tokens[-1].extend(piece_tokens)
+            indices[-1].extend(piece_indices)
+    return words, word_tokens, indices
+
+
+def _merge_punctuations(words, tokens, indices, prepended, appended):
+    """In place: a word that is opening punctuation (after a space) joins the word after it,
+    right to left; closing punctuation joins the word before it, left to right; the emptied
+    entries are dropped."""
+    target = len(words) - 1
+    for i in range(len(words) - 2, -1, -1):
+        if words[i].startswith(" ") and words[i].strip() in prepended:
+            words[target] = words[i] + words[target]
+            tokens[target] = tokens[i] + tokens[target]
+            indices[target] = indices[i] + indices[target]
+            words[i], tokens[i], indices[i] = "", [], []
+        else:
+            target = i
+    target = 0
+    for j in range(1, len(words)):
+        if not words[target].endswith(" ") and words[j] in appended:
+            words[target] += words[j]
+            tokens[target] += tokens[j]
+            indices[target] += indices[j]
+            words[j], tokens[j], indices[j] = "", [], []
+        else:
+            target = j
+    words[:] = [word for word in words if word]
+    tokens[:] = [token for token in tokens if token]
+    indices[:] = [index for index in indices if index]
 
 
 WhisperTokenizerFast = WhisperTokenizer

@@ -13,6 +13,7 @@ from mindnlp.core.serialization import load_safetensors
 from mindnlp.transformers import (AutoModelForSpeechSeq2Seq, WhisperConfig, WhisperForAudioClassification,
                                   WhisperForCausalLM, WhisperForConditionalGeneration, WhisperModel,
                                   WhisperTokenizer)
+from mindnlp.transformers.models.whisper.generation_whisper import _dynamic_time_warping, _median_filter
 from mindnlp.transformers.models.whisper.modeling_whisper import sinusoids
 
 from ..seq2seq_parity import assert_close
@@ -136,6 +137,90 @@ def test_long_form_generate_matches_hf(expected, model, name, settings):
     out = model.generate(core.tensor(arrays["long_features"]),
                          attention_mask=core.tensor(arrays["long_attention_mask"]), return_segments=True, **settings)
     check_generation(name, out, expected)
+
+
+TOKEN_TIMESTAMPS = {  # name: (settings, with the attention mask), as make_whisper_fixtures.py runs them
+    "token_timestamps": (dict(language="en"), False),
+    "token_timestamps_num_frames": (dict(language="en"), True),
+    "token_timestamps_timestamps": (dict(language="en", return_timestamps=True, return_segments=True), True),
+    "token_timestamps_beam": (dict(language="fr", num_beams=3, max_new_tokens=8), False),
+    "token_timestamps_dict": (dict(language="en", return_dict_in_generate=True, max_new_tokens=6), True),
+}
+
+
+def check_token_timestamps(name, out, expected):
+    arrays, info = expected
+    np.testing.assert_array_equal(out["sequences"].numpy(), arrays[f"generate/{name}/sequences"], err_msg=name)
+    np.testing.assert_allclose(out["token_timestamps"].numpy(), arrays[f"generate/{name}/token_timestamps"],
+                               atol=1e-6, err_msg=name)
+    want = info["generate"][name]
+    if "keys" in want:  # HF 5.24 calls the cache "cache"
+        renamed = {"past_key_values": "cache"}
+        assert sorted(renamed.get(key, key) for key in out) == want["keys"]
+    if "segment_token_timestamps" in want:
+        got = [[segment["token_timestamps"].tolist() for segment in row] for row in out["segments"]]
+        assert [[len(s) for s in row] for row in got] == [[len(s) for s in row] for row in want[
+            "segment_token_timestamps"]]
+        for row_got, row_want in zip(got, want["segment_token_timestamps"]):
+            for segment_got, segment_want in zip(row_got, row_want):
+                np.testing.assert_allclose(segment_got, segment_want, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(TOKEN_TIMESTAMPS))
+def test_token_timestamps_match_hf(expected, model, name):
+    """Cross-attention + DTW token times: without and with the attention mask's frame counts,
+    beside segment timestamps, after a beam search, and in a full generate() output."""
+    settings, with_mask = TOKEN_TIMESTAMPS[name]
+    arrays = expected[0]
+    mask = core.tensor(arrays["attention_mask"]) if with_mask else None
+    out = model.generate(core.tensor(arrays["features"]), attention_mask=mask, return_token_timestamps=True,
+                         **settings)
+    check_token_timestamps(name, out, expected)
+
+
+def test_long_form_token_timestamps_match_hf(expected, model):
+    arrays = expected[0]
+    out = model.generate(core.tensor(arrays["long_features"]), attention_mask=core.tensor(
+        arrays["long_attention_mask"]), return_segments=True, language="en", return_token_timestamps=True)
+    check_generation("long_form_token_timestamps", out, expected)
+    check_token_timestamps("long_form_token_timestamps", out, expected)
+
+
+def test_token_timestamps_of_several_sequences_per_input(expected, model):
+    """Each returned sequence aligns to its own input's frames, as when the input is alone."""
+    arrays = expected[0]
+    features, mask = core.tensor(arrays["features"]), core.tensor(arrays["attention_mask"])
+    settings = dict(language="en", return_token_timestamps=True, num_beams=2, num_return_sequences=2,
+                    max_new_tokens=5)
+    batched = model.generate(features, attention_mask=mask, **settings)
+    for row in range(2):
+        alone = model.generate(features[row:row + 1], attention_mask=mask[row:row + 1], **settings)
+        np.testing.assert_array_equal(batched["sequences"][2 * row:2 * row + 2].numpy(), alone["sequences"].numpy())
+        np.testing.assert_array_equal(batched["token_timestamps"][2 * row:2 * row + 2].numpy(),
+                                      alone["token_timestamps"].numpy())
+
+
+def test_token_timestamps_need_alignment_heads(expected):
+    model = WhisperForConditionalGeneration.from_pretrained(MODEL).eval()
+    del model.generation_config.alignment_heads
+    with pytest.raises(ValueError, match="no `alignment_heads`"):
+        model.generate(core.tensor(expected[0]["features"]), language="en", return_token_timestamps=True)
+
+
+@pytest.mark.parametrize("name", ["random", "ties"])
+def test_dynamic_time_warping_matches_hf(expected, name):
+    """The warping path through HF's recorded cost matrices, one full of ties."""
+    arrays = expected[0]
+    text, time = _dynamic_time_warping(arrays[f"dtw/{name}/matrix"])
+    np.testing.assert_array_equal(text, arrays[f"dtw/{name}/text"])
+    np.testing.assert_array_equal(time, arrays[f"dtw/{name}/time"])
+
+
+def test_median_filter_matches_hf(expected):
+    arrays = expected[0]
+    np.testing.assert_array_equal(_median_filter(arrays["median/weights"], 7), arrays["median/filtered"])
+    with pytest.raises(ValueError, match="odd"):
+        _median_filter(arrays["median/weights"], 4)
 
 
 def test_generate_bad_requests_are_errors(expected, model):

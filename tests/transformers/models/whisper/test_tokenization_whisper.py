@@ -1,5 +1,6 @@
 """WhisperTokenizer against HF's on a tiny vocabulary with Whisper's special tokens
-(tests/fixtures/whisper/tokenizer): prefixes, decoding with and without timestamps, offsets."""
+(tests/fixtures/whisper/tokenizer): prefixes, decoding with and without timestamps, offsets,
+the English and basic text normalizers, word grouping and the ASR pipeline's word chunks."""
 import json
 import os
 
@@ -8,6 +9,8 @@ import pytest
 
 from mindnlp import core
 from mindnlp.transformers import AutoTokenizer, WhisperTokenizer
+from mindnlp.transformers.models.whisper.english_normalizer import BasicTextNormalizer, EnglishTextNormalizer
+from mindnlp.transformers.models.whisper.tokenization_whisper import _combine_tokens_into_words
 
 FOLDER = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "whisper", "tokenizer")
 
@@ -62,3 +65,47 @@ def test_bad_settings_and_auto_class(tokenizer):
         WhisperTokenizer.from_pretrained(FOLDER, task="summarize")
     assert type(AutoTokenizer.from_pretrained(FOLDER)) is WhisperTokenizer
     assert WhisperTokenizer._convert_to_list(core.tensor([[1, 2], [3, 4]])) == [[1, 2], [3, 4]]
+
+
+def test_normalizers_match_hf(expected, tokenizer):
+    """Numbers, currencies, contractions, titles, fillers, British spellings, diacritics."""
+    for case in expected["normalize"]:
+        text = case["text"]
+        assert tokenizer.normalize(text) == case["english"], text
+        assert tokenizer.basic_normalize(text) == case["basic"], text
+        assert tokenizer.basic_normalize(text, remove_diacritics=True) == case["basic_no_diacritics"], text
+        assert BasicTextNormalizer(split_letters=True)(text) == case["split_letters"], text
+
+
+def test_decode_normalized_matches_hf(expected, tokenizer):
+    case = expected["decode_normalized"]
+    assert tokenizer.decode(case["ids"], normalize=True) == case["normalize"]
+    assert tokenizer.decode(core.tensor([case["ids"]]), basic_normalize=True) == [case["basic_normalize"]]
+    diacritics = tokenizer(expected["normalize"][10]["text"], add_special_tokens=False)["input_ids"]
+    assert tokenizer.decode(diacritics, basic_normalize=True, remove_diacritics=True) == case["remove_diacritics"]
+
+
+def test_spelling_table_is_saved_and_required(tokenizer, tmp_path):
+    tokenizer.save_pretrained(tmp_path)
+    assert WhisperTokenizer.from_pretrained(tmp_path).english_spelling_normalizer == \
+        tokenizer.english_spelling_normalizer
+    with pytest.raises(ValueError, match="normalizer.json"):
+        EnglishTextNormalizer(None)
+
+
+def test_word_grouping_matches_hf(expected, tokenizer):
+    """Spaces and punctuation split words, opening / closing punctuation joins its neighbour,
+    and Chinese (no spaces) splits on whole characters across byte-level tokens."""
+    for case in expected["words"]:
+        words, tokens, indices = _combine_tokens_into_words(tokenizer, case["ids"], case["language"])
+        assert (words, tokens, indices) == (case["words"], case["tokens"], case["indices"])
+
+
+def test_word_chunks_of_decode_asr_match_hf(expected, tokenizer):
+    for case in expected["decode_asr_words"]:
+        outputs = [{key: (tuple(value) if key == "stride" else np.array(value)) for key, value in output.items()}
+                   for output in case["outputs"]]
+        text, optional = tokenizer._decode_asr(outputs, return_timestamps="word",
+                                               return_language=case["return_language"], time_precision=0.02)
+        assert text == case["text"]
+        assert json.loads(json.dumps(optional["chunks"])) == case["chunks"], case["name"]
