@@ -1,7 +1,7 @@
 """Prefill and decode of a Mixtral-shaped small MoE (8 experts, top-2) beside HF transformers + PyTorch.
 
     python benchmarks/moe.py [--prompt-length 256] [--new-tokens 32] [--repeats 3]
-                             [--torch-python PYTHON] [--no-torch]
+                             [--torch-python PYTHON] [--no-torch] [--compiled]
 
 The model (float32, random weights seeded, Mixtral's proportions at a small size: see
 `CONFIG`) is built and saved once by mindnlp, in the per-expert layout of published Mixtral
@@ -12,6 +12,9 @@ of `new_tokens` tokens at batch size 1 each, `repeats` times; the best of each i
 - prefill tokens/s: the prompt over the time from calling generate() to its first token;
 - decode tokens/s: one over the mean time between later tokens (one cached step each).
 
+With `--compiled`, a third process runs mindnlp with HF's compiled-generation recipe (a static
+cache and the forward under `core.compile`): each decode step replays one captured graph, its
+experts run without host-side grouping, gathering the two chosen experts' weights.
 HF transformers runs under `--torch-python` (default: this interpreter), so torch may live in
 another virtual environment. The same run names the CPU and measures its roofline
 (benchmarks/roofline.py): prefill as a share of the float32 matmul peak (flops of the
@@ -55,13 +58,16 @@ def active_parameters(config):
 def serve(library, folder, prompt_length, new_tokens):
     """Worker: load the model, generate once to warm up, then one timed generate() per "run" line
     on stdin, replying with its prefill and mean decode-step seconds and the new tokens."""
-    if library == "mindnlp":
+    if library.startswith("mindnlp"):
         from mindnlp import core as backend
         from mindnlp.transformers import AutoModelForCausalLM, LogitsProcessorList
     else:
         import torch as backend
         from transformers import AutoModelForCausalLM, LogitsProcessorList
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=backend.float32).eval()
+    if library == "mindnlp-compiled":
+        model.generation_config.cache_implementation = "static"
+        model.forward = backend.compile(model.forward, mode="reduce-overhead", fullgraph=True)
     prompt = backend.tensor([[(7 * j) % 31000 + 1 for j in range(prompt_length)]])
 
     def run():
@@ -124,7 +130,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=3, help="timed generate() calls per library, alternating")
     parser.add_argument("--torch-python", default=sys.executable, help="the Python that has torch + transformers")
     parser.add_argument("--no-torch", action="store_true")
-    parser.add_argument("--serve", choices=["mindnlp", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument("--compiled", action="store_true", help="also time mindnlp's compiled decoding")
+    parser.add_argument("--serve", choices=["mindnlp", "mindnlp-compiled", "torch"], help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -132,6 +139,8 @@ def main():
         return
 
     pythons = {"mindnlp": sys.executable}
+    if args.compiled:
+        pythons["mindnlp-compiled"] = sys.executable
     if not args.no_torch and torch_side_available(args.torch_python):
         pythons["torch"] = args.torch_python
     best, tokens, machine, peak_gflops, peak_gbs = {}, {}, None, 0.0, 0.0
@@ -159,16 +168,18 @@ def main():
           f"{CONFIG['num_hidden_layers']} layers, hidden {CONFIG['hidden_size']}, {active / 1e6:.0f}M active "
           f"parameters per token; float32, batch 1, prompt {args.prompt_length}, {args.new_tokens} new tokens, "
           f"best of {args.repeats} alternating runs")
-    print(f"  {'library':8} {'prefill tok/s':>13} {'% of matmul peak':>17} {'decode tok/s':>13} {'% of copy bound':>16}")
+    print(f"  {'library':16} {'prefill tok/s':>13} {'% of matmul peak':>17} {'decode tok/s':>13} {'% of copy bound':>16}")
     for library, (prefill, decode) in best.items():
         prefill_rate, decode_rate = args.prompt_length / prefill, 1 / decode
         share = 2 * active * prefill_rate / 1e9 / peak_gflops
-        print(f"  {library:8} {prefill_rate:13.1f} {100 * share:16.0f}% {decode_rate:13.2f} "
+        print(f"  {library:16} {prefill_rate:13.1f} {100 * share:16.0f}% {decode_rate:13.2f} "
               f"{100 * decode_rate / decode_bound:15.0f}%")
     if "torch" in best:
-        (tp, td), (mp, md) = best["torch"], best["mindnlp"]
-        same = "identical" if tokens["torch"] == tokens["mindnlp"] else "different"
-        print(f"  ratio (mindnlp / torch): prefill {tp / mp:.2f}x, decode {td / md:.2f}x; greedy tokens {same}")
+        tp, td = best["torch"]
+        for library in (name for name in best if name.startswith("mindnlp")):
+            mp, md = best[library]
+            same = "identical" if tokens["torch"] == tokens[library] else "different"
+            print(f"  ratio ({library} / torch): prefill {tp / mp:.2f}x, decode {td / md:.2f}x; greedy tokens {same}")
 
 
 if __name__ == "__main__":
