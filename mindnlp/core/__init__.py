@@ -14,6 +14,7 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inferenc
                        set_grad_enabled)
 from .ops import *  # noqa: F401,F403
 from .ops import abs, all, any, max, min, pow, range_, round, sum  # noqa: A004
+from .ops.linalg import _grouped_mm  # noqa: F401  (torch._grouped_mm)
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed,
                      multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                      set_rng_state)

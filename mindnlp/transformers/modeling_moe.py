@@ -21,7 +21,7 @@ import contextlib
 from .. import core
 from ..core import nn
 from .activations import ACT2FN, gated_activation
-from .integrations.moe import ALL_EXPERTS_FUNCTIONS, batched_mm_experts_forward, grouped_mm_experts_forward
+from .integrations.moe import ALL_EXPERTS_FUNCTIONS, grouped_mm_experts_forward
 from .modeling_decoder import DecoderModel, DecoderPreTrainedModel, GenericForCausalLM
 from .modeling_outputs import MoeCausalLMOutputWithPast, MoeModelOutputWithPast
 
@@ -118,58 +118,54 @@ class MoeExperts(nn.Module):
         return gated_activation(self.act_fn, gate, up)
 
     def project(self, inputs, name, experts):
-        """`inputs` through projection `name` of `experts`: one expert's index with inputs of
-        (tokens, in), or a tensor of experts, one per row of a batch (tokens, 1, in), or
-        `slice(None)`, every expert, with inputs of (experts, tokens, in)."""
+        """`inputs` through projection `name` of `experts`: a tensor of experts, one per row of a
+        batch (tokens, 1, in), or `slice(None)`, every expert, with inputs of (experts, tokens, in)."""
         weight = getattr(self, name)[experts]
         bias = getattr(self, f"{name}_bias")[experts] if self.has_bias else None
         if self.is_transposed:
             weight = weight.transpose(-1, -2)
-        if weight.ndim == 2:
-            return nn.functional.linear(inputs, weight, bias)
         output = core.bmm(inputs, weight.transpose(1, 2))
         return output if bias is None else output + bias.unsqueeze(1)
+
+    def project_groups(self, inputs, name, experts, ends):
+        """Rows of `inputs` sorted by expert (`experts`, with `ends` the cumulative end row of
+        each expert's run) through projection `name`: one grouped product (core._grouped_mm)."""
+        weight = getattr(self, name)
+        output = core._grouped_mm(inputs, weight if self.is_transposed else weight.transpose(1, 2), ends)
+        return output + getattr(self, f"{name}_bias")[experts] if self.has_bias else output
 
     def forward(self, hidden_states, top_k_index, top_k_weights):
         """Σ over each token's top-k experts of weight · expert(token), for tokens × hidden states."""
         experts_forward = ALL_EXPERTS_FUNCTIONS.get_interface(self.config._experts_implementation, None)
         if experts_forward is None:
             experts_forward = MoeExperts.grouped
-        if experts_forward in (MoeExperts.grouped, grouped_mm_experts_forward) and core.compiler.is_compiling():
-            experts_forward = MoeExperts.without_grouping
+        if experts_forward in (MoeExperts.grouped, grouped_mm_experts_forward) and core.onnx.is_in_onnx_export():
+            experts_forward = MoeExperts.dense
         return experts_forward(self, hidden_states, top_k_index, top_k_weights)
 
     def grouped(self, hidden_states, top_k_index, top_k_weights):
         """The (token, expert) assignments sorted by expert (stably, so a token's experts add up
-        in expert order as in HF), the tokens gathered once in that order, and each expert's
-        contiguous run through one matrix product per projection."""
+        in expert order as in HF), the tokens gathered once in that order, and every expert's
+        contiguous run through one grouped product per projection. The grouping lives inside
+        that op, so a captured graph (core.compile) replays it for any routing, and no
+        expert's weights are copied."""
         top_k = top_k_index.shape[-1]
         experts = top_k_index.reshape(-1)
         order = core.argsort(experts, stable=True)
         tokens = order // top_k
-        counts = core.bincount(experts, minlength=self.num_experts).tolist()
-        grouped = hidden_states[tokens]
-        outputs, start = [], 0
-        for index, count in enumerate(counts):
-            if count:
-                gate_up = self.project(grouped[start: start + count], "gate_up_proj", index)
-                outputs.append(self.project(self.activate(gate_up), "down_proj", index))
-                start += count
-        weighted = core.cat(outputs) * top_k_weights.reshape(-1)[order].unsqueeze(-1)
+        sorted_experts = experts[order]
+        every_expert = core.arange(self.num_experts, device=experts.device)
+        ends = (experts.unsqueeze(-1) == every_expert).sum(dim=0).cumsum(dim=0)
+        gate_up = self.project_groups(hidden_states[tokens], "gate_up_proj", sorted_experts, ends)
+        projected = self.project_groups(self.activate(gate_up), "down_proj", sorted_experts, ends)
+        weighted = projected * top_k_weights.reshape(-1)[order].unsqueeze(-1)
         return core.zeros_like(hidden_states).index_add(0, tokens, weighted.to(hidden_states.dtype))
 
-
-    def without_grouping(self, hidden_states, top_k_index, top_k_weights):
-        """The experts with no host-side grouping, for a captured graph (core.compile, ONNX
-        export), whose ops cannot depend on how many tokens each expert receives. A compiled
-        shape with fewer assignments than experts (a decode step) gathers the chosen
-        experts' weights (`batched_mm`); a longer one, and any exported graph (whose token
-        count varies), runs every expert over every token and weighs each output by the
-        token's routing weight for that expert (zero when not chosen), which costs
-        num_experts / top_k times the products but copies no weights."""
-        tokens, top_k = top_k_index.shape
-        if tokens * top_k < self.num_experts and not core.onnx.is_in_onnx_export():
-            return batched_mm_experts_forward(self, hidden_states, top_k_index, top_k_weights)
+    def dense(self, hidden_states, top_k_index, top_k_weights):
+        """Every expert over every token, each output weighed by the token's routing weight for
+        that expert (zero when not chosen): num_experts / top_k times the products, but only
+        standard ops, which is what an exported ONNX graph runs."""
+        tokens = hidden_states.shape[0]
         experts = core.arange(self.num_experts, device=top_k_index.device)
         chosen = (top_k_index.unsqueeze(-1) == experts).to(top_k_weights.dtype)
         routing = (chosen * top_k_weights.unsqueeze(-1)).sum(dim=1)

@@ -173,6 +173,7 @@ CASES = {
     "einsum_trace": (lambda a: T.einsum("ii", a), lambda: (r(3, 3),)),
     "einsum_diagonal": (lambda a, b: T.einsum("iij,j->ij", a, b), lambda: (r(3, 3, 2), r(2))),
     "einsum_three": (lambda a, b, c: T.einsum("ij,jk,kl->il", a, b, c), lambda: (r(2, 3), r(3, 4), r(4, 2))),
+    "grouped_mm": (lambda a, b: T._grouped_mm(a, b, core.tensor([2, 2, 5])), lambda: (r(6, 3), r(3, 3, 2))),
     "tril": (lambda a: T.tril(a, -1), lambda: (r(2, 3, 3),)),
     "triu": (lambda a: T.triu(a, 1), lambda: (r(3, 4),)),
 }
@@ -209,6 +210,7 @@ GRADGRAD = {
     "log_softmax": (lambda a: a - T.log(T.exp(a).sum(-1, keepdim=True)), lambda: (r(2, 3),)),
     "getitem": (lambda a: a[idx(0, 0, 1)] ** 2, lambda: (r(2, 2),)),
     "einsum": (lambda a, b: T.einsum("ij,jk->ik", a, b) ** 2, lambda: (r(2, 3), r(3, 2))),
+    "grouped_mm": (lambda a, b: T._grouped_mm(a, b, core.tensor([1, 4])) ** 2, lambda: (r(4, 3), r(2, 3, 2))),
 }
 
 

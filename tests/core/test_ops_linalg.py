@@ -1,4 +1,6 @@
-"""matmul/bmm/baddbmm/einsum/outer/tril/triu against torch's values (fixtures)."""
+"""matmul/bmm/baddbmm/einsum/outer/tril/triu against torch's values (fixtures); _grouped_mm against
+its definition, one product per group."""
+import numpy as np
 import pytest
 
 from mindnlp import core
@@ -30,3 +32,25 @@ def test_einsum_rejects_mismatched_ranks():
 def test_tril_needs_two_dims():
     with pytest.raises(RuntimeError, match="tril"):
         core.tril(core.ones(3))
+
+
+def test_grouped_mm_runs_each_group_through_its_matrix():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((9, 4)).astype(np.float32), rng.standard_normal((4, 4, 3)).astype(np.float32)
+    ends = [3, 3, 8, 8]  # an empty group, a group of five, and a row past the last group
+    out = core._grouped_mm(core.tensor(a), core.tensor(b), core.tensor(ends)).numpy()
+    np.testing.assert_allclose(out[:3], a[:3] @ b[0], rtol=1e-6)
+    np.testing.assert_allclose(out[3:8], a[3:8] @ b[2], rtol=1e-6)
+    assert (out[8] == 0).all() and out.dtype == np.float32
+
+
+def test_grouped_mm_refuses_bad_groups():
+    a, b = core.ones(4, 2), core.ones(2, 2, 3)
+    with pytest.raises(RuntimeError, match="non-decreasing and at most 4"):
+        core._grouped_mm(a, b, core.tensor([3, 2]))
+    with pytest.raises(RuntimeError, match="non-decreasing and at most 4"):
+        core._grouped_mm(a, b, core.tensor([2, 5]))
+    with pytest.raises(RuntimeError, match="1-D integer tensor of 2 group ends"):
+        core._grouped_mm(a, b, core.tensor([4]))
+    with pytest.raises(RuntimeError, match="columns do not match"):
+        core._grouped_mm(core.ones(4, 3), b, core.tensor([2, 4]))

@@ -1,4 +1,5 @@
 """Elementwise arithmetic, comparison, logic and math, with broadcasting and torch dtypes."""
+import functools
 import math
 
 import numpy as np
@@ -201,7 +202,20 @@ def floor_divide(input, other):
     if not ref.is_floating_point() and isinstance(b, int) and b == 0 or (
             isinstance(b, Tensor) and not b.is_floating_point() and not b.is_meta and bool((b._data == 0).any())):
         raise RuntimeError("ZeroDivisionError")
-    return _wrap(_binary_result(xp.floor_divide, a, b))
+    # An array op, so that graph capture records it (MoE routing divides sorted positions).
+    return array_op(functools.partial(_floor_divide_arrays, xp=xp), a, b)
+
+
+def _floor_divide_arrays(x, y, xp):
+    """x // y on arrays or Python numbers; the half dtypes are computed in float32."""
+    half = next((v.dtype for v in (x, y) if getattr(v, "dtype", None) in (np.float16, _dtype.bfloat16.np_dtype)), None)
+    try:
+        if half is not None:
+            widened = [v.astype(np.float32) if getattr(v, "dtype", None) == half else v for v in (x, y)]
+            return xp.floor_divide(*widened).astype(half)
+        return xp.floor_divide(x, y)
+    except ValueError:
+        raise broadcast_error(x, y) from None
 
 
 class Remainder(Function):

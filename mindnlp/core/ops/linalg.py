@@ -385,3 +385,82 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     differences = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return vector_norm(differences, p, dim=-1)
+
+
+def _group_ends(offs, rows):
+    """The end row of each group from `offs` (cumulative, as torch's), checked."""
+    ends = [int(e) for e in offs._data.tolist()]
+    if any(b < a for a, b in zip([0] + ends, ends)) or (ends and ends[-1] > rows):
+        raise RuntimeError(f"_grouped_mm: offs must be non-decreasing and at most {rows}, got {ends}")
+    return ends
+
+
+class GroupedMM(Function):
+    """Rows of `a` (M, K) in contiguous groups, group g (rows offs[g-1]:offs[g]) times b[g]
+    (K, N): one BLAS product per group on views of b, never a copy of a group's weights.
+    Rows past the last offset are zero."""
+
+    @staticmethod
+    def forward(ctx, a, b, offs):
+        xp = xp_of(a)
+        ends = _group_ends(offs, a.shape[0])
+        out = xp.zeros((a.shape[0], b.shape[2]), dtype=a._data.dtype)
+        start = 0
+        for group, end in enumerate(ends):
+            if end > start:
+                out[start:end] = _matmul_arrays(xp, a._data[start:end], b._data[group])
+            start = end
+        ctx.save_for_backward(a, b, offs)
+        ctx.ends = ends
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, offs = ctx.saved_tensors
+        ga = GroupedMM.apply(grad, b.transpose(1, 2), offs) if ctx.needs_input_grad[0] else None
+        gb = GroupedWeightGrad.apply(a, grad, offs, b.shape[0]) if ctx.needs_input_grad[1] else None
+        return ga, gb, None
+
+
+class GroupedWeightGrad(Function):
+    """(G, K, N): for each group, a[rows]ᵀ @ grad[rows] (the weight gradient of GroupedMM)."""
+
+    @staticmethod
+    def forward(ctx, a, grad, offs, groups):
+        xp = xp_of(a)
+        out = xp.zeros((groups, a.shape[1], grad.shape[1]), dtype=a._data.dtype)
+        start = 0
+        for group, end in enumerate(_group_ends(offs, a.shape[0])):
+            if end > start:
+                out[group] = _matmul_arrays(xp, a._data[start:end].T, grad._data[start:end])
+            start = end
+        ctx.save_for_backward(a, grad, offs)
+        return out
+
+    @staticmethod
+    def backward(ctx, gout):
+        a, grad, offs = ctx.saved_tensors
+        ga = GroupedMM.apply(grad, gout.transpose(1, 2), offs) if ctx.needs_input_grad[0] else None
+        ggrad = GroupedMM.apply(a, gout, offs) if ctx.needs_input_grad[1] else None
+        return ga, ggrad, None, None
+
+
+def _grouped_mm(mat_a, mat_b, offs=None, bias=None, out_dtype=None):
+    """torch._grouped_mm's 2-D x 3-D form: `mat_a` (M, K) holds the rows of all groups one after
+    another, `mat_b` (G, K, N) a matrix per group, `offs` (G,) the cumulative end row of each
+    group (an int tensor); row i of the result is mat_a[i] @ mat_b[g] for the group g holding it.
+    A mixture-of-experts layer sorts its tokens by expert and runs every expert as one product
+    through this op: the grouping happens inside the op, so a captured graph replays it for any
+    routing."""
+    if bias is not None or out_dtype not in (None, mat_a.dtype):
+        raise NotImplementedError("_grouped_mm: bias and out_dtype are not supported")
+    if mat_a.ndim != 2 or mat_b.ndim != 3 or offs is None:
+        raise RuntimeError(f"_grouped_mm supports a 2-D mat_a, a 3-D mat_b and offs; got {mat_a.ndim}-D, "
+                           f"{mat_b.ndim}-D and offs={'None' if offs is None else 'given'}")
+    if mat_a.shape[1] != mat_b.shape[1]:
+        raise RuntimeError(f"_grouped_mm: mat_a's {mat_a.shape[1]} columns do not match mat_b's {mat_b.shape[1]} rows")
+    if offs.ndim != 1 or offs.shape[0] != mat_b.shape[0] or offs.dtype.is_floating_point:
+        raise RuntimeError(f"_grouped_mm: offs must be a 1-D integer tensor of {mat_b.shape[0]} group ends")
+    check_same_device(mat_a, mat_b)
+    _common(mat_a, mat_b, "_grouped_mm")
+    return GroupedMM.apply(mat_a, mat_b, offs)

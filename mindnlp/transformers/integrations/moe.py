@@ -1,9 +1,8 @@
 """The experts implementations of mixture-of-experts layers, chosen by `config._experts_implementation`.
 
-- "eager" (the default) and "grouped_mm": the token-expert assignments sorted by expert, each
-  expert that received tokens running one matrix product over all of them (`MoeExperts.grouped`).
-  HF's "grouped_mm" calls a fused grouped-GEMM kernel; the array backends have none, so
-  both names run the grouped loop.
+- "eager" (the default) and "grouped_mm": the token-expert assignments sorted by expert and
+  every expert's run of tokens through one grouped product, `core._grouped_mm`, as HF's
+  "grouped_mm" calls torch's (`MoeExperts.grouped`).
 - "batched_mm": each assignment gathers its expert's weights and all of them run as one
   batched product: no host-side grouping, but a copy of an expert's weights per assignment,
   which only a handful of tokens (a decode step) can afford.
