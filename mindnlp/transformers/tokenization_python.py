@@ -53,6 +53,8 @@ class PythonBackend(PreTrainedTokenizerBase):
     Special tokens the vocabulary lacks are appended to it at construction.
     """
 
+    reads_tokenizer_json = False
+
     def __init__(self, **kwargs):
         self._no_split_tokens = set()
         self._split_pattern = None

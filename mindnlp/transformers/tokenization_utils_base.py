@@ -3,7 +3,8 @@ tokens, padding and truncation options, chat templates, and the on-disk format.
 
 The format is Hugging Face's (tokenizer_config.json, special_tokens_map.json, chat_template.jinja,
 plus the backend's own files), so a folder saved here loads in HF transformers and the reverse.
-The splitting itself lives in `tokenization_utils_fast.PreTrainedTokenizerFast`.
+The splitting itself lives in `tokenization_utils_fast.PreTrainedTokenizerFast` (the `tokenizers`
+library) or in a Python subclass of `tokenization_python.PythonBackend`.
 """
 import copy
 import json
@@ -313,6 +314,9 @@ class PreTrainedTokenizerBase:
     # The vocabulary-file arguments read even beside a tokenizer.json, as files that hold more
     # than the vocabulary (Whisper's normalizer.json spelling table).
     auxiliary_files_names = ()
+    # Whether a folder's tokenizer.json builds this class; Python tokenizers read only their own
+    # vocabulary files, even where a tokenizer.json sits beside them.
+    reads_tokenizer_json = True
     # The first name is the model's main input: `pad` reads the sequence length from it.
     model_input_names = ["input_ids", "attention_mask"]
     padding_side = "right"
@@ -956,7 +960,7 @@ class PreTrainedTokenizerBase:
         else:
             files = {
                 "tokenizer_config_file": optional(TOKENIZER_CONFIG_FILE),
-                "tokenizer_file": optional(FULL_TOKENIZER_FILE),
+                "tokenizer_file": optional(FULL_TOKENIZER_FILE) if cls.reads_tokenizer_json else None,
                 "special_tokens_map_file": optional(SPECIAL_TOKENS_MAP_FILE),
                 "chat_template_file": optional(CHAT_TEMPLATE_FILE),
             }

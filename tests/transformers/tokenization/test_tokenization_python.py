@@ -5,10 +5,11 @@ added-token splitting, decoding, chat templates, and the saved files."""
 import functools
 import json
 import os
+import shutil
 
 import pytest
 
-from mindnlp.transformers import PreTrainedTokenizer, PythonBackend, SentencePieceBackend
+from mindnlp.transformers import AutoTokenizer, PreTrainedTokenizer, PythonBackend, SentencePieceBackend
 from tests.transformers.tokenization.cases import CHAT_TEMPLATE, chat_cases, run_chat_case, run_encode_case
 from tests.transformers.tokenization.python_tokenizers import (
     ADDED_TEXTS, PATTERNS, added_token_calls, python_encode_cases, spm_tokenizer_class, structure_calls,
@@ -164,3 +165,16 @@ def test_subclass_without_hooks_says_what_is_missing():
 
     with pytest.raises(NotImplementedError, match="_tokenize"):
         Bare().tokenize("hi")
+
+
+def test_auto_tokenizer_loads_a_saved_sentencepiece_backend():
+    tokenizer = AutoTokenizer.from_pretrained(os.path.join(FIXTURES, "python_tokenizers", "spm_saved"))
+    assert type(tokenizer) is SentencePieceBackend
+    assert {text: tokenizer.encode(text) for text in expected()["spm_saved"]} == expected()["spm_saved"]
+
+
+def test_python_tokenizer_ignores_a_tokenizer_json_beside_its_vocabulary(tmp_path):
+    shutil.copytree(os.path.join(WORD_DIR, "saved"), tmp_path, dirs_exist_ok=True)
+    (tmp_path / "tokenizer.json").write_text("not the word tokenizer", encoding="utf-8")
+    tokenizer = WordTokenizer.from_pretrained(tmp_path)
+    assert {text: tokenizer.encode(text) for text in ADDED_TEXTS} == expected()["word_reloaded"]
