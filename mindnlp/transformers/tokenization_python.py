@@ -9,7 +9,6 @@ id/token/text conversions. Padding, batching, tensors, chat templates and the on
 from `PreTrainedTokenizerBase`, as for the `tokenizers`-backed classes. Remote-code tokenizers
 subclass this class, so its hooks and their semantics are HF transformers v5's.
 """
-import json
 import os
 import re
 
@@ -99,10 +98,6 @@ class PythonBackend(PreTrainedTokenizerBase):
             self._update_total_vocab_size()
         return self.total_vocab_size
 
-    def __bool__(self):
-        # `if tokenizer:` must not fall back on __len__.
-        return True
-
     def _update_total_vocab_size(self):
         self.total_vocab_size = len(self.get_vocab())
 
@@ -120,11 +115,6 @@ class PythonBackend(PreTrainedTokenizerBase):
             self._added_tokens_encoder[str(token)] = index
         self._update_trie()
         self._update_total_vocab_size()
-
-    @property
-    def added_tokens_encoder(self):
-        """{content: id} for every added token, in id order."""
-        return {token.content: index for index, token in sorted(self._added_tokens_decoder.items())}
 
     def get_added_vocab(self):
         return self._added_tokens_encoder
@@ -586,7 +576,7 @@ class PythonBackend(PreTrainedTokenizerBase):
             return ()
         prefix = filename_prefix + "-" if filename_prefix else ""
         path = os.path.join(save_directory, prefix + self.vocab_files_names.get("vocab_file", "vocab.json"))
-        return (write_text_atomic(path, json.dumps(vocab, indent=2, sort_keys=True, ensure_ascii=False) + "\n"),)
+        return (write_text_atomic(path, _json_text(vocab)),)
 
 
 PreTrainedTokenizer = PythonBackend

@@ -436,6 +436,15 @@ class PreTrainedTokenizerBase:
             return
         object.__setattr__(self, key, value)
 
+    def __bool__(self):
+        # `if tokenizer:` must not fall back on __len__ (the vocabulary size).
+        return True
+
+    @property
+    def added_tokens_encoder(self):
+        """{content: id} for every added token, in id order."""
+        return {token.content: index for index, token in sorted(self.added_tokens_decoder.items())}
+
     @property
     def pad_token_type_id(self):
         return self._pad_token_type_id
