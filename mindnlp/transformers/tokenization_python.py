@@ -53,6 +53,7 @@ class PythonBackend(PreTrainedTokenizerBase):
     """
 
     reads_tokenizer_json = False
+    accepts_tokenize_kwargs = True
 
     def __init__(self, **kwargs):
         self._no_split_tokens = set()
@@ -178,9 +179,12 @@ class PythonBackend(PreTrainedTokenizerBase):
 
     def tokenize(self, text, **kwargs):
         """The token strings of `text`: added tokens are cut out first (applying their strip and
-        single-word options to the neighbouring text), the rest goes to `_tokenize`."""
+        single-word options to the neighbouring text), the rest goes to `_tokenize`. Keyword
+        arguments are `split_special_tokens` and those `prepare_for_tokenization` consumes."""
         split_special_tokens = kwargs.pop("split_special_tokens", self.split_special_tokens)
         text, kwargs = self.prepare_for_tokenization(text, **kwargs)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.prepare_for_tokenization does not take {sorted(kwargs)}")
         if split_special_tokens:
             return self._tokenize(text)
         pieces = self._split_on_added_tokens(text)
@@ -332,6 +336,7 @@ class PythonBackend(PreTrainedTokenizerBase):
         return_offsets_mapping=False,
         return_length=False,
         split_special_tokens=None,
+        **tokenize_kwargs,
     ):
         # Character offsets are not tracked by Python tokenizers: `return_offsets_mapping` adds
         # nothing (HF's behaviour); use a tokenizers-backed tokenizer for them.
@@ -341,7 +346,9 @@ class PythonBackend(PreTrainedTokenizerBase):
             return_overflowing_tokens=return_overflowing_tokens,
             return_special_tokens_mask=return_special_tokens_mask, return_length=return_length,
         )
-        tokenize_options = {} if split_special_tokens is None else {"split_special_tokens": split_special_tokens}
+        tokenize_options = dict(tokenize_kwargs)
+        if split_special_tokens is not None:
+            tokenize_options["split_special_tokens"] = split_special_tokens
         if not self._is_batch(text, is_split_into_words):
             ids = self._input_ids(text, is_split_into_words, tokenize_options)
             pair_ids = None if text_pair is None else self._input_ids(text_pair, is_split_into_words, tokenize_options)

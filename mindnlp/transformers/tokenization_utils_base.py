@@ -317,6 +317,9 @@ class PreTrainedTokenizerBase:
     # Whether a folder's tokenizer.json builds this class; Python tokenizers read only their own
     # vocabulary files, even where a tokenizer.json sits beside them.
     reads_tokenizer_json = True
+    # Whether keyword arguments the call does not know go on to `tokenize` (a Python tokenizer's
+    # `prepare_for_tokenization` options, e.g. `add_prefix_space=True`); otherwise they are an error.
+    accepts_tokenize_kwargs = False
     # The first name is the model's main input: `pad` reads the sequence length from it.
     model_input_names = ["input_ids", "attention_mask"]
     padding_side = "right"
@@ -629,7 +632,7 @@ class PreTrainedTokenizerBase:
             self._check_side("padding_side", padding_side)
         max_target_length = kwargs.pop("max_target_length", None)
         split_special_tokens = kwargs.pop("split_special_tokens", self.split_special_tokens)
-        if kwargs:
+        if kwargs and not self.accepts_tokenize_kwargs:
             raise TypeError(f"unexpected tokenizer arguments: {sorted(kwargs)}")
         padding_strategy, truncation_strategy, max_length = self._get_padding_truncation_strategies(
             padding=padding, truncation=truncation, max_length=max_length, pad_to_multiple_of=pad_to_multiple_of
@@ -650,6 +653,7 @@ class PreTrainedTokenizerBase:
             return_offsets_mapping=return_offsets_mapping,
             return_length=return_length,
             split_special_tokens=split_special_tokens,
+            **kwargs,
         )
         encodings = None
         if text is not None:

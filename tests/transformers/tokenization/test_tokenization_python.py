@@ -178,3 +178,16 @@ def test_python_tokenizer_ignores_a_tokenizer_json_beside_its_vocabulary(tmp_pat
     (tmp_path / "tokenizer.json").write_text("not the word tokenizer", encoding="utf-8")
     tokenizer = WordTokenizer.from_pretrained(tmp_path)
     assert {text: tokenizer.encode(text) for text in ADDED_TEXTS} == expected()["word_reloaded"]
+
+
+def test_call_options_reach_prepare_for_tokenization():
+    class Exclaiming(WordTokenizer):
+        def prepare_for_tokenization(self, text, is_split_into_words=False, exclaim=False, **kwargs):
+            return (text + " !" if exclaim else text), kwargs
+
+    tokenizer = Exclaiming(VOCAB_FILE)
+    plain, exclaimed = tokenizer("hello world")["input_ids"], tokenizer("hello world", exclaim=True)["input_ids"]
+    assert exclaimed == plain[:-1] + tokenizer.convert_tokens_to_ids(["!"]) + plain[-1:]
+    assert tokenizer.tokenize("hello", exclaim=True) == ["hello", "!"]
+    with pytest.raises(TypeError, match="does not take \\['shout'\\]"):
+        tokenizer("hello world", shout=True)
