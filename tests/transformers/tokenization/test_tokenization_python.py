@@ -48,7 +48,11 @@ ALL_KEYS = ["word", *(spm_key(name, legacy) for name, legacy in SPM_KEYS)]
 
 
 def test_exports():
+    from mindnlp.transformers import tokenization_utils
+
     assert PreTrainedTokenizer is PythonBackend
+    assert tokenization_utils.PreTrainedTokenizer is PythonBackend
+    assert tokenization_utils.SentencePieceBackend is SentencePieceBackend
     assert issubclass(SentencePieceBackend, PythonBackend)
     assert WordTokenizer(VOCAB_FILE).is_fast is False
 
