@@ -10,7 +10,7 @@ import re
 
 from tokenizers import AddedToken
 
-from tests.transformers.tokenization.cases import BATCH, PAIR, TEXT, to_json
+from tests.transformers.tokenization.cases import BATCH, PAIR, TEXT, UNICODE, to_json
 
 WORD_RE = re.compile(r"\w+|[^\w\s]")
 
@@ -81,6 +81,7 @@ def python_encode_cases(has_pad_token):
     cases = [case for case in encode_cases(has_pad_token) if not case["kwargs"].get("return_offsets_mapping")]
     cases += [
         {"name": "offsets_ignored", "kwargs": {"text": TEXT, "return_offsets_mapping": True}},
+        {"name": "unicode", "kwargs": {"text": UNICODE}},
         {"name": "ids_input", "kwargs": {"text": [5, 6, 7], "text_pair": [8, 9]}},
         {"name": "batch_of_pairs", "kwargs": {"text": [(TEXT, PAIR), ("short", "one")], "padding": bool(has_pad_token)}},
         {"name": "pair_longest_first_left", "kwargs": {"text": TEXT, "text_pair": PAIR, "truncation": "longest_first",
@@ -134,6 +135,7 @@ def structure_calls(tokenizer):
         "prepare_for_model": dict(tokenizer.prepare_for_model(a, b, truncation="only_second", max_length=7,
                                                               return_special_tokens_mask=True)),
         "batch_decode": tokenizer.batch_decode([tokenizer.encode(text) for text in BATCH], skip_special_tokens=True),
+        "decode_unicode": tokenizer.decode(tokenizer.encode(UNICODE)),
     }
     return to_json(result)
 
