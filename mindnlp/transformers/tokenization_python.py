@@ -137,6 +137,8 @@ class PythonBackend(PreTrainedTokenizerBase):
                 special = special_tokens or token in self.all_special_tokens
                 token = AddedToken(token, normalized=not special, special=special)
             elif special_tokens:
+                # Assigning `token.special` would also switch off `normalized` (the tokenizers
+                # library's rule); HF keeps the token's own `normalized`, so set `special` alone.
                 token.__setstate__({"special": True, "normalized": token.normalized})
             if not token.special and token.normalized and getattr(self, "do_lower_case", False):
                 token.content = token.content.lower()
@@ -156,7 +158,8 @@ class PythonBackend(PreTrainedTokenizerBase):
 
     def _update_trie(self):
         """Rebuild the matcher of the strings that are never split (the added tokens): the
-        leftmost match wins, and the longest one among those starting there."""
+        leftmost match wins, and the longest one among those starting there. (HF's name: its
+        matcher is a trie; an alternation sorted longest-first finds the same matches.)"""
         tokens = {token.content for token in self._added_tokens_decoder.values()} | self._extra_no_split_tokens()
         tokens.discard("")
         if tokens != self._no_split_tokens:
@@ -165,7 +168,7 @@ class PythonBackend(PreTrainedTokenizerBase):
             self._split_pattern = re.compile("(" + "|".join(map(re.escape, alternatives)) + ")") if tokens else None
 
     def _extra_no_split_tokens(self):
-        """Strings kept whole besides the added tokens (none here)."""
+        """Strings kept whole besides the added tokens; a subclass names its own."""
         return set()
 
     def _split_on_added_tokens(self, text):
