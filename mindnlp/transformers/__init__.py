@@ -47,6 +47,8 @@ from .models.xlm_roberta.configuration_xlm_roberta import XLMRobertaConfig
 from .models.whisper.configuration_whisper import WhisperConfig
 from .tokenization_utils_base import BatchEncoding, PreTrainedTokenizerBase
 from .tokenization_utils_fast import PreTrainedTokenizerFast, TokenizersBackend
+from .tokenization_python import PreTrainedTokenizer, PythonBackend
+from .tokenization_utils_sentencepiece import SentencePieceBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
 from .models.auto.processing_auto import AutoProcessor
 from .models.albert.tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
@@ -72,7 +74,7 @@ from .processing_utils import ProcessorMixin
 from .models.whisper.feature_extraction_whisper import WhisperFeatureExtractor
 from .models.whisper.processing_whisper import WhisperProcessor
 from .models.auto.feature_extraction_auto import AutoFeatureExtractor
-from .utils import is_torch_available, logging
+from .utils import is_mlx_available, is_torch_available, logging
 from .utils.quantization_config import BitsAndBytesConfig, QuantizationConfigMixin, QuantoConfig
 from .utils.unsupported import unsupported
 

@@ -30,7 +30,7 @@ __all__ = [
     "CaptureLogger", "Colors", "TOKEN", "TemporaryHubRepo", "is_staging_test", "DeviceProperties", "Expectations", "TestCasePlus", "backend_empty_cache",
     "build_cpu_memory_monitor", "cleanup", "force_serialization_as_bin_files", "get_device_properties",
     "get_tests_dir", "hub_retry", "init_test_logger", "is_flaky", "is_flash_attn_2_available", "is_torch_available", "is_training_test",
-    "require_accelerate", "require_bitsandbytes", "require_deepspeed", "require_flash_attn", "require_flash_attn_3",
+    "require_accelerate", "require_bitsandbytes", "require_deepspeed", "require_flash_attn", "require_flash_attn_3", "require_jinja",
     "require_kernels", "require_non_hpu", "require_optimum_quanto", "require_safetensors", "require_sentencepiece",
     "require_tiktoken", "require_tokenizers", "require_torch", "require_torch_accelerator", "require_torch_gpu",
     "require_torch_greater_or_equal", "require_torch_large_accelerator", "require_torch_mps",
@@ -229,6 +229,7 @@ def _require_module(module, message):
 
 require_sentencepiece = _require_module("sentencepiece", "test requires the sentencepiece package")
 require_tokenizers = _require_module("tokenizers", "test requires the tokenizers package")
+require_jinja = _require_module("jinja2", "test requires the jinja2 package (chat templates)")
 require_safetensors = _require_module("safetensors", "test requires the safetensors package")
 require_tiktoken = _require_module("tiktoken", "test requires the tiktoken package")
 

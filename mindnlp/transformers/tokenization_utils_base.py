@@ -3,7 +3,8 @@ tokens, padding and truncation options, chat templates, and the on-disk format.
 
 The format is Hugging Face's (tokenizer_config.json, special_tokens_map.json, chat_template.jinja,
 plus the backend's own files), so a folder saved here loads in HF transformers and the reverse.
-The splitting itself lives in `tokenization_utils_fast.PreTrainedTokenizerFast`.
+The splitting itself lives in `tokenization_utils_fast.PreTrainedTokenizerFast` (the `tokenizers`
+library) or in a Python subclass of `tokenization_python.PythonBackend`.
 """
 import copy
 import json
@@ -313,6 +314,12 @@ class PreTrainedTokenizerBase:
     # The vocabulary-file arguments read even beside a tokenizer.json, as files that hold more
     # than the vocabulary (Whisper's normalizer.json spelling table).
     auxiliary_files_names = ()
+    # Whether a folder's tokenizer.json builds this class; Python tokenizers read only their own
+    # vocabulary files, even where a tokenizer.json sits beside them.
+    reads_tokenizer_json = True
+    # Whether keyword arguments the call does not know go on to `tokenize` (a Python tokenizer's
+    # `prepare_for_tokenization` options, e.g. `add_prefix_space=True`); otherwise they are an error.
+    accepts_tokenize_kwargs = False
     # The first name is the model's main input: `pad` reads the sequence length from it.
     model_input_names = ["input_ids", "attention_mask"]
     padding_side = "right"
@@ -431,6 +438,15 @@ class PreTrainedTokenizerBase:
             object.__setattr__(self, "_extra_special_tokens", list(value or []))
             return
         object.__setattr__(self, key, value)
+
+    def __bool__(self):
+        # `if tokenizer:` must not fall back on __len__ (the vocabulary size).
+        return True
+
+    @property
+    def added_tokens_encoder(self):
+        """{content: id} for every added token, in id order."""
+        return {token.content: index for index, token in sorted(self.added_tokens_decoder.items())}
 
     @property
     def pad_token_type_id(self):
@@ -616,7 +632,7 @@ class PreTrainedTokenizerBase:
             self._check_side("padding_side", padding_side)
         max_target_length = kwargs.pop("max_target_length", None)
         split_special_tokens = kwargs.pop("split_special_tokens", self.split_special_tokens)
-        if kwargs:
+        if kwargs and not self.accepts_tokenize_kwargs:
             raise TypeError(f"unexpected tokenizer arguments: {sorted(kwargs)}")
         padding_strategy, truncation_strategy, max_length = self._get_padding_truncation_strategies(
             padding=padding, truncation=truncation, max_length=max_length, pad_to_multiple_of=pad_to_multiple_of
@@ -637,6 +653,7 @@ class PreTrainedTokenizerBase:
             return_offsets_mapping=return_offsets_mapping,
             return_length=return_length,
             split_special_tokens=split_special_tokens,
+            **kwargs,
         )
         encodings = None
         if text is not None:
@@ -956,7 +973,7 @@ class PreTrainedTokenizerBase:
         else:
             files = {
                 "tokenizer_config_file": optional(TOKENIZER_CONFIG_FILE),
-                "tokenizer_file": optional(FULL_TOKENIZER_FILE),
+                "tokenizer_file": optional(FULL_TOKENIZER_FILE) if cls.reads_tokenizer_json else None,
                 "special_tokens_map_file": optional(SPECIAL_TOKENS_MAP_FILE),
                 "chat_template_file": optional(CHAT_TEMPLATE_FILE),
             }

@@ -146,10 +146,6 @@ class PreTrainedTokenizerFast(PreTrainedTokenizerBase):
         """Size of the whole vocabulary, added tokens included: the embedding size a model needs."""
         return self._tokenizer.get_vocab_size(with_added_tokens=True)
 
-    def __bool__(self):
-        # `if tokenizer:` must not fall back on __len__.
-        return True
-
     def get_vocab(self):
         return self._tokenizer.get_vocab(with_added_tokens=True)
 
@@ -161,10 +157,6 @@ class PreTrainedTokenizerFast(PreTrainedTokenizerBase):
     def added_tokens_decoder(self):
         """{id: AddedToken} for every added token, special or not."""
         return self._tokenizer.get_added_tokens_decoder()
-
-    @property
-    def added_tokens_encoder(self):
-        return {token.content: index for index, token in sorted(self.added_tokens_decoder.items())}
 
     def get_added_vocab(self):
         return self.added_tokens_encoder

@@ -11,6 +11,11 @@ def is_torch_available():
     return True
 
 
+def is_mlx_available():
+    """Apple's MLX arrays are not a `return_tensors` target here."""
+    return False
+
+
 def is_sklearn_available():
     return importlib.util.find_spec("sklearn") is not None
 

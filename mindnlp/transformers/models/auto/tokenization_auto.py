@@ -9,6 +9,7 @@ import json
 
 from ...tokenization_utils_base import FULL_TOKENIZER_FILE, TOKENIZER_CONFIG_FILE
 from ...tokenization_utils_fast import PreTrainedTokenizerFast
+from ...tokenization_utils_sentencepiece import SentencePieceBackend
 from ...utils.hub import cached_file
 from ..albert.tokenization_albert_fast import AlbertTokenizerFast
 from ..bert.tokenization_bert_fast import BertTokenizerFast
@@ -71,6 +72,8 @@ TOKENIZER_CLASSES = {
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast
+# HF v5 saves a generic sentencepiece tokenizer (a tokenizer.model, no tokenizer.json) under this name.
+TOKENIZER_CLASSES["SentencePieceBackend"] = SentencePieceBackend
 
 
 def tokenizer_class_from_name(name):
