@@ -289,8 +289,18 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         there is no memory to write: nothing is initialised (nor marked so), and a later
         `to_empty(device=...)` + `init_weights()` initialises parameters and buffers alike."""
         if core.get_default_device().type != "meta":
-            self.apply(self._initialize_weights)
+            self._apply_own_init(self)
         self.tie_weights()
+
+    def _apply_own_init(self, module):
+        """`_initialize_weights` over `module`'s tree, children first as `Module.apply`; a nested
+        model (a multimodal model's vision tower) initialises its own modules by its own rules."""
+        for child in module.children():
+            if isinstance(child, PreTrainedModel):
+                child._apply_own_init(child)
+            else:
+                self._apply_own_init(child)
+        self._initialize_weights(module)
 
     def _initialize_weights(self, module):
         if getattr(module, "_is_hf_initialized", False):
