@@ -265,7 +265,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         """This model's `_tied_weights_keys` when its config ties word embeddings, else {}."""
         if not self._tied_weights_keys:
             return {}
-        if not getattr(self.config.get_text_config(), "tie_word_embeddings", False):
+        if not getattr(self.config, "tie_word_embeddings", False):
             return {}
         return dict(self._tied_weights_keys)
 
@@ -463,7 +463,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         for prefix, module in self.named_modules():
             if not isinstance(module, PreTrainedModel) or not module._tied_weights_keys:
                 continue
-            if not getattr(module.config.get_text_config(), "tie_word_embeddings", False):
+            if not getattr(module.config, "tie_word_embeddings", False):
                 continue
             dot = f"{prefix}." if prefix else ""
             mapping.update({dot + t: dot + s for t, s in module._tied_weights_keys.items()})

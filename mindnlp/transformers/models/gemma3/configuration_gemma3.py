@@ -10,7 +10,7 @@ layers for each full one (`sliding_window_pattern`, 6, in older files).
 """
 import typing
 
-from ...configuration_utils import PretrainedConfig
+from ...configuration_utils import PretrainedConfig, build_sub_config
 from ..gemma2.configuration_gemma2 import Gemma2Config
 from ..siglip.configuration_siglip import SiglipVisionConfig
 
@@ -41,17 +41,6 @@ class Gemma3TextConfig(Gemma2Config):
         super().__post_init__(**kwargs)
 
 
-def _sub_config(value, config_class):
-    """A part of a composite config from what config.json (a dict) or a caller (a config, None) gives."""
-    if value is None:
-        return config_class()
-    if isinstance(value, dict):
-        return config_class(**{key: item for key, item in value.items() if key != "model_type"})
-    if not isinstance(value, config_class):
-        raise TypeError(f"expected a {config_class.__name__} or a dict, got {type(value).__name__}")
-    return value
-
-
 class Gemma3Config(PretrainedConfig):
     """The multimodal Gemma 3 (defaults: google/gemma-3-4b): a Gemma 3 text config, a SigLIP
     vision config, and how images enter the text: each image becomes `mm_tokens_per_image`
@@ -73,7 +62,7 @@ class Gemma3Config(PretrainedConfig):
     tie_word_embeddings: bool = True
 
     def __post_init__(self, **kwargs):
-        self.text_config = _sub_config(self.text_config, Gemma3TextConfig)
-        self.vision_config = _sub_config(self.vision_config, SiglipVisionConfig)
+        self.text_config = build_sub_config(self.text_config, Gemma3TextConfig)
+        self.vision_config = build_sub_config(self.vision_config, SiglipVisionConfig)
         super().__post_init__(**kwargs)
 

@@ -226,7 +226,8 @@ class Gemma3Model(Gemma3PreTrainedModel):
             position_ids = cache_position.unsqueeze(0)
         image_features = None
         if pixel_values is not None:
-            image_features = self.get_image_features(pixel_values, return_dict=True).pooler_output.to(inputs_embeds.dtype)
+            image_features = self.get_image_features(pixel_values, return_dict=True).pooler_output
+            image_features = image_features.to(inputs_embeds.dtype)
             placeholders = self.get_placeholder_mask(input_ids, inputs_embeds, image_features)
             inputs_embeds = inputs_embeds.masked_scatter(placeholders, image_features)
         masks = attention_mask if isinstance(attention_mask, dict) else self.causal_masks(

@@ -122,10 +122,11 @@ class SiglipPreTrainedModel(PreTrainedModel):
 
     def _init_weights(self, module):
         """JAX's initialisers, as the original checkpoints were trained with: LeCun-normal
-        projections (Xavier-uniform in attention and MLP), position embeddings of std 1/sqrt(width)."""
+        projections (Xavier-uniform in attention and MLP), position embeddings of std 1/sqrt(width).
+        Parents run after their children, so these override the generic Linear/Embedding rules."""
         if isinstance(module, SiglipVisionEmbeddings):
-            nn.init.normal_(module.position_embedding.weight, std=1 / math.sqrt(module.position_embedding.embedding_dim))
-            module.position_embedding._is_hf_initialized = True
+            width = module.position_embedding.embedding_dim
+            nn.init.normal_(module.position_embedding.weight, std=1 / math.sqrt(width))
             with core.no_grad():
                 module.position_ids.copy_(core.arange(module.num_patches).expand((1, -1)))
         elif isinstance(module, (SiglipAttention, SiglipMLP)):
@@ -136,12 +137,13 @@ class SiglipPreTrainedModel(PreTrainedModel):
                         nn.init.normal_(linear.bias, std=1e-6)
                     else:
                         nn.init.zeros_(linear.bias)
-                    linear._is_hf_initialized = True
         elif isinstance(module, SiglipMultiheadAttentionPoolingHead):
             nn.init.xavier_uniform_(module.probe)
             nn.init.xavier_uniform_(module.attention.in_proj_weight)
             nn.init.zeros_(module.attention.in_proj_bias)
         elif isinstance(module, (nn.Linear, nn.Conv2d)):
+            # LeCun normal: variance 1/fan_in after truncation to two standard deviations, which
+            # shrinks a normal's std by 0.8796...
             fan_in = module.weight[0].numel()
             nn.init.trunc_normal_(module.weight, std=math.sqrt(1 / fan_in) / 0.87962566103423978)
             if module.bias is not None:

@@ -100,6 +100,8 @@ def test_auto_classes_and_config_round_trip():
     assert again.to_dict() == config.to_dict()
     assert isinstance(AutoModel.from_config(config), Gemma3Model)
     assert isinstance(AutoModelForCausalLM.from_config(config), Gemma3ForConditionalGeneration)
+    with pytest.raises(TypeError, match="SiglipVisionConfig or a dict"):
+        Gemma3Config(vision_config=config.text_config)
 
 
 def test_each_run_of_image_tokens_is_one_image():
@@ -144,3 +146,18 @@ def test_nested_vision_tower_initialises_by_its_own_rules():
     assert embeddings.position_ids.tolist() == [list(range(embeddings.num_patches))]
     attention = model.vision_tower.encoder.layers[0].self_attn
     assert not attention.q_proj.bias.any() and attention.q_proj.weight.std().item() > 0.05
+
+
+def test_untied_head_follows_the_outer_config():
+    """`tie_word_embeddings` of the image-text config decides, as in HF; an untied head is saved
+    under HF's `language_model.lm_head`."""
+    config = Gemma3Config.from_pretrained(os.path.join(FIXTURES, "model"))
+    config.tie_word_embeddings = False
+    model = Gemma3ForConditionalGeneration(config)
+    assert model.lm_head.weight is not model.get_input_embeddings().weight
+    with tempfile.TemporaryDirectory() as folder:
+        model.save_pretrained(folder)
+        keys = checkpoint_keys(folder)
+        reloaded = Gemma3ForConditionalGeneration.from_pretrained(folder)
+    assert keys == checkpoint_keys(os.path.join(FIXTURES, "model")) | {"language_model.lm_head.weight"}
+    np.testing.assert_array_equal(reloaded.lm_head.weight.detach().numpy(), model.lm_head.weight.detach().numpy())
