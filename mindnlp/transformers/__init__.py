@@ -20,7 +20,7 @@ from .models.deepseek_v3.configuration_deepseek_v3 import DeepseekV3Config
 from .models.distilbert.configuration_distilbert import DistilBertConfig
 from .models.gemma.configuration_gemma import GemmaConfig
 from .models.gemma2.configuration_gemma2 import Gemma2Config
-from .models.gemma3.configuration_gemma3 import Gemma3TextConfig
+from .models.gemma3.configuration_gemma3 import Gemma3Config, Gemma3TextConfig
 from .models.gpt2.configuration_gpt2 import GPT2Config
 from .models.falcon.configuration_falcon import FalconConfig
 from .models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
@@ -40,6 +40,7 @@ from .models.qwen2_moe.configuration_qwen2_moe import Qwen2MoeConfig
 from .models.qwen3.configuration_qwen3 import Qwen3Config
 from .models.qwen3_moe.configuration_qwen3_moe import Qwen3MoeConfig
 from .models.roberta.configuration_roberta import RobertaConfig
+from .models.siglip.configuration_siglip import SiglipVisionConfig
 from .models.smollm3.configuration_smollm3 import SmolLM3Config
 from .models.starcoder2.configuration_starcoder2 import Starcoder2Config
 from .models.t5.configuration_t5 import T5Config
@@ -82,11 +83,6 @@ ByT5Tokenizer = unsupported("ByT5Tokenizer", "the ByT5 byte-level tokenizer")
 SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
 Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")
-Gemma3Config = unsupported("Gemma3Config", "the multimodal Gemma 3 (Gemma3TextConfig is the text model's)")
-Gemma3Model = unsupported("Gemma3Model", "the multimodal Gemma 3 (Gemma3TextModel is the text model)")
-Gemma3ForConditionalGeneration = unsupported("Gemma3ForConditionalGeneration", "the multimodal Gemma 3")
-Gemma3ForSequenceClassification = unsupported(
-    "Gemma3ForSequenceClassification", "the multimodal Gemma 3 (Gemma3TextForSequenceClassification is the text one)")
 Gemma3Processor = unsupported("Gemma3Processor", "the multimodal Gemma 3's image processing")
 
 # Model classes import the modeling stack (core.nn, caches, generation) on first use, so that
@@ -199,8 +195,10 @@ _LAZY_MODEL_NAMES = {
         "Gemma2PreTrainedModel",
     ],
     "models.gemma3.modeling_gemma3": [
-        "Gemma3ForCausalLM", "Gemma3PreTrainedModel", "Gemma3TextForSequenceClassification", "Gemma3TextModel",
+        "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3ForSequenceClassification", "Gemma3Model",
+        "Gemma3PreTrainedModel", "Gemma3TextForSequenceClassification", "Gemma3TextModel",
     ],
+    "models.siglip.modeling_siglip": ["SiglipPreTrainedModel", "SiglipVisionModel"],
     "models.gpt_neox.modeling_gpt_neox": [
         "GPTNeoXForCausalLM", "GPTNeoXForQuestionAnswering", "GPTNeoXForSequenceClassification",
         "GPTNeoXForTokenClassification", "GPTNeoXLayer", "GPTNeoXModel", "GPTNeoXPreTrainedModel",

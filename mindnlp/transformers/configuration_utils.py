@@ -682,6 +682,18 @@ class PreTrainedConfig:
         return self.__dict__[found[0]] if found else self
 
 
+def build_sub_config(value, config_class):
+    """A part of a composite config (its `sub_configs`) from what config.json (a dict) or a caller
+    (a config, or None for the part's defaults) gives."""
+    if value is None:
+        return config_class()
+    if isinstance(value, dict):
+        return config_class(**{key: item for key, item in value.items() if key != "model_type"})
+    if not isinstance(value, config_class):
+        raise TypeError(f"expected a {config_class.__name__} or a dict, got {type(value).__name__}")
+    return value
+
+
 def _init_with_signature(fields):
     """An __init__ for a config class whose signature lists its fields as keyword arguments
     with their defaults, so that `inspect.signature(Config.__init__)` shows what a config

@@ -32,6 +32,12 @@ def _build_registry():
     }
 
 
+# Renamings of layouts that loading still reads but saving no longer writes (so never reverted):
+# Gemma 3 checkpoints written before transformers 5 nest the SigLIP tower's modules one level deeper.
+_OLDER_LAYOUTS = {
+    "gemma3": [WeightRenaming(r"vision_tower\.vision_model\.", "vision_tower.")],
+}
+
 _registry = None
 
 
@@ -53,13 +59,18 @@ def register_checkpoint_conversion_mapping(model_type, mapping, overwrite=False)
 
 
 def get_model_conversion_mapping(model, key_mapping=None, hf_quantizer=None, add_legacy=True):
-    """The renamings to apply when loading into `model`: a caller's key_mapping, the model
-    type's registered ones, then (add_legacy) the legacy ones."""
+    """The renamings to apply when loading into `model`: a caller's key_mapping (else the model
+    class's `_checkpoint_conversion_mapping`: the vision-language models' saved layout), the
+    model type's registered ones, then (add_legacy, loading only) the model type's older layouts
+    and the legacy ones."""
     if hf_quantizer is not None:
         raise NotImplementedError("mindnlp has no quantizers: checkpoint conversion for one is not available")
+    if key_mapping is None:
+        key_mapping = getattr(model, "_checkpoint_conversion_mapping", None)
     conversions = [WeightRenaming(k, v) for k, v in (key_mapping or {}).items()]
     model_type = getattr(model.config, "model_type", None)
     conversions += get_checkpoint_conversion_mapping(model_type) or []
     if add_legacy:
+        conversions += copy.deepcopy(_OLDER_LAYOUTS.get(model_type, []))
         conversions += get_checkpoint_conversion_mapping("legacy")
     return conversions

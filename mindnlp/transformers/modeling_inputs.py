@@ -44,9 +44,13 @@ def check_model_inputs(model, args, kwargs):
                     + (": add the batch dimension with input_ids.unsqueeze(0)" if ids.ndim == 1 else ""))
     for name in TENSOR_ARGUMENTS:
         value = kwargs.get(name)
+        if isinstance(value, dict) and name == "attention_mask":
+            # masks prepared per layer type, as a multimodal model hands its language model
+            value = next((mask for mask in value.values() if not isinstance(mask, core.Tensor)), None)
         if value is not None and not isinstance(value, core.Tensor):
             raise not_a_tensor_error(name, value)
     mask = kwargs.get("attention_mask")
+    mask = None if isinstance(mask, dict) else mask
     # A caller that passes past_key_values (even None, as generation loops do) manages positions
     # itself; the attention layers then check the mask against the keys.
     if (mask is not None and ids is not None and mask.ndim == ids.ndim and "past_key_values" not in kwargs

@@ -265,7 +265,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         """This model's `_tied_weights_keys` when its config ties word embeddings, else {}."""
         if not self._tied_weights_keys:
             return {}
-        if not getattr(self.config.get_text_config(), "tie_word_embeddings", False):
+        if not getattr(self.config, "tie_word_embeddings", False):
             return {}
         return dict(self._tied_weights_keys)
 
@@ -289,8 +289,18 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         there is no memory to write: nothing is initialised (nor marked so), and a later
         `to_empty(device=...)` + `init_weights()` initialises parameters and buffers alike."""
         if core.get_default_device().type != "meta":
-            self.apply(self._initialize_weights)
+            self._apply_own_init(self)
         self.tie_weights()
+
+    def _apply_own_init(self, module):
+        """`_initialize_weights` over `module`'s tree, children first as `Module.apply`; a nested
+        model (a multimodal model's vision tower) initialises its own modules by its own rules."""
+        for child in module.children():
+            if isinstance(child, PreTrainedModel):
+                child._apply_own_init(child)
+            else:
+                self._apply_own_init(child)
+        self._initialize_weights(module)
 
     def _initialize_weights(self, module):
         if getattr(module, "_is_hf_initialized", False):
@@ -453,7 +463,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         for prefix, module in self.named_modules():
             if not isinstance(module, PreTrainedModel) or not module._tied_weights_keys:
                 continue
-            if not getattr(module.config.get_text_config(), "tie_word_embeddings", False):
+            if not getattr(module.config, "tie_word_embeddings", False):
                 continue
             dot = f"{prefix}." if prefix else ""
             mapping.update({dot + t: dot + s for t, s in module._tied_weights_keys.items()})

@@ -38,6 +38,11 @@ def test_filled_creation_and_likes():
     assert core.ones((2,), dtype=core.int32).tolist() == [1, 1]
     assert core.full((2, 2), 7).tolist() == [[7, 7], [7, 7]]
     assert core.empty(3, 4).shape == (3, 4)
+    # torch also takes the shape as a keyword
+    assert core.ones(size=(2, 1), dtype=core.int64).tolist() == [[1], [1]]
+    assert core.zeros(size=[3]).shape == (3,) and core.empty(size=(1, 2)).shape == (1, 2)
+    with pytest.raises(TypeError, match="not both"):
+        core.ones(2, size=(2,))
     x = core.ones(2, 3, dtype=core.float16)
     for like in (core.zeros_like(x), core.ones_like(x), core.empty_like(x), core.full_like(x, 2)):
         assert like.shape == (2, 3) and like.dtype is core.float16

@@ -105,7 +105,12 @@ def from_numpy(array):
     return _wrap(array)
 
 
-def _shape_arg(size):
+def _shape_arg(size, keyword=None):
+    """The shape from torch's two spellings: positional sizes (2, 3) or ((2, 3),), or `size=(2, 3)`."""
+    if keyword is not None:
+        if size:
+            raise TypeError("pass the shape either positionally or as size=, not both")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     shape = tuple(int(s) for s in size)
@@ -124,23 +129,28 @@ def _filled(shape, value, dtype, device, requires_grad):
     return _finish(np.full(shape, value, dtype=dtype.np_dtype), CPU, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False):
+    shape = _shape_arg(sizes, size)
     if out is not None:
-        return creation_out("zeros", out, dtype, lambda dt, dev: zeros(*size, dtype=dt, device=dev))
-    return _filled(_shape_arg(size), 0, dtype, device, requires_grad)
+        return creation_out("zeros", out, dtype, lambda dt, dev: zeros(shape, dtype=dt, device=dev))
+    return _filled(shape, 0, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False):
+    shape = _shape_arg(sizes, size)
     if out is not None:
-        return creation_out("ones", out, dtype, lambda dt, dev: ones(*size, dtype=dt, device=dev))
-    return _filled(_shape_arg(size), 1, dtype, device, requires_grad)
+        return creation_out("ones", out, dtype, lambda dt, dev: ones(shape, dtype=dt, device=dev))
+    return _filled(shape, 1, dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False,
           memory_format=None):
+    shape = _shape_arg(sizes, size)
     if out is not None:
-        return creation_out("empty", out, dtype, lambda dt, dev: empty(*size, dtype=dt, device=dev))
-    return _filled(_shape_arg(size), 0, dtype, device, requires_grad)
+        return creation_out("empty", out, dtype, lambda dt, dev: empty(shape, dtype=dt, device=dev))
+    return _filled(shape, 0, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False, out=None, layout=None):

@@ -32,7 +32,9 @@ MODEL_MAPPING_NAMES = OrderedDict([
     ("olmo2", "Olmo2Model"),
     ("gemma", "GemmaModel"),
     ("gemma2", "Gemma2Model"),
+    ("gemma3", "Gemma3Model"),
     ("gemma3_text", "Gemma3TextModel"),
+    ("siglip_vision_model", "SiglipVisionModel"),
     ("phi3", "Phi3Model"),
     ("phi", "PhiModel"),
     ("gpt_neox", "GPTNeoXModel"),
@@ -98,6 +100,7 @@ MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([
     ("olmo2", "Olmo2ForCausalLM"),
     ("gemma", "GemmaForCausalLM"),
     ("gemma2", "Gemma2ForCausalLM"),
+    ("gemma3", "Gemma3ForConditionalGeneration"),
     ("gemma3_text", "Gemma3ForCausalLM"),
     ("phi3", "Phi3ForCausalLM"),
     ("phi", "PhiForCausalLM"),
@@ -133,6 +136,7 @@ MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("starcoder2", "Starcoder2ForSequenceClassification"),
     ("gemma", "GemmaForSequenceClassification"),
     ("gemma2", "Gemma2ForSequenceClassification"),
+    ("gemma3", "Gemma3ForSequenceClassification"),
     ("gemma3_text", "Gemma3TextForSequenceClassification"),
     ("phi3", "Phi3ForSequenceClassification"),
     ("phi", "PhiForSequenceClassification"),
@@ -238,10 +242,13 @@ MODEL_FOR_AUDIO_CLASSIFICATION_MAPPING_NAMES = OrderedDict([
     ("whisper", "WhisperForAudioClassification"),
 ])
 
+MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES = OrderedDict([
+    ("gemma3", "Gemma3ForConditionalGeneration"),
+])
+
 # Tasks of Hugging Face's mappings that no architecture of mindnlp serves yet: the names exist so
 # that code asking "is this class an image classifier?" gets HF's answer for mindnlp's models (no),
 # and the Auto classes over them say that the task has no model.
-MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_AUDIO_XVECTOR_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_BACKBONE_MAPPING_NAMES = OrderedDict()
 MODEL_FOR_CAUSAL_IMAGE_MODELING_MAPPING_NAMES = OrderedDict()

@@ -47,6 +47,7 @@ TOKENIZER_MAPPING = {
     "mixtral": LlamaTokenizerFast,
     "gemma": GemmaTokenizerFast,
     "gemma2": GemmaTokenizerFast,
+    "gemma3": GemmaTokenizerFast,
     "gemma3_text": GemmaTokenizerFast,
     "phi3": LlamaTokenizerFast,
     "qwen2": Qwen2TokenizerFast,

@@ -1,1 +1,1 @@
-from .configuration_gemma3 import Gemma3TextConfig
+from .configuration_gemma3 import Gemma3Config, Gemma3TextConfig

@@ -5,8 +5,14 @@ sliding (local) layers rotate with `rope_local_base_freq` (10k) and the full (gl
 with `rope_theta` (1M), so `rope_parameters` holds one dict per layer type. v4 files with
 `rope_scaling` scale the global layers only, as in HF. `layer_types` defaults to five sliding
 layers for each full one (`sliding_window_pattern`, 6, in older files).
+
+`Gemma3Config` nests it with a SigLIP vision config for the image-text model.
 """
+import typing
+
+from ...configuration_utils import PretrainedConfig, build_sub_config
 from ..gemma2.configuration_gemma2 import Gemma2Config
+from ..siglip.configuration_siglip import SiglipVisionConfig
 
 
 class Gemma3TextConfig(Gemma2Config):
@@ -33,3 +39,30 @@ class Gemma3TextConfig(Gemma2Config):
                                              kwargs.pop("rope_local_base_freq", self.default_theta["local"]))
         self.rope_parameters = rope
         super().__post_init__(**kwargs)
+
+
+class Gemma3Config(PretrainedConfig):
+    """The multimodal Gemma 3 (defaults: google/gemma-3-4b): a Gemma 3 text config, a SigLIP
+    vision config, and how images enter the text: each image becomes `mm_tokens_per_image`
+    embeddings that replace as many `image_token_index` tokens, between `boi_token_index` and
+    `eoi_token_index`."""
+
+    model_type = "gemma3"
+    attribute_map = {"image_token_id": "image_token_index", "boi_token_id": "boi_token_index",
+                     "eoi_token_id": "eoi_token_index"}
+    sub_configs = {"text_config": Gemma3TextConfig, "vision_config": SiglipVisionConfig}
+
+    text_config: typing.Any = None
+    vision_config: typing.Any = None
+    mm_tokens_per_image: int = 256
+    boi_token_index: int = 255_999
+    eoi_token_index: int = 256_000
+    image_token_index: int = 262_144
+    initializer_range: float = 0.02
+    tie_word_embeddings: bool = True
+
+    def __post_init__(self, **kwargs):
+        self.text_config = build_sub_config(self.text_config, Gemma3TextConfig)
+        self.vision_config = build_sub_config(self.vision_config, SiglipVisionConfig)
+        super().__post_init__(**kwargs)
+

@@ -1,0 +1,1 @@
+from .configuration_siglip import SiglipVisionConfig
