@@ -317,20 +317,16 @@ class LegacyDebertaV2OnlyMLMHead(BertOnlyMLMHead):
         self.predictions = LegacyDebertaV2LMPredictionHead(config)
 
 
-class DebertaV2LMPredictionHead(nn.Module):
-    """dense → activation → LayerNorm, scored against the word embeddings given to forward, plus `bias`."""
+class DebertaV2LMPredictionHead(BertPredictionHeadTransform):
+    """BERT's transform (dense → activation → LayerNorm, under the same parameter names), scored
+    against the word embeddings given to forward, plus `bias`."""
 
     def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        act = config.hidden_act
-        self.transform_act_fn = ACT2FN[act] if isinstance(act, str) else act
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        super().__init__(config)
         self.bias = nn.Parameter(core.zeros(config.vocab_size))
 
     def forward(self, hidden_states, word_embeddings):
-        hidden_states = self.LayerNorm(self.transform_act_fn(self.dense(hidden_states)))
-        return core.matmul(hidden_states, word_embeddings.weight.t()) + self.bias
+        return core.matmul(super().forward(hidden_states), word_embeddings.weight.t()) + self.bias
 
 
 class DebertaV2OnlyMLMHead(nn.Module):
