@@ -35,6 +35,37 @@ def output_flags(config, output_attentions, output_hidden_states, return_dict):
     )
 
 
+class LayerOutputs:
+    """What a stack of layers reports besides its last hidden state: each layer's input (and,
+    once the stack ends, its output) when `output_hidden_states`, each layer's attention weights
+    (and cross-attention weights, for a stack that attends to an encoder) when
+    `output_attentions`; None for what was not asked for, as HF's models return."""
+
+    def __init__(self, output_hidden_states, output_attentions, cross_attentions=False):
+        self.hidden_states = () if output_hidden_states else None
+        self.attentions = () if output_attentions else None
+        self.cross_attentions = () if output_attentions and cross_attentions else None
+
+    def add_hidden(self, hidden_states):
+        if self.hidden_states is not None:
+            self.hidden_states += (hidden_states,)
+
+    def add_attentions(self, weights, cross_weights=None):
+        if self.attentions is not None:
+            self.attentions += (weights,)
+        if self.cross_attentions is not None:
+            self.cross_attentions += (cross_weights,)
+
+    def output(self, output_class, return_dict, last_hidden_state, **fields):
+        """`output_class` with the final state added to the hidden states; a tuple unless `return_dict`."""
+        self.add_hidden(last_hidden_state)
+        if self.cross_attentions is not None:
+            fields["cross_attentions"] = self.cross_attentions
+        output = output_class(last_hidden_state=last_hidden_state, hidden_states=self.hidden_states,
+                              attentions=self.attentions, **fields)
+        return output if return_dict else output.to_tuple()
+
+
 def base_model_kwargs(kwargs):
     """The per-call options a head passes on to its base model (the rest are the head's own)."""
     return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states", "cache_position") if k in kwargs}

@@ -22,7 +22,7 @@ from ...generation import GenerationMixin
 from ...loss_utils import masked_lm_loss, question_answering_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
-from ...modeling_layers import GradientCheckpointingLayer, keep_last_positions, output_flags
+from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, keep_last_positions, output_flags
 from ...modeling_outputs import (
     BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
@@ -303,21 +303,14 @@ class BartEncoder(BartStack):
         hidden_states = self.input_hidden_states(inputs_embeds, position_ids)
         mask = create_bidirectional_mask(self.config, inputs_embeds, attention_mask)
 
-        all_hidden = () if output_hidden_states else None
-        all_attentions = () if output_attentions else None
+        collected = LayerOutputs(output_hidden_states, output_attentions)
         for layer in self.layers:
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
+            collected.add_hidden(hidden_states)
             weights = None
             if not self.skips_layer():
                 hidden_states, weights = layer(hidden_states, mask, output_attentions=output_attentions)
-            if output_attentions:
-                all_attentions += (weights,)
-        hidden_states = self.final_hidden_states(hidden_states)
-        if output_hidden_states:
-            all_hidden += (hidden_states,)
-        output = BaseModelOutput(last_hidden_state=hidden_states, hidden_states=all_hidden, attentions=all_attentions)
-        return output if return_dict else output.to_tuple()
+            collected.add_attentions(weights)
+        return collected.output(BaseModelOutput, return_dict, self.final_hidden_states(hidden_states))
 
 
 class BartDecoder(BartStack):
@@ -366,28 +359,17 @@ class BartDecoder(BartStack):
         hidden_states = self.input_hidden_states(
             inputs_embeds, cache_position[None, :] if position_ids is None else position_ids)
 
-        all_hidden = () if output_hidden_states else None
-        all_attentions = () if output_attentions else None
-        all_cross = () if output_attentions and encoder_hidden_states is not None else None
+        collected = LayerOutputs(output_hidden_states, output_attentions, encoder_hidden_states is not None)
         for layer in self.layers:
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
+            collected.add_hidden(hidden_states)
             if self.skips_layer():
                 continue
             hidden_states, weights, cross_weights = layer(
                 hidden_states, mask, encoder_hidden_states, encoder_attention_mask=encoder_mask,
                 past_key_values=past_key_values, output_attentions=output_attentions)
-            if output_attentions:
-                all_attentions += (weights,)
-                if encoder_hidden_states is not None:
-                    all_cross += (cross_weights,)
-        hidden_states = self.final_hidden_states(hidden_states)
-        if output_hidden_states:
-            all_hidden += (hidden_states,)
-        output = BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states, past_key_values=past_key_values, hidden_states=all_hidden,
-            attentions=all_attentions, cross_attentions=all_cross)
-        return output if return_dict else output.to_tuple()
+            collected.add_attentions(weights, cross_weights)
+        return collected.output(BaseModelOutputWithPastAndCrossAttentions, return_dict,
+                                self.final_hidden_states(hidden_states), past_key_values=past_key_values)
 
 
 class BartModel(BartPreTrainedModel):

@@ -21,7 +21,7 @@ from ...generation import GenerationMixin
 from ...loss_utils import masked_lm_loss, question_answering_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
-from ...modeling_layers import GradientCheckpointingLayer, output_flags
+from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, output_flags
 from ...modeling_position_buckets import relative_position_bucket
 from ...modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
@@ -395,31 +395,20 @@ class T5Stack(T5PreTrainedModel):
             encoder_mask = create_bidirectional_mask(self.config, inputs_embeds, encoder_attention_mask,
                                                      encoder_hidden_states=encoder_hidden_states)
 
-        all_hidden = () if output_hidden_states else None
-        all_attentions = () if output_attentions else None
-        all_cross = () if output_attentions and self.is_decoder else None
+        collected = LayerOutputs(output_hidden_states, output_attentions, self.is_decoder)
         position_bias = encoder_decoder_position_bias = None
         hidden_states = self.dropout(inputs_embeds)
         for block in self.block:
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
+            collected.add_hidden(hidden_states)
             hidden_states, position_bias, weights, cross_bias, cross_weights = block(
                 hidden_states, mask, position_bias, encoder_hidden_states, encoder_mask,
                 encoder_decoder_position_bias, past_key_values=past_key_values,
                 output_attentions=output_attentions)
             if self.is_decoder and encoder_hidden_states is not None:
                 encoder_decoder_position_bias = cross_bias
-            if output_attentions:
-                all_attentions += (weights,)
-                if self.is_decoder:
-                    all_cross += (cross_weights,)
-        hidden_states = self.dropout(self.final_layer_norm(hidden_states))
-        if output_hidden_states:
-            all_hidden += (hidden_states,)
-        output = BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states, past_key_values=past_key_values, hidden_states=all_hidden,
-            attentions=all_attentions, cross_attentions=all_cross)
-        return output if return_dict else output.to_tuple()
+            collected.add_attentions(weights, cross_weights)
+        return collected.output(BaseModelOutputWithPastAndCrossAttentions, return_dict,
+                                self.dropout(self.final_layer_norm(hidden_states)), past_key_values=past_key_values)
 
 
 def _stack_configs(config):
