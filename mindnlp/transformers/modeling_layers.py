@@ -133,16 +133,21 @@ def sequence_classification_output(config, logits, labels, outputs):
                                     attentions=outputs.attentions)
 
 
-def span_prediction(qa_outputs, sequence_output, start_positions=None, end_positions=None, outputs=None):
-    """QuestionAnsweringModelOutput from a (hidden → 2) layer: start and end logits per token and,
-    given both positions, the mean of their cross-entropies."""
+def span_fields(qa_outputs, sequence_output, start_positions=None, end_positions=None):
+    """The fields of a question-answering output from a (hidden → 2) layer: start and end logits
+    per token and, given both positions, the mean of their cross-entropies as `loss`."""
     start_logits, end_logits = qa_outputs(sequence_output).split(1, dim=-1)
     start_logits = start_logits.squeeze(-1).contiguous()
     end_logits = end_logits.squeeze(-1).contiguous()
     loss = None
     if start_positions is not None and end_positions is not None:
         loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
-    return QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
+    return dict(loss=loss, start_logits=start_logits, end_logits=end_logits)
+
+
+def span_prediction(qa_outputs, sequence_output, start_positions=None, end_positions=None, outputs=None):
+    """QuestionAnsweringModelOutput: `span_fields` with the base model's hidden states and attentions."""
+    return QuestionAnsweringModelOutput(**span_fields(qa_outputs, sequence_output, start_positions, end_positions),
                                         hidden_states=outputs.hidden_states, attentions=outputs.attentions)
 
 

@@ -19,10 +19,10 @@ from ....core import nn
 from ...activations import ACT2FN
 from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
-from ...loss_utils import masked_lm_loss, question_answering_loss
+from ...loss_utils import masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
-from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, keep_last_positions, output_flags
+from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, keep_last_positions, output_flags, span_fields
 from ...modeling_outputs import (
     BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
@@ -551,14 +551,9 @@ class BartForQuestionAnswering(BartPreTrainedModel):
             inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
             cache_position=cache_position)
-        start_logits, end_logits = self.qa_outputs(outputs.last_hidden_state).split(1, dim=-1)
-        start_logits = start_logits.squeeze(-1).contiguous()
-        end_logits = end_logits.squeeze(-1).contiguous()
-        loss = None
-        if start_positions is not None and end_positions is not None:
-            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
         output = Seq2SeqQuestionAnsweringModelOutput(
-            loss=loss, start_logits=start_logits, end_logits=end_logits, **seq2seq_output_fields(outputs))
+            **span_fields(self.qa_outputs, outputs.last_hidden_state, start_positions, end_positions),
+            **seq2seq_output_fields(outputs))
         return output if return_dict else output.to_tuple()
 
 
