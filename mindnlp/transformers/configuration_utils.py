@@ -169,6 +169,19 @@ def _as_core_dtype(name):
     return dtype
 
 
+class NotAField:
+    """Marks a field of the parent config that this family's config does not have, as HF's
+    modular files do: `pretraining_tp = NotAField()` in `MistralConfig(LlamaConfig)` leaves it out
+    of Mistral's keyword arguments, attributes and config.json (a config.json that still carries
+    the key keeps it, as any unknown key)."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        raise AttributeError(f"{(owner or type(instance)).__name__} has no field {self.name!r}")
+
+
 class PreTrainedConfig:
     """Base class of every model configuration.
 
@@ -219,11 +232,15 @@ class PreTrainedConfig:
 
     @classmethod
     def _collect_fields(cls):
-        """{name: (annotation, default)} over the class and its bases, base fields first."""
+        """{name: (annotation, default)} over the class and its bases, base fields first; a
+        subclass re-annotates a field to change its default and marks one it lacks `NotAField()`."""
         fields = {}
         for klass in reversed(cls.__mro__):
             if not (isinstance(klass, type) and issubclass(klass, PreTrainedConfig)):
                 continue
+            for name, value in vars(klass).items():
+                if isinstance(value, NotAField):
+                    fields.pop(name, None)
             for name, annotation in inspect.get_annotations(klass).items():
                 if name not in klass.__dict__:
                     raise TypeError(f"{klass.__name__}.{name} is annotated but has no default value")

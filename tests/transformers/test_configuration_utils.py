@@ -10,6 +10,7 @@ from mindnlp.transformers import (
     DistilBertConfig,
     GPT2Config,
     LlamaConfig,
+    MPNetConfig,
     PretrainedConfig,
     PreTrainedConfig,
     Qwen2Config,
@@ -183,6 +184,23 @@ class PretrainedConfigTest(unittest.TestCase):
         config = Qwen2Config(num_hidden_layers=4, use_sliding_window=True, sliding_window=8, max_window_layers=2)
         self.assertEqual(config.layer_types, ["full_attention"] * 2 + ["sliding_attention"] * 2)
         self.assertIsNone(Qwen2Config().sliding_window)
+
+    def test_family_config_inherits_and_drops_fields(self):
+        # MPNetConfig is RoBERTa's config with other defaults, one field more and five it lacks.
+        import inspect
+
+        parameters = inspect.signature(MPNetConfig.__init__).parameters
+        self.assertEqual(parameters["vocab_size"].default, 30527)
+        self.assertEqual(parameters["pad_token_id"].default, 1)
+        self.assertIn("relative_attention_num_buckets", parameters)
+        self.assertNotIn("type_vocab_size", parameters)
+        config = MPNetConfig()
+        self.assertFalse(hasattr(config, "type_vocab_size"))
+        self.assertNotIn("type_vocab_size", config.to_dict())
+        with self.assertRaisesRegex(AttributeError, "type_vocab_size"):
+            config.type_vocab_size
+        # a config.json that carries the key keeps it, as it keeps any key it does not know
+        self.assertEqual(MPNetConfig(type_vocab_size=1).to_dict()["type_vocab_size"], 1)
 
 
 class ValidationParityTest(unittest.TestCase):
