@@ -210,6 +210,10 @@ class PreTrainedConfig:
     base_model_tp_plan = None
     base_model_pp_plan = None
     base_model_ep_plan = None
+    # Fields whose None stands for a value computed from the other fields, {name: function of
+    # the config}, filled in before `__post_init__`; a subclass's config inherits them and skips
+    # those it marks `NotAField()`.
+    derived_defaults = {}
 
     transformers_version: str | None = None
     architectures: list[str] | None = None
@@ -251,6 +255,9 @@ class PreTrainedConfig:
         for name, (_, default) in self._fields.items():
             value = kwargs.pop(name) if name in kwargs else copy.deepcopy(default)
             setattr(self, name, value)
+        for name, derive in self.derived_defaults.items():
+            if name in self._fields and getattr(self, name) is None:
+                setattr(self, name, derive(self))
         self.__post_init__(**kwargs)
         self.validate()
 
@@ -697,6 +704,16 @@ class PreTrainedConfig:
         if len(found) > 1:
             raise ValueError(f"this config holds several text configs {found}; pick one explicitly")
         return self.__dict__[found[0]] if found else self
+
+
+def attention_heads(config):
+    """`num_key_value_heads`' default: one key/value head per query head (no grouping)."""
+    return config.num_attention_heads
+
+
+def hidden_size_per_head(config):
+    """`head_dim`'s default: the hidden size split evenly over the attention heads."""
+    return config.hidden_size // config.num_attention_heads
 
 
 def _init_with_signature(fields):

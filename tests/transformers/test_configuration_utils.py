@@ -10,7 +10,10 @@ from mindnlp.transformers import (
     DistilBertConfig,
     GPT2Config,
     LlamaConfig,
+    MistralConfig,
+    MixtralConfig,
     MPNetConfig,
+    Olmo2Config,
     PretrainedConfig,
     PreTrainedConfig,
     Qwen2Config,
@@ -201,6 +204,23 @@ class PretrainedConfigTest(unittest.TestCase):
             config.type_vocab_size
         # a config.json that carries the key keeps it, as it keeps any key it does not know
         self.assertEqual(MPNetConfig(type_vocab_size=1).to_dict()["type_vocab_size"], 1)
+
+    def test_derived_defaults_follow_the_family(self):
+        # Llama's None head_dim and num_key_value_heads are derived; Mistral inherits both,
+        # Mixtral only the key/value heads (its head_dim stays None, as HF saves it), and OLMo 2,
+        # which has no head_dim field, only the key/value heads.
+        self.assertEqual((LlamaConfig(hidden_size=64, num_attention_heads=4).head_dim,
+                          LlamaConfig(num_attention_heads=4).num_key_value_heads), (16, 4))
+        self.assertEqual(MistralConfig(hidden_size=64, num_attention_heads=4).head_dim, 16)
+        mixtral = MixtralConfig(num_attention_heads=4, num_key_value_heads=None)
+        self.assertEqual((mixtral.head_dim, mixtral.num_key_value_heads), (None, 4))
+        olmo2 = Olmo2Config(num_attention_heads=4)
+        self.assertEqual(olmo2.num_key_value_heads, 4)
+        self.assertNotIn("head_dim", olmo2.to_dict())
+        # Llama's own shape checks are not Mistral's: an explicit head_dim need not divide hidden_size
+        self.assertEqual(MistralConfig(hidden_size=30, num_attention_heads=4, head_dim=8).head_dim, 8)
+        with self.assertRaisesRegex(ValueError, "multiple of num_attention_heads"):
+            LlamaConfig(hidden_size=30, num_attention_heads=4)
 
 
 class ValidationParityTest(unittest.TestCase):
