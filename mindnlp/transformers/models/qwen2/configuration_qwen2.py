@@ -28,9 +28,11 @@ class Qwen2Config(LlamaConfig):
     pretraining_tp = NotAField()
 
     validate_architecture = PretrainedConfig.validate_architecture  # HF checks nothing of Llama's
+    sliding_window_when_off = None  # what `sliding_window` becomes without `use_sliding_window`
 
     def __post_init__(self, **kwargs):
-        self.sliding_window = self.sliding_window if self.use_sliding_window else None
+        if not self.use_sliding_window:
+            self.sliding_window = self.sliding_window_when_off
         if self.layer_types is None:
             self.layer_types = [
                 "sliding_attention"
