@@ -500,8 +500,7 @@ class BertForNextSentencePrediction(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         scores = self.cls(outputs[1])
         loss = nn.functional.cross_entropy(scores.view(-1, 2), labels.view(-1)) if labels is not None else None
         return head_output(NextSentencePredictorOutput, outputs, return_dict, loss=loss, logits=scores)
@@ -536,8 +535,7 @@ class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         output = sequence_classification_output(self.config, self.classify(outputs), labels, outputs)
         return output if return_dict else output.to_tuple()
 
@@ -593,8 +591,7 @@ class BertForTokenClassification(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         output = token_classification_output(self.classifier(self.dropout(outputs[0])), labels, outputs)
         return output if return_dict else output.to_tuple()
 
@@ -612,8 +609,7 @@ class BertForQuestionAnswering(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, start_positions=None, end_positions=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         output = span_prediction(self.qa_outputs, outputs[0], start_positions, end_positions, outputs)
         return output if return_dict else output.to_tuple()
 

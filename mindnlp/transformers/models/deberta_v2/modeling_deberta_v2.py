@@ -424,8 +424,7 @@ class DebertaV2ForMaskedLM(BertForMaskedLM, DebertaV2PreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         scores = self.predict_tokens(outputs[0])
         loss = masked_lm_loss(scores, labels, self.config.vocab_size) if labels is not None else None
         return head_output(MaskedLMOutput, outputs, return_dict, loss=loss, logits=scores)
@@ -466,8 +465,7 @@ class DebertaV2ForSequenceClassification(BertForSequenceClassification, DebertaV
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         logits = self.classify(outputs)
         loss = deberta_classification_loss(self.config, logits, labels) if labels is not None else None
         return head_output(SequenceClassifierOutput, outputs, return_dict, loss=loss, logits=logits)
