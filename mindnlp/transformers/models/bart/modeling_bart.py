@@ -495,7 +495,21 @@ class BartForConditionalGeneration(BartPreTrainedModel, GenerationMixin):
         return self.model.shift_tokens_right(labels)
 
 
-class BartForSequenceClassification(BartPreTrainedModel):
+class BartDecoderStateHead(BartPreTrainedModel):
+    """A head that reads the decoder's states of a `BartModel` (no cache carried between calls)."""
+
+    def _read_decoder(self, input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, encoder_outputs,
+                      inputs_embeds, decoder_inputs_embeds, use_cache, output_attentions, output_hidden_states,
+                      cache_position):
+        return self.model(
+            input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
+            inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            cache_position=cache_position)
+
+
+class BartForSequenceClassification(BartDecoderStateHead):
     """Classifies a sequence from the decoder's state at the input's last EOS token."""
 
     base_model_class = BartModel
@@ -515,17 +529,14 @@ class BartForSequenceClassification(BartPreTrainedModel):
             use_cache = False
         if input_ids is None and inputs_embeds is not None:
             raise NotImplementedError(f"Passing input embeddings is currently not supported for {type(self).__name__}")
-        outputs = self.model(
-            input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
-            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
-            cache_position=cache_position)
+        outputs = self._read_decoder(input_ids, attention_mask, decoder_input_ids, decoder_attention_mask,
+                                     encoder_outputs, inputs_embeds, decoder_inputs_embeds, use_cache,
+                                     output_attentions, output_hidden_states, cache_position)
         output = eos_classification_output(self.config, self.classification_head, input_ids, outputs, labels)
         return output if return_dict else output.to_tuple()
 
 
-class BartForQuestionAnswering(BartPreTrainedModel):
+class BartForQuestionAnswering(BartDecoderStateHead):
     """Span start/end logits from the decoder's hidden states."""
 
     base_model_class = BartModel
@@ -545,12 +556,9 @@ class BartForQuestionAnswering(BartPreTrainedModel):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         if start_positions is not None and end_positions is not None:
             use_cache = False
-        outputs = self.model(
-            input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
-            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
-            cache_position=cache_position)
+        outputs = self._read_decoder(input_ids, attention_mask, decoder_input_ids, decoder_attention_mask,
+                                     encoder_outputs, inputs_embeds, decoder_inputs_embeds, use_cache,
+                                     output_attentions, output_hidden_states, cache_position)
         output = Seq2SeqQuestionAnsweringModelOutput(
             **span_fields(self.qa_outputs, outputs.last_hidden_state, start_positions, end_positions),
             **seq2seq_output_fields(outputs))
