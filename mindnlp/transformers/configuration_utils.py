@@ -169,6 +169,19 @@ def _as_core_dtype(name):
     return dtype
 
 
+class NotAField:
+    """Marks a field of the parent config that this family's config does not have, as HF's
+    modular files do: `pretraining_tp = NotAField()` in `MistralConfig(LlamaConfig)` leaves it out
+    of Mistral's keyword arguments, attributes and config.json (a config.json that still carries
+    the key keeps it, as any unknown key)."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        raise AttributeError(f"{(owner or type(instance)).__name__} has no field {self.name!r}")
+
+
 class PreTrainedConfig:
     """Base class of every model configuration.
 
@@ -197,6 +210,10 @@ class PreTrainedConfig:
     base_model_tp_plan = None
     base_model_pp_plan = None
     base_model_ep_plan = None
+    # Fields whose None stands for a value computed from the other fields, {name: function of
+    # the config}, filled in before `__post_init__`; a subclass's config inherits them and skips
+    # those it marks `NotAField()`.
+    derived_defaults = {}
 
     transformers_version: str | None = None
     architectures: list[str] | None = None
@@ -219,11 +236,15 @@ class PreTrainedConfig:
 
     @classmethod
     def _collect_fields(cls):
-        """{name: (annotation, default)} over the class and its bases, base fields first."""
+        """{name: (annotation, default)} over the class and its bases, base fields first; a
+        subclass re-annotates a field to change its default and marks one it lacks `NotAField()`."""
         fields = {}
         for klass in reversed(cls.__mro__):
             if not (isinstance(klass, type) and issubclass(klass, PreTrainedConfig)):
                 continue
+            for name, value in vars(klass).items():
+                if isinstance(value, NotAField):
+                    fields.pop(name, None)
             for name, annotation in inspect.get_annotations(klass).items():
                 if name not in klass.__dict__:
                     raise TypeError(f"{klass.__name__}.{name} is annotated but has no default value")
@@ -234,6 +255,9 @@ class PreTrainedConfig:
         for name, (_, default) in self._fields.items():
             value = kwargs.pop(name) if name in kwargs else copy.deepcopy(default)
             setattr(self, name, value)
+        for name, derive in self.derived_defaults.items():
+            if name in self._fields and getattr(self, name) is None:
+                setattr(self, name, derive(self))
         self.__post_init__(**kwargs)
         self.validate()
 
@@ -692,6 +716,16 @@ def build_sub_config(value, config_class):
     if not isinstance(value, config_class):
         raise TypeError(f"expected a {config_class.__name__} or a dict, got {type(value).__name__}")
     return value
+
+
+def attention_heads(config):
+    """`num_key_value_heads`' default: one key/value head per query head (no grouping)."""
+    return config.num_attention_heads
+
+
+def hidden_size_per_head(config):
+    """`head_dim`'s default: the hidden size split evenly over the attention heads."""
+    return config.hidden_size // config.num_attention_heads
 
 
 def _init_with_signature(fields):

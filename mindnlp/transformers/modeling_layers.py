@@ -35,6 +35,37 @@ def output_flags(config, output_attentions, output_hidden_states, return_dict):
     )
 
 
+class LayerOutputs:
+    """What a stack of layers reports besides its last hidden state: each layer's input (and,
+    once the stack ends, its output) when `output_hidden_states`, each layer's attention weights
+    (and cross-attention weights, for a stack that attends to an encoder) when
+    `output_attentions`; None for what was not asked for, as HF's models return."""
+
+    def __init__(self, output_hidden_states, output_attentions, cross_attentions=False):
+        self.hidden_states = () if output_hidden_states else None
+        self.attentions = () if output_attentions else None
+        self.cross_attentions = () if output_attentions and cross_attentions else None
+
+    def add_hidden(self, hidden_states):
+        if self.hidden_states is not None:
+            self.hidden_states += (hidden_states,)
+
+    def add_attentions(self, weights, cross_weights=None):
+        if self.attentions is not None:
+            self.attentions += (weights,)
+        if self.cross_attentions is not None:
+            self.cross_attentions += (cross_weights,)
+
+    def output(self, output_class, return_dict, last_hidden_state, **fields):
+        """`output_class` with the final state added to the hidden states; a tuple unless `return_dict`."""
+        self.add_hidden(last_hidden_state)
+        if self.cross_attentions is not None:
+            fields["cross_attentions"] = self.cross_attentions
+        output = output_class(last_hidden_state=last_hidden_state, hidden_states=self.hidden_states,
+                              attentions=self.attentions, **fields)
+        return output if return_dict else output.to_tuple()
+
+
 def base_model_kwargs(kwargs):
     """The per-call options a head passes on to its base model (the rest are the head's own)."""
     return {k: kwargs[k] for k in ("output_attentions", "output_hidden_states", "cache_position") if k in kwargs}
@@ -102,16 +133,21 @@ def sequence_classification_output(config, logits, labels, outputs):
                                     attentions=outputs.attentions)
 
 
-def span_prediction(qa_outputs, sequence_output, start_positions=None, end_positions=None, outputs=None):
-    """QuestionAnsweringModelOutput from a (hidden → 2) layer: start and end logits per token and,
-    given both positions, the mean of their cross-entropies."""
+def span_fields(qa_outputs, sequence_output, start_positions=None, end_positions=None):
+    """The fields of a question-answering output from a (hidden → 2) layer: start and end logits
+    per token and, given both positions, the mean of their cross-entropies as `loss`."""
     start_logits, end_logits = qa_outputs(sequence_output).split(1, dim=-1)
     start_logits = start_logits.squeeze(-1).contiguous()
     end_logits = end_logits.squeeze(-1).contiguous()
     loss = None
     if start_positions is not None and end_positions is not None:
         loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
-    return QuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
+    return dict(loss=loss, start_logits=start_logits, end_logits=end_logits)
+
+
+def span_prediction(qa_outputs, sequence_output, start_positions=None, end_positions=None, outputs=None):
+    """QuestionAnsweringModelOutput: `span_fields` with the base model's hidden states and attentions."""
+    return QuestionAnsweringModelOutput(**span_fields(qa_outputs, sequence_output, start_positions, end_positions),
                                         hidden_states=outputs.hidden_states, attentions=outputs.attentions)
 
 
@@ -173,6 +209,11 @@ class GenericHead:
     def _run_base_model(self, input_ids, kwargs, **inputs):
         return getattr(self, self.base_model_prefix)(input_ids, return_dict=True, **inputs,
                                                      **base_model_kwargs(kwargs))
+
+    def _run_encoder(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs):
+        """`_run_base_model` with the inputs every BERT-style encoder head takes."""
+        return self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                                    position_ids=position_ids, inputs_embeds=inputs_embeds)
 
 
 class GenericForSequenceClassification(GenericHead):

@@ -51,6 +51,20 @@ class PreTrainedTokenizerFast(PreTrainedTokenizerBase):
 
     vocab_files_names = {"vocab_file": "tokenizer.model"}
 
+    @classmethod
+    def given_or_built_backend(cls, kwargs, tokenizer_file, build, **files):
+        """The `tokenizer_object` a model tokenizer hands to this __init__: the one in `kwargs`
+        (popped), None when `tokenizer_file` (a tokenizer.json) will be read, else `build()`'s,
+        from the vocabulary `files` ({argument: path}), each of which must then be given."""
+        tokenizer_object = kwargs.pop("tokenizer_object", None)
+        if tokenizer_object is not None or tokenizer_file is not None:
+            return tokenizer_object
+        if any(path is None for path in files.values()):
+            arguments = " and ".join(f"{name}=" for name in files)
+            file_names = ", ".join(cls.vocab_files_names[name] for name in files)
+            raise ValueError(f"{cls.__name__} needs tokenizer_file= (tokenizer.json) or {arguments} ({file_names})")
+        return build()
+
     def __init__(self, *args, tokenizer_object=None, tokenizer_file=None, **kwargs):
         if args:
             raise TypeError(f"{type(self).__name__} takes keyword arguments only, got {len(args)} positional")

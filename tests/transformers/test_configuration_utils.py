@@ -10,6 +10,10 @@ from mindnlp.transformers import (
     DistilBertConfig,
     GPT2Config,
     LlamaConfig,
+    MistralConfig,
+    MixtralConfig,
+    MPNetConfig,
+    Olmo2Config,
     PretrainedConfig,
     PreTrainedConfig,
     Qwen2Config,
@@ -183,6 +187,40 @@ class PretrainedConfigTest(unittest.TestCase):
         config = Qwen2Config(num_hidden_layers=4, use_sliding_window=True, sliding_window=8, max_window_layers=2)
         self.assertEqual(config.layer_types, ["full_attention"] * 2 + ["sliding_attention"] * 2)
         self.assertIsNone(Qwen2Config().sliding_window)
+
+    def test_family_config_inherits_and_drops_fields(self):
+        # MPNetConfig is RoBERTa's config with other defaults, one field more and five it lacks.
+        import inspect
+
+        parameters = inspect.signature(MPNetConfig.__init__).parameters
+        self.assertEqual(parameters["vocab_size"].default, 30527)
+        self.assertEqual(parameters["pad_token_id"].default, 1)
+        self.assertIn("relative_attention_num_buckets", parameters)
+        self.assertNotIn("type_vocab_size", parameters)
+        config = MPNetConfig()
+        self.assertFalse(hasattr(config, "type_vocab_size"))
+        self.assertNotIn("type_vocab_size", config.to_dict())
+        with self.assertRaisesRegex(AttributeError, "type_vocab_size"):
+            config.type_vocab_size
+        # a config.json that carries the key keeps it, as it keeps any key it does not know
+        self.assertEqual(MPNetConfig(type_vocab_size=1).to_dict()["type_vocab_size"], 1)
+
+    def test_derived_defaults_follow_the_family(self):
+        # Llama's None head_dim and num_key_value_heads are derived; Mistral inherits both,
+        # Mixtral only the key/value heads (its head_dim stays None, as HF saves it), and OLMo 2,
+        # which has no head_dim field, only the key/value heads.
+        self.assertEqual((LlamaConfig(hidden_size=64, num_attention_heads=4).head_dim,
+                          LlamaConfig(num_attention_heads=4).num_key_value_heads), (16, 4))
+        self.assertEqual(MistralConfig(hidden_size=64, num_attention_heads=4).head_dim, 16)
+        mixtral = MixtralConfig(num_attention_heads=4, num_key_value_heads=None)
+        self.assertEqual((mixtral.head_dim, mixtral.num_key_value_heads), (None, 4))
+        olmo2 = Olmo2Config(num_attention_heads=4)
+        self.assertEqual(olmo2.num_key_value_heads, 4)
+        self.assertNotIn("head_dim", olmo2.to_dict())
+        # Llama's own shape checks are not Mistral's: an explicit head_dim need not divide hidden_size
+        self.assertEqual(MistralConfig(hidden_size=30, num_attention_heads=4, head_dim=8).head_dim, 8)
+        with self.assertRaisesRegex(ValueError, "multiple of num_attention_heads"):
+            LlamaConfig(hidden_size=30, num_attention_heads=4)
 
 
 class ValidationParityTest(unittest.TestCase):

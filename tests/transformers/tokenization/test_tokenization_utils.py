@@ -391,3 +391,17 @@ def test_tokenizer_pickles_for_worker_processes(llama):
     copy = pickle.loads(pickle.dumps(llama))
     assert copy.encode("hi there") == llama.encode("hi there")
     assert copy.pad_token_id == llama.pad_token_id and copy.chat_template == llama.chat_template
+
+
+def test_model_tokenizers_need_a_tokenizer_json_or_all_their_vocabulary_files(gpt2):
+    folder = fixture("qwen2_vocab_merges_only")
+    vocab, merges = os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt")
+    with pytest.raises(ValueError, match=r"vocab_file= and merges_file= \(vocab.json, merges.txt\)"):
+        GPT2TokenizerFast(vocab_file=vocab)
+    with pytest.raises(ValueError, match=r"BertTokenizerFast needs tokenizer_file= \(tokenizer.json\) or vocab_file="):
+        BertTokenizerFast()
+    built = GPT2TokenizerFast(vocab_file=vocab, merges_file=merges)
+    assert built.backend_tokenizer.get_vocab_size() == len(json.load(open(vocab, encoding="utf-8")))
+    # a given backend is used as it is, and the vocabulary files are not needed
+    given = GPT2TokenizerFast(tokenizer_object=gpt2.backend_tokenizer)
+    assert given("Hello world")["input_ids"] == gpt2("Hello world")["input_ids"]

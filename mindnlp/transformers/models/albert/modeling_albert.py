@@ -18,8 +18,7 @@ from typing import Optional
 from .... import core
 from ....core import nn
 from ...activations import ACT2FN
-from ...loss_utils import masked_lm_loss
-from ...modeling_layers import GradientCheckpointingLayer, head_output
+from ...modeling_layers import GradientCheckpointingLayer
 from ...modeling_outputs import BaseModelOutputWithPastAndCrossAttentions
 from ...pytorch_utils import apply_chunking_to_forward
 from ...utils.generic import ModelOutput
@@ -204,24 +203,21 @@ class AlbertForPreTraining(AlbertPredictionHeadMixin, BertForPreTraining, Albert
     """Masked-LM and sentence-order heads; the loss is the sum of both when both labels are given."""
 
     base_model_class = AlbertModel
+    output_class = AlbertForPreTrainingOutput
+    sentence_logits_name = "sop_logits"
 
     def build_prediction_head(self, config):
         super().build_prediction_head(config)
         self.sop_classifier = AlbertSOPHead(config)
 
+    def pretraining_scores(self, outputs):
+        return self.predictions(outputs[0]), self.sop_classifier(outputs[1])
+
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, sentence_order_label=None, return_dict=None, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+        return self.pretraining_output(labels, sentence_order_label, return_dict, kwargs, input_ids=input_ids,
+                                       attention_mask=attention_mask, token_type_ids=token_type_ids,
                                        position_ids=position_ids, inputs_embeds=inputs_embeds)
-        prediction_scores = self.predictions(outputs[0])
-        sop_scores = self.sop_classifier(outputs[1])
-        loss = None
-        if labels is not None and sentence_order_label is not None:
-            loss = masked_lm_loss(prediction_scores, labels, self.config.vocab_size) + nn.functional.cross_entropy(
-                sop_scores.view(-1, 2), sentence_order_label.view(-1))
-        return head_output(AlbertForPreTrainingOutput, outputs, return_dict, loss=loss,
-                           prediction_logits=prediction_scores, sop_logits=sop_scores)
 
 
 class AlbertForMaskedLM(AlbertPredictionHeadMixin, BertForMaskedLM, AlbertPreTrainedModel):

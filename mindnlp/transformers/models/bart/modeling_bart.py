@@ -19,10 +19,10 @@ from ....core import nn
 from ...activations import ACT2FN
 from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
-from ...loss_utils import masked_lm_loss, question_answering_loss
+from ...loss_utils import masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
-from ...modeling_layers import GradientCheckpointingLayer, keep_last_positions, output_flags
+from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, keep_last_positions, output_flags, span_fields
 from ...modeling_outputs import (
     BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
@@ -303,21 +303,14 @@ class BartEncoder(BartStack):
         hidden_states = self.input_hidden_states(inputs_embeds, position_ids)
         mask = create_bidirectional_mask(self.config, inputs_embeds, attention_mask)
 
-        all_hidden = () if output_hidden_states else None
-        all_attentions = () if output_attentions else None
+        collected = LayerOutputs(output_hidden_states, output_attentions)
         for layer in self.layers:
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
+            collected.add_hidden(hidden_states)
             weights = None
             if not self.skips_layer():
                 hidden_states, weights = layer(hidden_states, mask, output_attentions=output_attentions)
-            if output_attentions:
-                all_attentions += (weights,)
-        hidden_states = self.final_hidden_states(hidden_states)
-        if output_hidden_states:
-            all_hidden += (hidden_states,)
-        output = BaseModelOutput(last_hidden_state=hidden_states, hidden_states=all_hidden, attentions=all_attentions)
-        return output if return_dict else output.to_tuple()
+            collected.add_attentions(weights)
+        return collected.output(BaseModelOutput, return_dict, self.final_hidden_states(hidden_states))
 
 
 class BartDecoder(BartStack):
@@ -366,28 +359,17 @@ class BartDecoder(BartStack):
         hidden_states = self.input_hidden_states(
             inputs_embeds, cache_position[None, :] if position_ids is None else position_ids)
 
-        all_hidden = () if output_hidden_states else None
-        all_attentions = () if output_attentions else None
-        all_cross = () if output_attentions and encoder_hidden_states is not None else None
+        collected = LayerOutputs(output_hidden_states, output_attentions, encoder_hidden_states is not None)
         for layer in self.layers:
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
+            collected.add_hidden(hidden_states)
             if self.skips_layer():
                 continue
             hidden_states, weights, cross_weights = layer(
                 hidden_states, mask, encoder_hidden_states, encoder_attention_mask=encoder_mask,
                 past_key_values=past_key_values, output_attentions=output_attentions)
-            if output_attentions:
-                all_attentions += (weights,)
-                if encoder_hidden_states is not None:
-                    all_cross += (cross_weights,)
-        hidden_states = self.final_hidden_states(hidden_states)
-        if output_hidden_states:
-            all_hidden += (hidden_states,)
-        output = BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states, past_key_values=past_key_values, hidden_states=all_hidden,
-            attentions=all_attentions, cross_attentions=all_cross)
-        return output if return_dict else output.to_tuple()
+            collected.add_attentions(weights, cross_weights)
+        return collected.output(BaseModelOutputWithPastAndCrossAttentions, return_dict,
+                                self.final_hidden_states(hidden_states), past_key_values=past_key_values)
 
 
 class BartModel(BartPreTrainedModel):
@@ -513,7 +495,21 @@ class BartForConditionalGeneration(BartPreTrainedModel, GenerationMixin):
         return self.model.shift_tokens_right(labels)
 
 
-class BartForSequenceClassification(BartPreTrainedModel):
+class BartDecoderStateHead(BartPreTrainedModel):
+    """A head that reads the decoder's states of a `BartModel` (no cache carried between calls)."""
+
+    def _read_decoder(self, input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, encoder_outputs,
+                      inputs_embeds, decoder_inputs_embeds, use_cache, output_attentions, output_hidden_states,
+                      cache_position):
+        return self.model(
+            input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
+            inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            cache_position=cache_position)
+
+
+class BartForSequenceClassification(BartDecoderStateHead):
     """Classifies a sequence from the decoder's state at the input's last EOS token."""
 
     base_model_class = BartModel
@@ -533,17 +529,14 @@ class BartForSequenceClassification(BartPreTrainedModel):
             use_cache = False
         if input_ids is None and inputs_embeds is not None:
             raise NotImplementedError(f"Passing input embeddings is currently not supported for {type(self).__name__}")
-        outputs = self.model(
-            input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
-            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
-            cache_position=cache_position)
+        outputs = self._read_decoder(input_ids, attention_mask, decoder_input_ids, decoder_attention_mask,
+                                     encoder_outputs, inputs_embeds, decoder_inputs_embeds, use_cache,
+                                     output_attentions, output_hidden_states, cache_position)
         output = eos_classification_output(self.config, self.classification_head, input_ids, outputs, labels)
         return output if return_dict else output.to_tuple()
 
 
-class BartForQuestionAnswering(BartPreTrainedModel):
+class BartForQuestionAnswering(BartDecoderStateHead):
     """Span start/end logits from the decoder's hidden states."""
 
     base_model_class = BartModel
@@ -563,20 +556,12 @@ class BartForQuestionAnswering(BartPreTrainedModel):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         if start_positions is not None and end_positions is not None:
             use_cache = False
-        outputs = self.model(
-            input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
-            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
-            cache_position=cache_position)
-        start_logits, end_logits = self.qa_outputs(outputs.last_hidden_state).split(1, dim=-1)
-        start_logits = start_logits.squeeze(-1).contiguous()
-        end_logits = end_logits.squeeze(-1).contiguous()
-        loss = None
-        if start_positions is not None and end_positions is not None:
-            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
+        outputs = self._read_decoder(input_ids, attention_mask, decoder_input_ids, decoder_attention_mask,
+                                     encoder_outputs, inputs_embeds, decoder_inputs_embeds, use_cache,
+                                     output_attentions, output_hidden_states, cache_position)
         output = Seq2SeqQuestionAnsweringModelOutput(
-            loss=loss, start_logits=start_logits, end_logits=end_logits, **seq2seq_output_fields(outputs))
+            **span_fields(self.qa_outputs, outputs.last_hidden_state, start_positions, end_positions),
+            **seq2seq_output_fields(outputs))
         return output if return_dict else output.to_tuple()
 
 

@@ -419,21 +419,34 @@ class BertForPreTraining(BertPredictionHeadMixin, BertPreTrainedModel):
     base_model_class = BertModel
     add_pooling_layer = True
 
+    output_class = BertForPreTrainingOutput
+    sentence_logits_name = "seq_relationship_logits"
+
     def build_prediction_head(self, config):
         self.cls = BertPreTrainingHeads(config)
 
+    def pretraining_scores(self, outputs):
+        """(token prediction scores, two-way sentence scores on the pooled output)."""
+        return self.cls(outputs[0], outputs[1])
+
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, next_sentence_label=None, return_dict=None, **kwargs):
-        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
+        return self.pretraining_output(labels, next_sentence_label, return_dict, kwargs, input_ids=input_ids,
+                                       attention_mask=attention_mask, token_type_ids=token_type_ids,
                                        position_ids=position_ids, inputs_embeds=inputs_embeds)
-        prediction_scores, seq_relationship_score = self.cls(outputs[0], outputs[1])
+
+    def pretraining_output(self, labels, sentence_labels, return_dict, kwargs, input_ids=None, **inputs):
+        """Both heads' scores and, given both kinds of labels, the sum of the masked-LM loss and the
+        sentence-level cross-entropy; the sentence scores go in `sentence_logits_name`."""
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
+        outputs = self._run_base_model(input_ids, kwargs, **inputs)
+        prediction_scores, sentence_scores = self.pretraining_scores(outputs)
         loss = None
-        if labels is not None and next_sentence_label is not None:
+        if labels is not None and sentence_labels is not None:
             loss = masked_lm_loss(prediction_scores, labels, self.config.vocab_size) + nn.functional.cross_entropy(
-                seq_relationship_score.view(-1, 2), next_sentence_label.view(-1))
-        return head_output(BertForPreTrainingOutput, outputs, return_dict, loss=loss,
-                           prediction_logits=prediction_scores, seq_relationship_logits=seq_relationship_score)
+                sentence_scores.view(-1, 2), sentence_labels.view(-1))
+        return head_output(self.output_class, outputs, return_dict, loss=loss, prediction_logits=prediction_scores,
+                           **{self.sentence_logits_name: sentence_scores})
 
 
 class BertLMHeadModel(BertPredictionHeadMixin, BertPreTrainedModel, GenerationMixin):
@@ -487,8 +500,7 @@ class BertForNextSentencePrediction(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         scores = self.cls(outputs[1])
         loss = nn.functional.cross_entropy(scores.view(-1, 2), labels.view(-1)) if labels is not None else None
         return head_output(NextSentencePredictorOutput, outputs, return_dict, loss=loss, logits=scores)
@@ -523,8 +535,7 @@ class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         output = sequence_classification_output(self.config, self.classify(outputs), labels, outputs)
         return output if return_dict else output.to_tuple()
 
@@ -580,8 +591,7 @@ class BertForTokenClassification(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         output = token_classification_output(self.classifier(self.dropout(outputs[0])), labels, outputs)
         return output if return_dict else output.to_tuple()
 
@@ -599,8 +609,7 @@ class BertForQuestionAnswering(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, start_positions=None, end_positions=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         output = span_prediction(self.qa_outputs, outputs[0], start_positions, end_positions, outputs)
         return output if return_dict else output.to_tuple()
 

@@ -30,14 +30,12 @@ class BertTokenizerFast(PreTrainedTokenizerFast):
         strip_accents=None,
         **kwargs,
     ):
-        tokenizer_object = kwargs.pop("tokenizer_object", None)
-        if tokenizer_object is None and tokenizer_file is None:
-            if vocab_file is None:
-                raise ValueError(f"{type(self).__name__} needs tokenizer_file= (tokenizer.json) or vocab_file= (vocab.txt)")
-            tokenizer_object = wordpiece_tokenizer(
+        tokenizer_object = self.given_or_built_backend(
+            kwargs, tokenizer_file,
+            lambda: wordpiece_tokenizer(
                 vocab_file, unk_token=unk_token, cls_token=cls_token, sep_token=sep_token, do_lower_case=do_lower_case,
-                tokenize_chinese_chars=tokenize_chinese_chars, strip_accents=strip_accents,
-            )
+                tokenize_chinese_chars=tokenize_chinese_chars, strip_accents=strip_accents),
+            vocab_file=vocab_file)
         super().__init__(
             tokenizer_object=tokenizer_object,
             tokenizer_file=tokenizer_file,

@@ -317,20 +317,16 @@ class LegacyDebertaV2OnlyMLMHead(BertOnlyMLMHead):
         self.predictions = LegacyDebertaV2LMPredictionHead(config)
 
 
-class DebertaV2LMPredictionHead(nn.Module):
-    """dense → activation → LayerNorm, scored against the word embeddings given to forward, plus `bias`."""
+class DebertaV2LMPredictionHead(BertPredictionHeadTransform):
+    """BERT's transform (dense → activation → LayerNorm, under the same parameter names), scored
+    against the word embeddings given to forward, plus `bias`."""
 
     def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        act = config.hidden_act
-        self.transform_act_fn = ACT2FN[act] if isinstance(act, str) else act
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        super().__init__(config)
         self.bias = nn.Parameter(core.zeros(config.vocab_size))
 
     def forward(self, hidden_states, word_embeddings):
-        hidden_states = self.LayerNorm(self.transform_act_fn(self.dense(hidden_states)))
-        return core.matmul(hidden_states, word_embeddings.weight.t()) + self.bias
+        return core.matmul(super().forward(hidden_states), word_embeddings.weight.t()) + self.bias
 
 
 class DebertaV2OnlyMLMHead(nn.Module):
@@ -428,8 +424,7 @@ class DebertaV2ForMaskedLM(BertForMaskedLM, DebertaV2PreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         scores = self.predict_tokens(outputs[0])
         loss = masked_lm_loss(scores, labels, self.config.vocab_size) if labels is not None else None
         return head_output(MaskedLMOutput, outputs, return_dict, loss=loss, logits=scores)
@@ -470,8 +465,7 @@ class DebertaV2ForSequenceClassification(BertForSequenceClassification, DebertaV
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         logits = self.classify(outputs)
         loss = deberta_classification_loss(self.config, logits, labels) if labels is not None else None
         return head_output(SequenceClassifierOutput, outputs, return_dict, loss=loss, logits=logits)

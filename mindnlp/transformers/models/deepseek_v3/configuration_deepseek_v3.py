@@ -8,7 +8,7 @@ split into `qk_nope_head_dim` features without position and `qk_rope_head_dim` w
 `num_experts_per_tok`; `n_shared_experts` always run; the first `first_k_dense_replace`
 layers have a dense MLP. `num_experts` and `num_local_experts` both read `n_routed_experts`.
 """
-from ...configuration_utils import PretrainedConfig
+from ...configuration_utils import PretrainedConfig, attention_heads
 from ..llama.configuration_llama import LlamaConfig
 from ..mixtral.configuration_mixtral import MixtralConfig
 
@@ -67,9 +67,9 @@ class DeepseekV3Config(PretrainedConfig):
     attention_bias: bool = False
     attention_dropout: float | int | None = 0.0
 
+    derived_defaults = {"num_key_value_heads": attention_heads}
+
     def __post_init__(self, **kwargs):
-        if self.num_key_value_heads is None:
-            self.num_key_value_heads = self.num_attention_heads
         # The rotary embedding turns over the rope part of each head only.
         self.qk_head_dim = self.qk_nope_head_dim + self.qk_rope_head_dim
         self.head_dim = self.qk_rope_head_dim

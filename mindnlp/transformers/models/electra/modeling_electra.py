@@ -138,8 +138,7 @@ class ElectraForPreTraining(GenericHead, ElectraPreTrainedModel):
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         """With labels (1: replaced), the binary cross-entropy over the tokens `attention_mask` keeps."""
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                       position_ids=position_ids, inputs_embeds=inputs_embeds)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
         logits = self.discriminator_predictions(outputs[0])
         loss = None
         if labels is not None:

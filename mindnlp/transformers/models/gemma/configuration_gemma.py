@@ -40,7 +40,7 @@ class GemmaConfig(PretrainedConfig):
     use_bidirectional_attention: bool | None = None
 
     def __post_init__(self, **kwargs):
-        if self.hidden_act == "gelu":
+        if getattr(self, "hidden_act", None) == "gelu":  # Gemma 2 names it hidden_activation
             logger.warning('hidden_act="gelu" in a Gemma config means the tanh approximation; using "gelu_pytorch_tanh"')
             self.hidden_act = "gelu_pytorch_tanh"
         super().__post_init__(**kwargs)

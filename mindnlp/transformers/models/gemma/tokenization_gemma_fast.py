@@ -22,11 +22,9 @@ class GemmaTokenizerFast(PreTrainedTokenizerFast):
         mask_token="<mask>",
         **kwargs,
     ):
-        tokenizer_object = kwargs.pop("tokenizer_object", None)
-        if tokenizer_object is None and tokenizer_file is None:
-            if vocab_file is None:
-                raise ValueError(f"{type(self).__name__} needs tokenizer_file= (tokenizer.json) or vocab_file= (tokenizer.model)")
-            tokenizer_object = gemma_sentencepiece_tokenizer(vocab_file, unk_token=unk_token)
+        tokenizer_object = self.given_or_built_backend(
+            kwargs, tokenizer_file, lambda: gemma_sentencepiece_tokenizer(vocab_file, unk_token=unk_token),
+            vocab_file=vocab_file)
         super().__init__(
             tokenizer_object=tokenizer_object,
             tokenizer_file=tokenizer_file,

@@ -24,9 +24,9 @@ from ...generation import GenerationMixin
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
 from ...modeling_decoder import GenericForCausalLM
-from ...modeling_layers import (GenericForSequenceClassification, GradientCheckpointingLayer, SequenceSummary,
-                                base_model_kwargs, output_flags, span_prediction, token_classification_output,
-                                token_classifier_dropout)
+from ...modeling_layers import (GenericForSequenceClassification, GradientCheckpointingLayer, LayerOutputs,
+                                SequenceSummary, base_model_kwargs, output_flags, span_prediction,
+                                token_classification_output, token_classifier_dropout)
 from ...modeling_outputs import BaseModelOutputWithPastAndCrossAttentions, CausalLMOutputWithCrossAttentions
 from ...modeling_utils import PreTrainedModel
 from ...pytorch_utils import Conv1D
@@ -290,27 +290,17 @@ class GPT2Model(GPT2PreTrainedModel):
             encoder_attention_mask = create_bidirectional_mask(self.config, inputs_embeds, encoder_attention_mask,
                                                                encoder_hidden_states=encoder_hidden_states)
 
-        all_hidden = () if output_hidden_states else None
-        all_attentions = () if output_attentions else None
-        all_cross = () if output_attentions and self.config.add_cross_attention else None
+        collected = LayerOutputs(output_hidden_states, output_attentions, self.config.add_cross_attention)
         for block in self.h:
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
+            collected.add_hidden(hidden_states)
             hidden_states, weights, cross_weights = block(
                 hidden_states, past_key_values, causal_mask, encoder_hidden_states,
                 encoder_attention_mask=encoder_attention_mask, output_attentions=output_attentions)
-            if output_attentions:
-                all_attentions += (weights,)
-                if all_cross is not None:
-                    all_cross += (cross_weights,)
+            collected.add_attentions(weights, cross_weights)
         hidden_states = self.ln_f(hidden_states)
         hidden_states = hidden_states.view((-1,) + input_shape[1:] + (hidden_states.shape[-1],))
-        if output_hidden_states:
-            all_hidden += (hidden_states,)
-        output = BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states, past_key_values=past_key_values if use_cache else None,
-            hidden_states=all_hidden, attentions=all_attentions, cross_attentions=all_cross)
-        return output if return_dict else output.to_tuple()
+        return collected.output(BaseModelOutputWithPastAndCrossAttentions, return_dict, hidden_states,
+                                past_key_values=past_key_values if use_cache else None)
 
 
 class GPT2LMHeadModel(GenericForCausalLM, GPT2PreTrainedModel, GenerationMixin):

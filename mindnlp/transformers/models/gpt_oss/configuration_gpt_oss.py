@@ -5,7 +5,7 @@ Mixtral's routing fields (`num_local_experts`, also readable as `num_experts`;
 (`swiglu_alpha`, `swiglu_limit`); biased attention; `layer_types` alternating a
 `sliding_window` layer and a full one (from the first layer); YaRN rope by default.
 """
-from ...configuration_utils import PretrainedConfig
+from ...configuration_utils import PretrainedConfig, attention_heads, hidden_size_per_head
 from ..llama.configuration_llama import LlamaConfig
 
 
@@ -51,11 +51,9 @@ class GptOssConfig(PretrainedConfig):
     eos_token_id: int | list[int] | None = None
     attention_bias: bool = True
 
+    derived_defaults = {"num_key_value_heads": attention_heads, "head_dim": hidden_size_per_head}
+
     def __post_init__(self, **kwargs):
-        if self.num_key_value_heads is None:
-            self.num_key_value_heads = self.num_attention_heads
-        if self.head_dim is None:
-            self.head_dim = self.hidden_size // self.num_attention_heads
         if self.layer_types is None:
             self.layer_types = ["sliding_attention" if i % 2 == 0 else "full_attention"
                                 for i in range(self.num_hidden_layers)]

@@ -5,7 +5,7 @@ RoPE lives in `rope_parameters` (see modeling_rope_utils); v4 files with `rope_t
 `{"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
 "original_max_position_embeddings": 8192, "rope_theta": 500000.0}`.
 """
-from ...configuration_utils import PretrainedConfig
+from ...configuration_utils import PretrainedConfig, attention_heads, hidden_size_per_head
 
 
 class LlamaConfig(PretrainedConfig):
@@ -32,6 +32,7 @@ class LlamaConfig(PretrainedConfig):
         "layers": (["hidden_states", "attention_mask"], ["hidden_states"]),
         "norm": (["hidden_states"], ["hidden_states"]),
     }
+    derived_defaults = {"head_dim": hidden_size_per_head, "num_key_value_heads": attention_heads}
 
     vocab_size: int = 32000
     hidden_size: int = 4096
@@ -54,13 +55,6 @@ class LlamaConfig(PretrainedConfig):
     attention_dropout: int | float | None = 0.0
     mlp_bias: bool = False
     head_dim: int | None = None
-
-    def __post_init__(self, **kwargs):
-        if self.head_dim is None:
-            self.head_dim = self.hidden_size // self.num_attention_heads
-        if self.num_key_value_heads is None:
-            self.num_key_value_heads = self.num_attention_heads
-        super().__post_init__(**kwargs)
 
     def validate_architecture(self):
         super().validate_architecture()

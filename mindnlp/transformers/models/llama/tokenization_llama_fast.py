@@ -28,13 +28,11 @@ class LlamaTokenizerFast(PreTrainedTokenizerFast):
         add_prefix_space=None,
         **kwargs,
     ):
-        tokenizer_object = kwargs.pop("tokenizer_object", None)
-        if tokenizer_object is None and tokenizer_file is None:
-            if vocab_file is None:
-                raise ValueError(f"{type(self).__name__} needs tokenizer_file= (tokenizer.json) or vocab_file= (tokenizer.model)")
-            tokenizer_object = llama_sentencepiece_tokenizer(
-                vocab_file, add_prefix_space=add_prefix_space is not False, legacy=legacy, unk_token=unk_token
-            )
+        tokenizer_object = self.given_or_built_backend(
+            kwargs, tokenizer_file,
+            lambda: llama_sentencepiece_tokenizer(vocab_file, add_prefix_space=add_prefix_space is not False,
+                                                  legacy=legacy, unk_token=unk_token),
+            vocab_file=vocab_file)
         if add_prefix_space is not None:
             kwargs["add_prefix_space"] = add_prefix_space
         self.legacy = legacy

@@ -31,16 +31,14 @@ class MBartTokenizer(PreTrainedTokenizerFast):
                  tgt_lang=None, additional_special_tokens=None, **kwargs):
         if isinstance(mask_token, str):
             mask_token = AddedToken(mask_token, lstrip=True, rstrip=False, normalized=False, special=True)
-        tokenizer_object = kwargs.pop("tokenizer_object", None)
-        if tokenizer_object is None and tokenizer_file is None:
-            if vocab_file is None:
-                raise ValueError(f"{type(self).__name__} needs tokenizer_file= (tokenizer.json) or vocab_file= "
-                                 "(sentencepiece.bpe.model)")
+        def build():
             spm = SentencePieceModel(vocab_file)
-            tokenizer_object = fairseq_unigram_tokenizer(spm, self.language_codes, bos_token=bos_token,
-                                                         pad_token=pad_token, eos_token=eos_token,
-                                                         unk_token=unk_token, mask_token=mask_token)
-            self.build_text_pipeline(tokenizer_object, spm)
+            backend = fairseq_unigram_tokenizer(spm, self.language_codes, bos_token=bos_token, pad_token=pad_token,
+                                                eos_token=eos_token, unk_token=unk_token, mask_token=mask_token)
+            self.build_text_pipeline(backend, spm)
+            return backend
+
+        tokenizer_object = self.given_or_built_backend(kwargs, tokenizer_file, build, vocab_file=vocab_file)
         codes = list(self.language_codes)
         codes += [token for token in additional_special_tokens or () if str(token) not in codes]
         super().__init__(tokenizer_object=tokenizer_object, tokenizer_file=tokenizer_file, bos_token=bos_token,

@@ -5,7 +5,7 @@ dropouts (`resid_pdrop`, `embd_pdrop`), an optional LayerNorm of each head's que
 (`qk_layernorm`), and partial rotary: `partial_rotary_factor` (0.5, v4 files keep it at the
 top level) of each head's features are rotated.
 """
-from ...configuration_utils import PretrainedConfig
+from ...configuration_utils import PretrainedConfig, attention_heads
 
 
 class PhiConfig(PretrainedConfig):
@@ -47,8 +47,8 @@ class PhiConfig(PretrainedConfig):
     eos_token_id: int | list[int] | None = 2
     pad_token_id: int | None = None
 
+    derived_defaults = {"num_key_value_heads": attention_heads}
+
     def __post_init__(self, **kwargs):
-        if self.num_key_value_heads is None:
-            self.num_key_value_heads = self.num_attention_heads
         kwargs.setdefault("partial_rotary_factor", 0.5)
         super().__post_init__(**kwargs)

@@ -5,7 +5,7 @@ pretraining length `original_max_position_embeddings` that LongRoPE scales from.
 files name LongRoPE "su" (or "yarn", which Phi-3 also means as LongRoPE); both are read as
 "longrope", as HF does. `partial_rotary_factor` (Phi-4-mini: 0.75) defaults to 1.
 """
-from ...configuration_utils import PretrainedConfig
+from ...configuration_utils import PretrainedConfig, attention_heads
 
 
 class Phi3Config(PretrainedConfig):
@@ -45,9 +45,9 @@ class Phi3Config(PretrainedConfig):
     pad_token_id: int | None = 32000
     sliding_window: int | None = None
 
+    derived_defaults = {"num_key_value_heads": attention_heads}
+
     def __post_init__(self, **kwargs):
-        if self.num_key_value_heads is None:
-            self.num_key_value_heads = self.num_attention_heads
         kwargs.setdefault("partial_rotary_factor", 1.0)
         rope = kwargs.get("rope_scaling") or self.rope_parameters
         if rope and rope.get("rope_type", rope.get("type")) in ("su", "yarn"):

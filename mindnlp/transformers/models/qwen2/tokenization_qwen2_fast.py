@@ -22,14 +22,10 @@ class Qwen2TokenizerFast(PreTrainedTokenizerFast):
         add_prefix_space=None,
         **kwargs,
     ):
-        tokenizer_object = kwargs.pop("tokenizer_object", None)
-        if tokenizer_object is None and tokenizer_file is None:
-            if vocab_file is None or merges_file is None:
-                raise ValueError(
-                    f"{type(self).__name__} needs tokenizer_file= (tokenizer.json) or vocab_file= and merges_file= "
-                    "(vocab.json, merges.txt)"
-                )
-            tokenizer_object = qwen2_tokenizer(vocab_file, merges_file, add_prefix_space=bool(add_prefix_space))
+        tokenizer_object = self.given_or_built_backend(
+            kwargs, tokenizer_file,
+            lambda: qwen2_tokenizer(vocab_file, merges_file, add_prefix_space=bool(add_prefix_space)),
+            vocab_file=vocab_file, merges_file=merges_file)
         if add_prefix_space is not None:
             kwargs["add_prefix_space"] = add_prefix_space
         super().__init__(

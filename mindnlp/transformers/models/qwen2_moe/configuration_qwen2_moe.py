@@ -7,39 +7,25 @@ expert of width `shared_expert_intermediate_size`, an MoE block on every
 `decoder_sparse_step`-th layer except those in `mlp_only_layers` (which keep a dense MLP of
 `intermediate_size`).
 """
-from ...configuration_utils import PretrainedConfig
 from ..mixtral.configuration_mixtral import MixtralConfig
+from ..qwen2.configuration_qwen2 import Qwen2Config
 
 
-class Qwen2MoeConfig(PretrainedConfig):
+class Qwen2MoeConfig(Qwen2Config):
     model_type = "qwen2_moe"
-    keys_to_ignore_at_inference = ["past_key_values"]
     base_model_tp_plan = {
         **MixtralConfig.base_model_tp_plan,
         "layers.*.mlp.gate_proj": "colwise",
         "layers.*.mlp.up_proj": "colwise",
         "layers.*.mlp.down_proj": "rowwise",
     }
-    base_model_pp_plan = MixtralConfig.base_model_pp_plan
     base_model_ep_plan = MixtralConfig.base_model_ep_plan
 
-    vocab_size: int = 151936
     hidden_size: int = 2048
     intermediate_size: int = 5632
     num_hidden_layers: int = 24
     num_attention_heads: int = 16
     num_key_value_heads: int | None = 16
-    hidden_act: str = "silu"
-    max_position_embeddings: int = 32768
-    initializer_range: float = 0.02
-    rms_norm_eps: float = 1e-6
-    use_cache: bool = True
-    tie_word_embeddings: bool = False
-    rope_parameters: dict | None = None
-    use_sliding_window: bool = False
-    sliding_window: int | None = 4096
-    max_window_layers: int = 28
-    attention_dropout: float | int = 0.0
     decoder_sparse_step: int = 1
     moe_intermediate_size: int = 1408
     shared_expert_intermediate_size: int = 5632
@@ -50,15 +36,12 @@ class Qwen2MoeConfig(PretrainedConfig):
     router_aux_loss_coef: float = 0.001
     mlp_only_layers: list[int] | None = None
     qkv_bias: bool = True
-    layer_types: list[str] | None = None
-    pad_token_id: int | None = None
-    bos_token_id: int | None = None
-    eos_token_id: int | list[int] | None = None
+
+    derived_defaults = {}  # HF's Qwen2-MoE keeps a None num_key_value_heads
+    sliding_window_when_off = 0  # as HF's Qwen2-MoE, 0 rather than None
 
     def __post_init__(self, **kwargs):
         self.mlp_only_layers = [] if self.mlp_only_layers is None else self.mlp_only_layers
-        # As HF: 0 (not None) when windows are off; `layer_types` then says full attention everywhere.
-        self.sliding_window = self.sliding_window if self.use_sliding_window else 0
         if self.layer_types is None:
             self.layer_types = [
                 "sliding_attention" if (i + 1) % 2 and i < self.max_window_layers and self.use_sliding_window

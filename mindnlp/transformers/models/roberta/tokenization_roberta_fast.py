@@ -33,20 +33,16 @@ class RobertaTokenizerFast(PreTrainedTokenizerFast):
         trim_offsets=True,
         **kwargs,
     ):
-        tokenizer_object = kwargs.pop("tokenizer_object", None)
-        built = tokenizer_object is None and tokenizer_file is None
+        built = kwargs.get("tokenizer_object") is None and tokenizer_file is None
         if isinstance(mask_token, str):
             # A mask stands for a word, and RoBERTa's words carry the space before them ("Ġword"):
             # the mask takes that space, so "a <mask>" is "Ġa <mask>", not "Ġa Ġ <mask>" (HF's rule).
             mask_token = AddedToken(mask_token, lstrip=True, rstrip=False, normalized=False, special=True)
-        if built:
-            if vocab_file is None or merges_file is None:
-                raise ValueError(
-                    f"{type(self).__name__} needs tokenizer_file= (tokenizer.json) or vocab_file= and merges_file= "
-                    "(vocab.json, merges.txt)"
-                )
-            tokenizer_object = byte_level_bpe_tokenizer(vocab_file, merges_file, add_prefix_space=bool(add_prefix_space),
-                                                        unk_token=unk_token)
+        tokenizer_object = self.given_or_built_backend(
+            kwargs, tokenizer_file,
+            lambda: byte_level_bpe_tokenizer(vocab_file, merges_file, add_prefix_space=bool(add_prefix_space),
+                                             unk_token=unk_token),
+            vocab_file=vocab_file, merges_file=merges_file)
         if add_prefix_space is not None:
             kwargs["add_prefix_space"] = add_prefix_space
         super().__init__(

@@ -4,7 +4,7 @@ Llama's fields plus NoPE layers: `no_rope_layers` holds 1 for a layer that uses 
 one that does not, by default every `no_rope_layer_interval`-th layer (4) without. With
 `use_sliding_window` and a `sliding_window`, the NoPE layers attend over the window.
 """
-from ...configuration_utils import PretrainedConfig
+from ...configuration_utils import PretrainedConfig, attention_heads
 from ..llama.configuration_llama import LlamaConfig
 
 
@@ -39,9 +39,9 @@ class SmolLM3Config(PretrainedConfig):
     mlp_bias: bool = False
     tie_word_embeddings: bool = True
 
+    derived_defaults = {"num_key_value_heads": attention_heads}
+
     def __post_init__(self, **kwargs):
-        if self.num_key_value_heads is None:
-            self.num_key_value_heads = self.num_attention_heads
         if self.no_rope_layers is None:
             self.no_rope_layers = [int((i + 1) % self.no_rope_layer_interval != 0)
                                    for i in range(self.num_hidden_layers)]

@@ -18,10 +18,10 @@ from ....core import nn
 from ...activations import ACT2FN, gated_activation
 from ...cache_utils import DynamicCache, EncoderDecoderCache
 from ...generation import GenerationMixin
-from ...loss_utils import masked_lm_loss, question_answering_loss
+from ...loss_utils import masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
-from ...modeling_layers import GradientCheckpointingLayer, output_flags
+from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, output_flags, span_fields
 from ...modeling_position_buckets import relative_position_bucket
 from ...modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
@@ -395,31 +395,20 @@ class T5Stack(T5PreTrainedModel):
             encoder_mask = create_bidirectional_mask(self.config, inputs_embeds, encoder_attention_mask,
                                                      encoder_hidden_states=encoder_hidden_states)
 
-        all_hidden = () if output_hidden_states else None
-        all_attentions = () if output_attentions else None
-        all_cross = () if output_attentions and self.is_decoder else None
+        collected = LayerOutputs(output_hidden_states, output_attentions, self.is_decoder)
         position_bias = encoder_decoder_position_bias = None
         hidden_states = self.dropout(inputs_embeds)
         for block in self.block:
-            if output_hidden_states:
-                all_hidden += (hidden_states,)
+            collected.add_hidden(hidden_states)
             hidden_states, position_bias, weights, cross_bias, cross_weights = block(
                 hidden_states, mask, position_bias, encoder_hidden_states, encoder_mask,
                 encoder_decoder_position_bias, past_key_values=past_key_values,
                 output_attentions=output_attentions)
             if self.is_decoder and encoder_hidden_states is not None:
                 encoder_decoder_position_bias = cross_bias
-            if output_attentions:
-                all_attentions += (weights,)
-                if self.is_decoder:
-                    all_cross += (cross_weights,)
-        hidden_states = self.dropout(self.final_layer_norm(hidden_states))
-        if output_hidden_states:
-            all_hidden += (hidden_states,)
-        output = BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states, past_key_values=past_key_values, hidden_states=all_hidden,
-            attentions=all_attentions, cross_attentions=all_cross)
-        return output if return_dict else output.to_tuple()
+            collected.add_attentions(weights, cross_weights)
+        return collected.output(BaseModelOutputWithPastAndCrossAttentions, return_dict,
+                                self.dropout(self.final_layer_norm(hidden_states)), past_key_values=past_key_values)
 
 
 def _stack_configs(config):
@@ -659,15 +648,9 @@ class T5ForQuestionAnswering(_T5EncoderDecoder):
         encoder_outputs, decoder_outputs = self._encode_decode(
             input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, encoder_outputs, None,
             inputs_embeds, decoder_inputs_embeds, use_cache, output_attentions, output_hidden_states, None)
-        logits = self.qa_outputs(decoder_outputs.last_hidden_state)
-        start_logits, end_logits = logits.split(1, dim=-1)
-        start_logits = start_logits.squeeze(-1).contiguous()
-        end_logits = end_logits.squeeze(-1).contiguous()
-        loss = None
-        if start_positions is not None and end_positions is not None:
-            loss = question_answering_loss(start_logits, end_logits, start_positions, end_positions)
-        output = Seq2SeqQuestionAnsweringModelOutput(loss=loss, start_logits=start_logits, end_logits=end_logits,
-                                                     **seq2seq_fields(encoder_outputs, decoder_outputs))
+        output = Seq2SeqQuestionAnsweringModelOutput(
+            **span_fields(self.qa_outputs, decoder_outputs.last_hidden_state, start_positions, end_positions),
+            **seq2seq_fields(encoder_outputs, decoder_outputs))
         return output if return_dict else output.to_tuple()
 
 
