@@ -1,7 +1,7 @@
 """Relative positions mapped to a bounded set of buckets, as position-aware attention biases read them.
 
 `relative_position_bucket` is Mesh TensorFlow's scheme, which T5 and MPNet use for their learned
-per-head attention biases; `log_bucket_position` is DeBERTa-v2's, whose buckets index relative
+per-head attention biases (`bucket_bias` looks the biases up); `log_bucket_position` is DeBERTa-v2's, whose buckets index relative
 position embeddings.
 """
 import math
@@ -32,6 +32,17 @@ def relative_position_bucket(relative_position, bidirectional=True, num_buckets=
                             * (num_buckets - max_exact)).to(core.int64)
     if_large = if_large.clamp(max=num_buckets - 1)
     return buckets + core.where(is_small, relative_position, if_large)
+
+
+def bucket_bias(embedding, buckets):
+    """The learned bias of each bucket as (1, heads, queries, keys), heads outermost in memory.
+
+    `embedding` maps a bucket to one value per head. Its output puts the heads innermost;
+    the bias is computed once per forward pass and read by every layer's attention one
+    (head, query) row at a time, so it is laid out once for that instead of being gathered
+    through a transposed view by each layer.
+    """
+    return embedding(buckets).permute(2, 0, 1).contiguous().unsqueeze(0)
 
 
 def log_bucket_position(relative_position, bucket_size, max_position):

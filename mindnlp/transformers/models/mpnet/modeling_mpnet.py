@@ -17,7 +17,7 @@ from ....core import nn
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
 from ...modeling_layers import GradientCheckpointingLayer
 from ...modeling_outputs import BaseModelOutputWithPastAndCrossAttentions
-from ...modeling_position_buckets import relative_position_bucket
+from ...modeling_position_buckets import bucket_bias, relative_position_bucket
 from ..bert.modeling_bert import BertIntermediate, BertModel, BertOutput
 from ..roberta.modeling_roberta import (RobertaForMaskedLM, RobertaForMultipleChoice, RobertaForQuestionAnswering,
                                         RobertaForSequenceClassification, RobertaForTokenClassification, RobertaLMHead,
@@ -139,7 +139,7 @@ class MPNetEncoder(nn.Module):
         positions = core.arange(length, dtype=core.long, device=x.device)
         relative_position = positions[None, :] - positions[:, None]
         buckets = relative_position_bucket(relative_position, num_buckets=num_buckets)
-        return self.relative_attention_bias(buckets).permute(2, 0, 1).unsqueeze(0)
+        return bucket_bias(self.relative_attention_bias, buckets)
 
 
 class MPNetPreTrainedModel(RobertaPreTrainedModel):

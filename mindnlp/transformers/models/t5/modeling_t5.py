@@ -22,7 +22,7 @@ from ...loss_utils import masked_lm_loss, question_answering_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_layers import GradientCheckpointingLayer, output_flags
-from ...modeling_position_buckets import relative_position_bucket
+from ...modeling_position_buckets import bucket_bias, relative_position_bucket
 from ...modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
     Seq2SeqLMOutput,
@@ -150,8 +150,7 @@ class T5Attention(nn.Module):
         bucket = relative_position_bucket(memory_position - context_position, bidirectional=not self.is_decoder,
                                           num_buckets=self.relative_attention_num_buckets,
                                           max_distance=self.relative_attention_max_distance)
-        values = self.relative_attention_bias(bucket)
-        return values.permute(2, 0, 1).unsqueeze(0)
+        return bucket_bias(self.relative_attention_bias, bucket)
 
     def _key_value(self, states):
         return split_heads(self.k(states), self.key_value_proj_dim), split_heads(self.v(states),
