@@ -34,15 +34,22 @@ def relative_position_bucket(relative_position, bidirectional=True, num_buckets=
     return buckets + core.where(is_small, relative_position, if_large)
 
 
-def bucket_bias(embedding, buckets):
-    """The learned bias of each bucket as (1, heads, queries, keys), heads outermost in memory.
+def bucket_bias(embedding, query_length, key_length, past_length=0, device=None, **bucket_options):
+    """(1, heads, query_length, key_length): `embedding`'s learned bias (one value per head) of
+    the bucket of each key position j - query position i, query i sitting at past_length + i.
+    `bucket_options` are relative_position_bucket's.
 
-    `embedding` maps a bucket to one value per head. Its output puts the heads innermost;
-    the bias is computed once per forward pass and read by every layer's attention one
-    (head, query) row at a time, so it is laid out once for that instead of being gathered
-    through a transposed view by each layer.
+    The bias depends on the distance only, so the buckets and the lookup are computed once
+    per distance (query_length + key_length - 1 of them, not their product), and each query
+    row is a window of that table: one pass lays the bias out heads first in memory, as
+    every layer's attention reads it row by row.
     """
-    return embedding(buckets).permute(2, 0, 1).contiguous().unsqueeze(0)
+    distances = core.arange(-(past_length + query_length - 1), key_length - past_length, dtype=core.int64,
+                            device=device)
+    per_distance = embedding(relative_position_bucket(distances, **bucket_options))     # (distances, heads)
+    # Row i reads distances -(past_length + i) .. key_length - 1 - past_length: the window
+    # starting at query_length - 1 - i, so the unfolded windows are the rows in reverse.
+    return per_distance.t().unfold(1, key_length, 1).flip(1).unsqueeze(0)
 
 
 def log_bucket_position(relative_position, bucket_size, max_position):
