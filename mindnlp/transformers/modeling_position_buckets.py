@@ -1,8 +1,8 @@
 """Relative positions mapped to a bounded set of buckets, as position-aware attention biases read them.
 
 `relative_position_bucket` is Mesh TensorFlow's scheme, which T5 and MPNet use for their learned
-per-head attention biases (`bucket_bias` looks the biases up); `log_bucket_position` is DeBERTa-v2's, whose buckets index relative
-position embeddings.
+per-head attention biases (`bucket_bias` looks the biases up); `log_bucket_position` is
+DeBERTa-v2's, whose buckets index relative position embeddings.
 """
 import math
 
