@@ -22,9 +22,18 @@ Both come from the same runs, timed by a logits processor that notes each step. 
 `repeats` runs is reported (timings on a shared machine only get slower), then mindnlp /
 PyTorch ratios, beside the machine's roofline measured in the same run. torch and
 transformers are needed here only.
+
+The checkpoint is built, and each library measured, in a fresh process of its own, as a
+user runs one library: loading torch starts its GNU OpenMP runtime, which numba's thread
+pool (mindnlp's matrix-vector products) then shares with torch's settings (idle threads
+that spin for a long time, competing with mindnlp's workers between products), and torch's
+own idle threads would compete too.
 """
 import argparse
+import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -166,6 +175,29 @@ def rates(prefill_time, step_time, prompt_length):
     return prompt_length / prefill_time, 1.0 / step_time
 
 
+def child(task, directory, args):
+    """Run one task of this script in a fresh Python process; its printed JSON result."""
+    command = [sys.executable, __file__, "--task", task, "--directory", directory,
+               "--prompt-length", str(args.prompt_length), "--new-tokens", str(args.new_tokens),
+               "--repeats", str(args.repeats)]
+    output = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(output.splitlines()[-1])
+
+
+def run_task(task, directory, args):
+    """A child's work: "build:<model>" saves the checkpoint, the others measure one library
+    on the prompt saved beside it."""
+    if task.startswith("build:"):
+        return MODEL_BUILDERS[task.split(":", 1)[1]](directory)
+    with open(os.path.join(directory, "prompt.json"), encoding="utf-8") as fh:
+        prompt = json.load(fh)
+    if task == "torch":
+        times = measure_torch(directory, prompt, args.new_tokens, args.repeats)
+    else:
+        times = measure_mindnlp(directory, prompt, args.new_tokens, args.repeats, compiled=task == "compiled")
+    return rates(*times, args.prompt_length)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--prompt-length", type=int, default=512)
@@ -174,7 +206,12 @@ def main():
     parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
     parser.add_argument("--compiled", action="store_true",
                         help="also time mindnlp's compiled decoding (static cache + core.compile)")
+    parser.add_argument("--task", help=argparse.SUPPRESS)
+    parser.add_argument("--directory", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.task:
+        print(json.dumps(run_task(args.task, args.directory, args)))
+        return
     rng = np.random.default_rng(0)
     line, _, copy_gbs = describe()
     print(line)
@@ -183,17 +220,13 @@ def main():
     header = f"{'model':28} {'library':9} {'prefill tok/s':>14} {'decode tok/s':>13}"
     for key in args.models:
         with tempfile.TemporaryDirectory() as directory:
-            name = MODEL_BUILDERS[key](directory)
-            prompt = rng.integers(1, 1000, size=args.prompt_length).tolist()
-            results = {
-                "torch": rates(*measure_torch(directory, prompt, args.new_tokens, args.repeats),
-                               args.prompt_length),
-                "mindnlp": rates(*measure_mindnlp(directory, prompt, args.new_tokens, args.repeats),
-                                 args.prompt_length),
-            }
+            name = child(f"build:{key}", directory, args)
+            with open(os.path.join(directory, "prompt.json"), "w", encoding="utf-8") as fh:
+                json.dump(rng.integers(1, 1000, size=args.prompt_length).tolist(), fh)
+            libraries = ["torch", "mindnlp"]
             if args.compiled and not _is_seq2seq(directory):
-                results["compiled"] = rates(*measure_mindnlp(directory, prompt, args.new_tokens, args.repeats,
-                                                             compiled=True), args.prompt_length)
+                libraries.append("compiled")
+            results = {library: child(library, directory, args) for library in libraries}
             weight_bytes = _weight_bytes(directory)
         print(header + f" {'of copy roofline':>17}")
         for library, (prefill, decode) in results.items():

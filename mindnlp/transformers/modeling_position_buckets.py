@@ -1,8 +1,8 @@
 """Relative positions mapped to a bounded set of buckets, as position-aware attention biases read them.
 
 `relative_position_bucket` is Mesh TensorFlow's scheme, which T5 and MPNet use for their learned
-per-head attention biases; `log_bucket_position` is DeBERTa-v2's, whose buckets index relative
-position embeddings.
+per-head attention biases (`bucket_bias` looks the biases up); `log_bucket_position` is
+DeBERTa-v2's, whose buckets index relative position embeddings.
 """
 import math
 
@@ -32,6 +32,24 @@ def relative_position_bucket(relative_position, bidirectional=True, num_buckets=
                             * (num_buckets - max_exact)).to(core.int64)
     if_large = if_large.clamp(max=num_buckets - 1)
     return buckets + core.where(is_small, relative_position, if_large)
+
+
+def bucket_bias(embedding, query_length, key_length, past_length=0, device=None, **bucket_options):
+    """(1, heads, query_length, key_length): `embedding`'s learned bias (one value per head) of
+    the bucket of each key position j - query position i, query i sitting at past_length + i.
+    `bucket_options` are relative_position_bucket's.
+
+    The bias depends on the distance only, so the buckets and the lookup are computed once
+    per distance (query_length + key_length - 1 of them, not their product), and each query
+    row is a window of that table: one pass lays the bias out heads first in memory, as
+    every layer's attention reads it row by row.
+    """
+    distances = core.arange(-(past_length + query_length - 1), key_length - past_length, dtype=core.int64,
+                            device=device)
+    per_distance = embedding(relative_position_bucket(distances, **bucket_options))     # (distances, heads)
+    # Row i reads distances -(past_length + i) .. key_length - 1 - past_length: the window
+    # starting at query_length - 1 - i, so the unfolded windows are the rows in reverse.
+    return per_distance.t().unfold(1, key_length, 1).flip(1).unsqueeze(0)
 
 
 def log_bucket_position(relative_position, bucket_size, max_position):

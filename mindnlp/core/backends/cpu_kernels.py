@@ -534,9 +534,11 @@ def batched_matmul(a, b):
     return out
 
 
-# Attention works on blocks of query rows: this many where the mask differs from row to row
-# (a causal mask: smaller blocks skip more keys), and otherwise as many as keep a block's
-# scores (times the heads in one work item) in L2 between the two products and the softmax.
+# Attention works on blocks of query rows: this many where the mask hides keys differently
+# from row to row (a causal mask: smaller blocks skip more keys), and otherwise as many as
+# keep a block's scores (times the heads in one work item) in L2 between the two products
+# and the softmax. Larger blocks also share each head's keys and values among more rows:
+# BLAS packs them once per product, which dominates the products of small blocks.
 _QUERY_BLOCK = 64
 _UNMASKED_QUERY_BLOCK = 256
 # Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
@@ -552,10 +554,6 @@ def _key_limits(mask, L, S, n_blocks):
     later blocks. A block with a row that may attend nothing keeps every key, since such a
     row's result (zeros for -inf, uniform for finfo.min) depends on all of them.
     """
-    if mask is None or float(mask.min()) > _DEAD_MASK:
-        # No dead entry (a learned position bias, or a mask without padding): one pass
-        # instead of the three that find each row's last live key.
-        return [S] * n_blocks
     live = mask > _DEAD_MASK
     rows_any = live.any(axis=-1)
     last = S - np.argmax(live[..., ::-1], axis=-1)              # one past the last live key per row
@@ -607,6 +605,7 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
     """
     heads, L, Ev = q.shape[-3] if q.ndim >= 3 else 1, q.shape[-2], v.shape[-1]
     S = k.shape[-2]
+    q, k, v = _blas_rows(q), _blas_rows(k), _blas_rows(v)
     mask, keep = _with_key_dim(mask, S), _with_key_dim(keep, S)
     if groups > 1:
         q = group_heads(q, groups)
@@ -614,9 +613,13 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
         mask, keep = group_heads(mask, groups), group_heads(keep, groups)
     others = [m.shape[:-2] for m in (mask, keep) if m is not None]
     lead = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2], *others))
+    # Only a mask with dead entries can hide keys; a learned position bias (T5's) or a mask
+    # without padding takes one pass to rule that out, not the three that find each row's
+    # last live key.
+    hides_keys = mask is not None and float(mask.min()) <= _DEAD_MASK
     row_masked = mask is not None and mask.shape[-2] != 1
-    n_blocks = max(1, -(-L // (_QUERY_BLOCK if row_masked else _UNMASKED_QUERY_BLOCK)))
-    limits = _key_limits(mask, L, S, n_blocks)
+    n_blocks = max(1, -(-L // (_QUERY_BLOCK if row_masked and hides_keys else _UNMASKED_QUERY_BLOCK)))
+    limits = _key_limits(mask, L, S, n_blocks) if hides_keys else [S] * n_blocks
     blocks = _query_blocks(L, n_blocks)
     prefixes = _work_items(lead, -(-4 * workers.count // n_blocks))
     # Costliest units first, handed out one at a time: causal blocks differ in cost.
@@ -632,8 +635,8 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
         index, block = units[number]
         (i0, i1), width = blocks[block], limits[block]
         part = lambda a: _item_view(a, index, len(lead))            # noqa: E731
-        k_t = np.ascontiguousarray(np.swapaxes(part(k)[..., :width, :], -1, -2))
-        scores = np.matmul(part(q)[..., i0:i1, :], k_t)
+        # k's transpose as a view: BLAS reads it transposed, no per-unit copy.
+        scores = np.matmul(part(q)[..., i0:i1, :], np.swapaxes(part(k)[..., :width, :], -1, -2))
         if scores.shape[:-2] != unit_lead:
             scores = np.ascontiguousarray(np.broadcast_to(scores, unit_lead + scores.shape[-2:]))
         mask_part = None
@@ -661,6 +664,15 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
         out = out.reshape(out.shape[:-4] + (heads,) + out.shape[-2:])
         probs = probs.reshape(probs.shape[:-4] + (heads,) + probs.shape[-2:]) if probs is not None else None
     return out, probs
+
+
+def _blas_rows(a):
+    """a, or a C-contiguous copy where its matrices are not ones BLAS reads in place (unit
+    strides along rows, rows that do not overlap): NumPy multiplies those with a slow loop."""
+    item = a.itemsize
+    if a.strides[-1] == item and (a.shape[-2] <= 1 or a.strides[-2] >= a.shape[-1] * item):
+        return a
+    return np.ascontiguousarray(a)
 
 
 def _heads_inside_rows(lead, L, Ev, n_head_dims):

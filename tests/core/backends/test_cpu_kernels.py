@@ -478,6 +478,20 @@ def test_attention_output_is_laid_out_for_merging_heads():
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
+def test_attention_reads_strided_heads_and_a_learned_position_bias():
+    """T5's layout: heads are views of (batch, L, heads, E) rows, the bias a per-row float mask
+    with no dead entry (so query blocks are large) given as a transposed view; keys whose
+    last axis is strided (not readable by BLAS in place) are copied once."""
+    L, heads = 300, 3
+    q, k, v = (np.swapaxes(RNG.standard_normal((2, L, heads, 16)).astype(np.float32), 1, 2) for _ in range(3))
+    bias = np.transpose(RNG.standard_normal((L, L, heads)).astype(np.float32), (2, 0, 1))[None]
+    k_strided = np.swapaxes(np.ascontiguousarray(np.swapaxes(k, -1, -2)), -1, -2)
+    out, probs = K.attention(q, k_strided, v, bias, None, 1.0)
+    expected_out, expected_probs = _composed_forward(np, *(a.astype(np.float64) for a in (q, k, v, bias)), None, 1.0)
+    np.testing.assert_allclose(probs, expected_probs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, expected_out, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.skipif(not __import__("mindnlp.core.backends.numpy_backend", fromlist=["x"]).keep_freed_memory(),
                     reason="malloc tuning applies to glibc only")
 def test_freed_array_memory_is_reused_without_page_faults():

@@ -17,7 +17,7 @@ from ....core import nn
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
 from ...modeling_layers import GradientCheckpointingLayer
 from ...modeling_outputs import BaseModelOutputWithPastAndCrossAttentions
-from ...modeling_position_buckets import relative_position_bucket
+from ...modeling_position_buckets import bucket_bias
 from ..bert.modeling_bert import BertIntermediate, BertModel, BertOutput
 from ..roberta.modeling_roberta import (RobertaForMaskedLM, RobertaForMultipleChoice, RobertaForQuestionAnswering,
                                         RobertaForSequenceClassification, RobertaForTokenClassification, RobertaLMHead,
@@ -136,10 +136,7 @@ class MPNetEncoder(nn.Module):
         """(1, heads, q, k) bias of each distance's bucket. The buckets are 32 whatever the
         table's size, as in the original code (and HF's)."""
         length = x.shape[1]
-        positions = core.arange(length, dtype=core.long, device=x.device)
-        relative_position = positions[None, :] - positions[:, None]
-        buckets = relative_position_bucket(relative_position, num_buckets=num_buckets)
-        return self.relative_attention_bias(buckets).permute(2, 0, 1).unsqueeze(0)
+        return bucket_bias(self.relative_attention_bias, length, length, device=x.device, num_buckets=num_buckets)
 
 
 class MPNetPreTrainedModel(RobertaPreTrainedModel):

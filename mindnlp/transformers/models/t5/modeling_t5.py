@@ -22,7 +22,7 @@ from ...loss_utils import masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, output_flags, span_fields
-from ...modeling_position_buckets import relative_position_bucket
+from ...modeling_position_buckets import bucket_bias, relative_position_bucket
 from ...modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
     Seq2SeqLMOutput,
@@ -144,14 +144,9 @@ class T5Attention(nn.Module):
         """(1, heads, query_length, key_length) learned bias; query i sits at position past_length + i."""
         if device is None:
             device = self.relative_attention_bias.weight.device
-        context_position = core.arange(past_length, past_length + query_length, dtype=core.int64,
-                                       device=device)[:, None]
-        memory_position = core.arange(key_length, dtype=core.int64, device=device)[None, :]
-        bucket = relative_position_bucket(memory_position - context_position, bidirectional=not self.is_decoder,
-                                          num_buckets=self.relative_attention_num_buckets,
-                                          max_distance=self.relative_attention_max_distance)
-        values = self.relative_attention_bias(bucket)
-        return values.permute(2, 0, 1).unsqueeze(0)
+        return bucket_bias(self.relative_attention_bias, query_length, key_length, past_length, device,
+                           bidirectional=not self.is_decoder, num_buckets=self.relative_attention_num_buckets,
+                           max_distance=self.relative_attention_max_distance)
 
     def _key_value(self, states):
         return split_heads(self.k(states), self.key_value_proj_dim), split_heads(self.v(states),

@@ -167,6 +167,21 @@ def test_relative_position_buckets_match_hf_table():
     assert causal[:40 - 19] == [7] * 21
 
 
+@pytest.mark.parametrize("query_length, key_length, past_length", [(7, 7, 0), (1, 9, 8), (3, 10, 7), (5, 2, 0)])
+def test_bucket_bias_is_the_pairwise_lookup_laid_out_heads_first(query_length, key_length, past_length):
+    """The bias built from one bucket per distance equals looking up every (query, key) pair."""
+    from mindnlp.transformers.modeling_position_buckets import bucket_bias, relative_position_bucket
+
+    core.manual_seed(0)
+    table = core.nn.Embedding(8, 3)
+    options = dict(bidirectional=past_length == 0, num_buckets=8, max_distance=20)
+    bias = bucket_bias(table, query_length, key_length, past_length, **options)
+    queries = core.arange(past_length, past_length + query_length)[:, None]
+    pairwise = table(relative_position_bucket(core.arange(key_length)[None, :] - queries, **options))
+    assert tuple(bias.shape) == (1, 3, query_length, key_length) and bias.is_contiguous()
+    assert core.equal(bias, pairwise.permute(2, 0, 1).unsqueeze(0))
+
+
 def test_shift_right_and_its_errors():
     config = transformers.T5Config(vocab_size=20, d_model=8, d_kv=4, d_ff=8, num_layers=1, num_heads=2,
                                    decoder_start_token_id=0)
