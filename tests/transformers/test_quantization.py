@@ -180,5 +180,34 @@ def test_qlora_trains_adapters_on_a_quantized_base_and_saves_peft_format(tmp_pat
     plain_adapter = load_file(tmp_path / "lora" / "adapter_model.safetensors")
     assert {k: (v.shape, v.dtype) for k, v in quantized_adapter.items()} == \
         {k: (v.shape, v.dtype) for k, v in plain_adapter.items()}
-    with pytest.raises(NotImplementedError, match="quantized base"):
-        model.merge_and_unload()
+
+
+@pytest.mark.parametrize("name", ["quanto-int4", "bnb-4bit", "bnb-8bit"])
+def test_lora_merges_into_a_quantized_base_by_requantizing(name):
+    """merge_and_unload on a quantized base (HF peft's way for bitsandbytes layers): each
+    adapted layer's weight dequantized, the adapter added, the sum quantized again in the
+    layer's format. The merged model differs from the unmerged one by that last rounding only."""
+    core.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=CONFIGS[name]()),
+                           _lora_config())
+    with core.no_grad():  # a trained adapter: B is zero at initialisation
+        for module in model.modules():
+            if hasattr(module, "lora_B") and "default" in module.lora_B:
+                module.lora_B["default"].weight.normal_(0, 0.02)
+    adapted = {n: m for n, m in model.named_modules() if hasattr(m, "lora_B") and "default" in m.lora_B}
+    merged_weights = {n: m.get_base_layer().dequantized_weight() + m.get_delta_weight("default")
+                      for n, m in adapted.items()}
+    formats = {n: (m.get_base_layer().bits, m.get_base_layer().group_size, m.get_base_layer().scheme)
+               for n, m in adapted.items()}
+    unmerged = _logits(model)
+    merged = model.merge_and_unload()
+    layers = _quantized_layers(merged)
+    for name_in_peft, weight in merged_weights.items():
+        layer = layers[name_in_peft.removeprefix("base_model.model.")]
+        assert (layer.bits, layer.group_size, layer.scheme) == formats[name_in_peft]
+        expected = nn.QuantizedLinear.from_float(weight, None, *formats[name_in_peft])
+        np.testing.assert_array_equal(layer.weight.numpy(), expected.weight.numpy())
+        np.testing.assert_allclose(layer.dequantized_weight().numpy(), expected.dequantized_weight().numpy(),
+                                   rtol=0, atol=1e-7)
+    spread = np.abs(unmerged).max()
+    assert np.abs(_logits(merged) - unmerged).max() < (0.01 if CONFIGS[name]().weight_bits == 8 else 0.1) * spread
