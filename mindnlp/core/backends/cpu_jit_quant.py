@@ -89,6 +89,34 @@ def _rows_int4(x, q, scales, offsets, codebook, bias, out, parts):
                 out[r, i] = total if bias is None else total + bias[i]
 
 
+@numba.njit(parallel=True, **_OPTIONS)
+def _row_int4(x_low, x_mixed, x_sums, q, scales, offsets, bias, out, parts):
+    """One row of x against a symmetric or affine 4-bit weight in a single pass over the bytes.
+
+    With byte b = 16 h + l of a group, l x_low + h x_high = b x_low + h (x_high - 16 x_low), so
+    the caller passes x_low (each group's first half of x) and x_mixed (x_high - 16 x_low) and
+    the nibbles are never separated; the sum of c x over the group times the scale, plus the
+    offset (affine; -8 scale when symmetric) times the group's sum of x, is its part of the
+    product."""
+    n = q.shape[0]
+    groups = scales.shape[1]
+    half = q.shape[1] // groups
+    for part in numba.prange(parts):
+        for i in range(n * part // parts, n * (part + 1) // parts):
+            row = q[i]
+            total = _ZERO
+            for g in range(groups):
+                qs, xl, xm = row[g * half:(g + 1) * half], x_low[g * half:(g + 1) * half], x_mixed[g * half:(g + 1) * half]
+                acc = _ZERO
+                for t in range(half):
+                    b = np.float32(qs[t])
+                    acc += b * xl[t] + np.floor(b * _SIXTEENTH) * xm[t]
+                scale = scales[i, g]
+                shift = -_EIGHT * scale if offsets is None else offsets[i, g]
+                total += acc * scale + shift * x_sums[g]
+            out[0, i] = total if bias is None else total + bias[i]
+
+
 @numba.njit(**_OPTIONS)
 def dequantize_int8(q, scales, offsets, out):
     """out (rows, K) float32 = the 8-bit band q (rows, K) times its scales (rows, G), plus its
@@ -150,6 +178,15 @@ def rows_int8(x, q, scales, offsets, bias, out):
 
 def rows_int4(x, q, scales, offsets, codebook, bias, out):
     """out = x @ w.T (+ bias) for the 4-bit weight (q, scales[, offsets or codebook]); x (m, K),
-    out (m, N) C-contiguous float32."""
+    out (m, N) C-contiguous float32. One row (decoding) of a symmetric or affine weight takes
+    the single-pass `_row_int4`; the others widen each weight row first."""
+    if x.shape[0] == 1 and codebook is None:
+        groups = x.reshape(scales.shape[1], 2, -1)
+        x_low = np.ascontiguousarray(groups[:, 0]).reshape(-1)
+        x_mixed = (groups[:, 1] - np.float32(16.0) * groups[:, 0]).reshape(-1)
+        x_sums = groups.sum(axis=(1, 2), dtype=np.float32)
+        with _launch:
+            _row_int4(x_low, x_mixed, x_sums, q, scales, offsets, bias, out, numba.get_num_threads())
+        return
     with _launch:
         _rows_int4(x, q, scales, offsets, codebook, bias, out, numba.get_num_threads())
