@@ -69,6 +69,18 @@ def test_quantize_rounds_each_weight_to_its_nearest_level(bits, group_size, sche
     assert np.all(error <= nearest + 1e-6 * np.abs(weight.numpy()).max())
 
 
+@pytest.mark.parametrize("bits,group_size,scheme", [(8, None, "symmetric"), (4, 64, "affine")])
+def test_a_transposed_weight_is_quantized_row_major(bits, group_size, scheme):
+    """GPT-2's Conv1D hands its weight over transposed; the kernels stream rows, so the
+    quantized bytes must be row-major whatever the source's layout."""
+    stored = _weight(256, 96)
+    parts = F.quantize_weight(stored.t(), bits, group_size, scheme)
+    for part, expected in zip(parts, F.quantize_weight(stored.t().contiguous(), bits, group_size, scheme)):
+        if part is not None:
+            assert part._data.flags.c_contiguous
+            np.testing.assert_array_equal(part.numpy(), expected.numpy())
+
+
 def test_affine_int4_spans_each_groups_range():
     weight = _weight()
     q, scales, offsets = F.quantize_weight(weight, 4, 32, "affine")

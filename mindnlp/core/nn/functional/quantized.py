@@ -94,6 +94,9 @@ def quantize_weight(weight, bits, group_size=None, scheme="symmetric"):
     if w.ndim != 2:
         raise ValueError(f"expected a 2-D weight (out_features, in_features), got shape {tuple(w.shape)}")
     xp = xp_of(weight) if isinstance(weight, Tensor) else np
+    # Row-major whatever the source (GPT-2's Conv1D weight arrives transposed): elementwise ops
+    # keep their input's layout, and the kernels stream each output row's bytes contiguously.
+    w = xp.ascontiguousarray(w)
     n, k = w.shape
     groups = _groups(k, bits, group_size, scheme)
     blocks = w.reshape(n, groups, k // groups)
