@@ -106,7 +106,8 @@ def _row_int4(x_low, x_mixed, x_sums, q, scales, offsets, bias, out, parts):
             row = q[i]
             total = _ZERO
             for g in range(groups):
-                qs, xl, xm = row[g * half:(g + 1) * half], x_low[g * half:(g + 1) * half], x_mixed[g * half:(g + 1) * half]
+                lo, hi = g * half, (g + 1) * half
+                qs, xl, xm = row[lo:hi], x_low[lo:hi], x_mixed[lo:hi]
                 acc = _ZERO
                 for t in range(half):
                     b = np.float32(qs[t])
