@@ -5,6 +5,8 @@ the input, and QuantizedLinear.
 The reference product is computed in float64 from the dequantized weight; the tolerance is
 float32 rounding of a dot product, a few ulp of sum |x_j w_ij| per output.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -79,6 +81,17 @@ def test_a_transposed_weight_is_quantized_row_major(bits, group_size, scheme):
         if part is not None:
             assert part._data.flags.c_contiguous
             np.testing.assert_array_equal(part.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("reference,scheme,group_size", [("quanto_int4", "affine", 128), ("bnb_nf4", "nf4", 64),
+                                                         ("bnb_fp4", "fp4", 64)])
+def test_quantized_weight_reads_back_as_its_library_computes_it(reference, scheme, group_size):
+    """tests/fixtures/quantization: the libraries' documented formulas computed with torch
+    (make_quantization_fixtures.py; quanto and bitsandbytes are not installed there)."""
+    fixture = np.load(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "quantization", "reference.npz"))
+    weight = core.tensor(fixture["weight"])
+    _, dense = _quantized(weight, 4, group_size, scheme)
+    np.testing.assert_allclose(dense, fixture[reference], rtol=0, atol=1e-6 * np.abs(fixture["weight"]).max())
 
 
 def test_affine_int4_spans_each_groups_range():
