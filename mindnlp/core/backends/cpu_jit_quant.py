@@ -22,10 +22,12 @@ specialisation per combination, with the unused branches removed.
 
 `rows_int8` / `rows_int4` compute out = x @ w.T (+ bias) for a few rows of x (decoding),
 the output features split over numba's threads (cpu_jit.parallel() decides whether that
-pool qualifies); every weight byte is read once for all of x's rows (an int4 row is widened
-into an L1-resident float32 buffer by `dequantize_int4` first). `dequantize_int8` /
-`dequantize_int4` widen a band of weight rows into a float32 scratch (nogil, called on the
-worker threads), which prefill's matrix products hand to BLAS band by band.
+pool qualifies); every weight byte is read once for all of x's rows. A 4-bit weight against
+one row of x (decoding) is summed straight from its bytes (`_row_int4`); against several rows,
+or through a codebook, each weight row is widened into an L1-resident float32 buffer by
+`dequantize_int4` first. `dequantize_int8` / `dequantize_int4` widen a band of weight rows
+into a float32 scratch (nogil, called on the worker threads), which prefill's matrix
+products hand to BLAS band by band.
 """
 import numba
 import numpy as np
@@ -69,8 +71,8 @@ def _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts):
 @numba.njit(parallel=True, **_OPTIONS)
 def _rows_int4(x, q, scales, offsets, codebook, bias, out, parts):
     """Each weight row is widened with its scales into an L1-resident float32 buffer first,
-    then dotted with each row of x in one reduction over the whole row: with groups of 32
-    (GGUF's Q4_0) a reduction per group would cost as much as the group's products."""
+    then dotted with each row of x: the nibbles are separated once for all of x's rows (and a
+    codebook is looked up once), where `_row_int4` would redo that work per row."""
     n = q.shape[0]
     m, k = x.shape
     for part in numba.prange(parts):
