@@ -146,8 +146,9 @@ class BitsAndBytesConfig(QuantizationConfigMixin):
     """bitsandbytes' config, so copied QLoRA recipes run on a CPU: load_in_8bit gives int8
     per output row, load_in_4bit its `bnb_4bit_quant_type` codebook ("nf4" or "fp4", 4-bit
     codes times one absmax scale per block of 64 inputs). `bnb_4bit_use_double_quant` rounds
-    each block's scale to 8 bits (bitsandbytes' nested quantization of the absmax values, so a
-    model computes with the scales it would have) but keeps them as float32.
+    each block's scale to 8 bits in blocks of 256 around their mean, as bitsandbytes' nested
+    quantization does (it rounds to its 8-bit dynamic code, this to uniform levels; see
+    round_scales_to_8_bits), but keeps them as float32: the rounding, not the memory saving.
     `bnb_4bit_compute_dtype` is recorded; products compute in float32 whatever it says
     (float16/bfloat16 are storage dtypes on CPU)."""
 
