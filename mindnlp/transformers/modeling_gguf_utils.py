@@ -10,14 +10,15 @@ layout undone, and, for Gemma files, the 1 llama.cpp adds to every RMSNorm weigh
 scale by 1 + weight) taken off again. Loading a GGUF file yields a float32 model (or the dtype
 asked for): the quantization is a storage format here.
 
-With `dequantize=False` the linear weights whose blocks are a scale times a small integer, one
-scale per group and no offset, stay quantized as core.nn.QuantizedLinear in the compiled
-kernels' formats, which hold them exactly: Q8_0 and Q5_0 as int8 in groups of 32, Q6_K as
-int8 in groups of 16 (scale = d x its int8 sub-block scale, exact in float32) and Q4_0 as int4
-in groups of 32 (the kernels' nibble layout is Q4_0's). Types with a per-group offset (Q4_1,
-Q5_1, Q2_K, Q4_K, Q5_K) or other layouts are dequantized to float32. A tied output head is
-kept quantized from the token embedding's blocks, as llama.cpp computes it, while the input
-embedding is looked up in float32.
+With `dequantize=False` the linear weights whose blocks are a scale times a small integer, plus
+an offset per group or not, stay quantized as core.nn.QuantizedLinear in the compiled kernels'
+formats, which hold them exactly (KERNEL_FORMATS): Q8_0 and Q5_0 as symmetric 8-bit in groups
+of 32, Q6_K in groups of 16 (scale = d x its int8 sub-block scale, exact in float32), Q4_0 as
+symmetric 4-bit in groups of 32; Q4_1 and Q4_K as affine 4-bit in groups of 32 (Q4_K: scale =
+d x its 6-bit sub-block scale, offset = -dmin x its 6-bit sub-block min), Q5_1 and Q5_K as
+affine 8-bit holding their 5-bit integers, Q2_K as affine 8-bit in groups of 16. Q3_K and other
+layouts are dequantized to float32. A tied output head is kept quantized from the token
+embedding's blocks, as llama.cpp computes it, while the input embedding is looked up in float32.
 """
 import logging
 from collections import Counter
@@ -55,9 +56,13 @@ CONFIG_FIELDS = {
 _MODEL_TYPES = {"gemma3": "gemma3_text"}
 _TOKENIZER_FIELDS = {"bos_token_id": "bos_token_id", "eos_token_id": "eos_token_id",
                      "unknown_token_id": "unk_token_id", "padding_token_id": "pad_token_id"}
-# GGUF block type -> (bits, group size) of the kernel format that holds it exactly
-KERNEL_FORMATS = {"Q8_0": (8, 32), "Q5_0": (8, 32), "Q6_K": (8, 16), "Q4_0": (4, 32)}
+# GGUF block type -> (bits, group size, scheme) of the kernel format that holds it exactly
+KERNEL_FORMATS = {"Q8_0": (8, 32, "symmetric"), "Q5_0": (8, 32, "symmetric"), "Q6_K": (8, 16, "symmetric"),
+                  "Q4_0": (4, 32, "symmetric"), "Q4_1": (4, 32, "affine"), "Q4_K": (4, 32, "affine"),
+                  "Q5_1": (8, 32, "affine"), "Q5_K": (8, 32, "affine"), "Q2_K": (8, 16, "affine")}
 _ONE_FLOAT16 = np.frombuffer(np.float16(1.0).tobytes(), np.uint8)
+# The 12 bytes of Q4_K/Q5_K sub-block scales and mins (6 bits each) that all read 1 and 0
+_UNIT_K_SCALES = np.array([1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1], np.uint8)
 # llama.cpp stores these architectures' query/key rows interleaved for its rotary layout
 _PERMUTED_QK = {"llama", "mistral"}
 # and writes these architectures' RMSNorm weights as 1 + weight (the scale Gemma's norms apply)
@@ -156,10 +161,11 @@ class GGUFFile:
             if self.gguf_architecture in _PERMUTED_QK and (".attn_q." in tensor.name or ".attn_k." in tensor.name):
                 rows = heads if ".attn_q." in tensor.name else kv_heads
             if target.removesuffix(".weight") in kept:
-                q, scales = self.kernel_weight(tensor)
-                if rows is not None:
-                    q, scales = _unpermute_rotary_rows(q, rows), _unpermute_rotary_rows(scales, rows)
-                state[target], state[target + "_scale"] = core_from_numpy(q), core_from_numpy(scales)
+                parts = dict(zip(("", "_scale", "_offset"), self.kernel_weight(tensor)))
+                for suffix, array in parts.items():
+                    if array is not None:
+                        state[target + suffix] = core_from_numpy(
+                            array if rows is None else _unpermute_rotary_rows(array, rows))
                 continue
             weights = self.dequantized(tensor)
             if rows is not None:
@@ -180,35 +186,33 @@ class GGUFFile:
         return gguf.dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
 
     def kernel_weight(self, tensor):
-        """(q, scales) of a tensor whose block type is in KERNEL_FORMATS, in the kernels' format
-        (core.nn.functional.quantized): the same values as `dequantized`, not rounded again.
+        """(q, scales, offsets) of a tensor whose block type is in KERNEL_FORMATS, in the kernels'
+        format (core.nn.functional.quantized; offsets None for a symmetric one): the same values
+        as `dequantized`, not rounded again.
 
         The integers are the gguf package's own dequantization of the blocks with every scale
-        field set to 1 (Q6_K: its float16 d and its int8 sub-block scales); Q4_0's bytes are
-        already the int4 layout."""
+        field set to 1 and every offset field to 0; the scales and offsets are read from the
+        blocks' fields (`_block_scales`)."""
+        from ..core.nn.functional.quantized import _pack_nibbles
+
         gguf = _gguf()
         kind = tensor.tensor_type.name
         if kind not in KERNEL_FORMATS:
             raise ValueError(f"{tensor.name} is {kind}, which no kernel format holds exactly; supported: "
                              f"{sorted(KERNEL_FORMATS)}")
-        bits = KERNEL_FORMATS[kind][0]
+        bits, group_size, scheme = KERNEL_FORMATS[kind]
         type_size = gguf.GGML_QUANT_SIZES[tensor.tensor_type][1]
         rows = tensor.data.shape[0]
         blocks = np.asarray(tensor.data).reshape(rows, -1, type_size)
         unit = blocks.copy()
-        if kind == "Q6_K":  # ql[128] qh[64] scales int8[16] d float16
-            d = np.ascontiguousarray(blocks[..., 208:210]).view(np.float16).astype(np.float32)
-            sub = np.ascontiguousarray(blocks[..., 192:208]).view(np.int8).astype(np.float32)
-            scales = d * sub
-            unit[..., 192:208], unit[..., 208:210] = 1, _ONE_FLOAT16
-        else:  # d float16, then the quants
-            scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
-            unit[..., :2] = _ONE_FLOAT16
-        scales = scales.reshape(rows, -1)
-        if bits == 4:
-            return np.ascontiguousarray(blocks[..., 2:]).reshape(rows, -1), scales
+        scales, offsets = _block_scales(kind, blocks, unit)
         q = gguf.dequantize(unit.reshape(rows, -1), tensor.tensor_type)
-        return q.astype(np.int8), scales
+        scales = scales.reshape(rows, -1)
+        offsets = None if offsets is None else offsets.reshape(rows, -1)
+        if bits == 8:
+            return q.astype(np.int8 if scheme == "symmetric" else np.uint8), scales, offsets
+        levels = (q + (8 if scheme == "symmetric" else 0)).astype(np.uint8).reshape(rows, -1, group_size)
+        return _pack_nibbles(levels).reshape(rows, -1), scales, offsets
 
     def keep_quantized(self, model):
         """Put a QuantizedLinear of the right format in place of each nn.Linear whose weight the
@@ -227,14 +231,14 @@ class GGUFFile:
                 if kind not in ("F32", "F16", "BF16"):
                     left[kind] += 1
                 continue
-            bits, group_size = KERNEL_FORMATS[kind]
+            bits, group_size, scheme = KERNEL_FORMATS[kind]
             _replace(model, name, nn.QuantizedLinear(module.in_features, module.out_features, module.bias is not None,
-                                                     bits, group_size))
+                                                     bits, group_size, scheme=scheme))
             kept[name] = kind
         if left:
             types = ", ".join(f"{kind} ({count})" for kind, count in sorted(left.items()))
             logger.warning(f"{sum(left.values())} linear weights of {self.path} are dequantized to float32: their "
-                           f"block types {types} have a per-group offset or layout that the int8/int4 kernels do not "
+                           f"block types {types} have a layout that the 8-bit and 4-bit kernel formats do not "
                            "hold; pass quantization_config=QuantoConfig(weights=\"int8\") to requantize them")
         return kept
 
@@ -250,10 +254,12 @@ class GGUFFile:
         if (not model.config.get_text_config().tie_word_embeddings or not isinstance(head, nn.Linear)
                 or embedding is None or embedding.tensor_type.name not in KERNEL_FORMATS):
             return {}
-        bits, group_size = KERNEL_FORMATS[embedding.tensor_type.name]
-        layer = nn.QuantizedLinear(head.in_features, head.out_features, head.bias is not None, bits, group_size)
-        q, scales = self.kernel_weight(embedding)
+        bits, group_size, scheme = KERNEL_FORMATS[embedding.tensor_type.name]
+        layer = nn.QuantizedLinear(head.in_features, head.out_features, head.bias is not None, bits, group_size,
+                                   scheme=scheme)
+        q, scales, offsets = self.kernel_weight(embedding)
         layer.weight, layer.weight_scale = core_from_numpy(q), core_from_numpy(scales)
+        layer.weight_offset = None if offsets is None else core_from_numpy(offsets)
         if head.bias is not None:
             layer.bias = head.bias
         name = next(name for name, module in model.named_modules() if module is head)
@@ -283,6 +289,51 @@ def core_from_numpy(array):
     from .. import core
 
     return core.from_numpy(np.ascontiguousarray(array))
+
+
+def _float16_field(blocks, start):
+    return np.ascontiguousarray(blocks[..., start:start + 2]).view(np.float16).astype(np.float32)[..., 0]
+
+
+def _k_scales_and_mins(packed):
+    """The eight 6-bit sub-block scales and mins of Q4_K/Q5_K blocks from their 12 bytes
+    (llama.cpp's get_scale_min_k4): bytes 0-3 hold scales 0-3 and 4-7 mins 0-3 in their low six
+    bits; scales and mins 4-7 take their low four bits from bytes 8-11 and their top two from the
+    high bits of bytes 0-3 and 4-7."""
+    packed = packed.astype(np.uint8)
+    low, mid, high = packed[..., 0:4], packed[..., 4:8], packed[..., 8:12]
+    scales = np.concatenate([low & 63, (high & 15) | ((low >> 6) << 4)], axis=-1)
+    mins = np.concatenate([mid & 63, (high >> 4) | ((mid >> 6) << 4)], axis=-1)
+    return scales.astype(np.float32), mins.astype(np.float32)
+
+
+def _block_scales(kind, blocks, unit):
+    """(scales, offsets or None) per group of GGUF blocks (rows, blocks, bytes) of a
+    KERNEL_FORMATS type, each (rows, blocks, groups per block); writes unit scale fields (and
+    zero offsets) into `unit`, a copy of the blocks, so that its dequantization is the integers.
+    The products are exact in float32: a float16 times an integer of at most 8 bits."""
+    zero16 = np.zeros(2, np.uint8)
+    if kind == "Q6_K":  # ql[128] qh[64] scales int8[16] d float16
+        scales = _float16_field(blocks, 208)[..., None] * blocks[..., 192:208].view(np.int8).astype(np.float32)
+        unit[..., 192:208], unit[..., 208:210] = 1, _ONE_FLOAT16
+        return scales, None
+    if kind in ("Q4_K", "Q5_K"):  # d, dmin float16, scales[12], (Q5_K: qh[32]), qs
+        d, dmin = _float16_field(blocks, 0)[..., None], _float16_field(blocks, 2)[..., None]
+        sub_scales, sub_mins = _k_scales_and_mins(blocks[..., 4:16])
+        unit[..., 0:2], unit[..., 2:4], unit[..., 4:16] = _ONE_FLOAT16, zero16, _UNIT_K_SCALES
+        return d * sub_scales, -(dmin * sub_mins)
+    if kind == "Q2_K":  # scales[16] (low nibble scale, high nibble min), qs[64], d, dmin float16
+        d, dmin = _float16_field(blocks, 80)[..., None], _float16_field(blocks, 82)[..., None]
+        packed = blocks[..., 0:16]
+        unit[..., 0:16], unit[..., 80:82], unit[..., 82:84] = 1, _ONE_FLOAT16, zero16
+        return d * (packed & 15).astype(np.float32), -(dmin * (packed >> 4).astype(np.float32))
+    # Q8_0, Q5_0, Q4_0: d float16, then the quants; Q4_1, Q5_1: d, m float16, then the quants
+    scales = _float16_field(blocks, 0)[..., None]
+    unit[..., 0:2] = _ONE_FLOAT16
+    if kind in ("Q4_1", "Q5_1"):
+        unit[..., 2:4] = zero16
+        return scales, _float16_field(blocks, 2)[..., None]
+    return scales, None
 
 
 def _replace(model, name, module):

@@ -733,9 +733,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         key_mapping ({regex: replacement}) renames checkpoint keys before they are matched to
         the model's parameters, for checkpoints saved under other names. gguf_file names a GGUF
         file (in the folder or repo) to take the config and the dequantized weights from; with
-        dequantize=False the linear weights in Q8_0, Q5_0, Q6_K and Q4_0 blocks stay quantized
-        (modeling_gguf_utils), and a quantization_config then quantizes the linear layers left
-        in float32.
+        dequantize=False the linear weights in blocks a kernel format holds (Q8_0, Q4_K, ...) stay
+        quantized (modeling_gguf_utils.KERNEL_FORMATS), and a quantization_config then quantizes the linear
+        layers left in float32.
         """
         if core.get_default_device().type == "meta":
             # The weights would be read into tensors that hold no data: refuse before any work.

@@ -27,6 +27,8 @@ CONFIGS = {
     "bnb-8bit": lambda: BitsAndBytesConfig(load_in_8bit=True),
     "bnb-4bit": lambda: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                                            bnb_4bit_compute_dtype="bfloat16"),
+    "bnb-4bit-double-quant": lambda: BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                                                        bnb_4bit_use_double_quant=True),
 }
 
 
@@ -76,7 +78,7 @@ def test_load_quantized_then_save_and_reload(tmp_path, path, name):
     # Every projection is quantized; lm_head (the output embeddings) stays float, as in HF.
     assert len(layers) == linear_count + conv1d_count - 1 and "lm_head" not in layers
     assert isinstance(model.lm_head, nn.Linear)
-    assert {m.bits for m in layers.values()} == {config.weight_bits}
+    assert {(m.bits, m.scheme) for m in layers.values()} == {(config.weight_bits, config.scheme)}
     assert model.is_quantized and model.config.quantization_config is config
     quantized = _logits(model)
     float_logits = _logits(AutoModelForCausalLM.from_pretrained(path))
@@ -94,6 +96,28 @@ def test_load_quantized_then_save_and_reload(tmp_path, path, name):
     np.testing.assert_allclose(_logits(reloaded), quantized, rtol=0, atol=1e-6)
     greedy = dict(max_new_tokens=6, do_sample=False)
     assert model.generate(IDS, **greedy).tolist() == reloaded.generate(IDS, **greedy).tolist()
+
+
+def test_each_config_gets_its_librarys_format():
+    """quanto int4: affine in groups of 128 (64 where 128 does not divide); bitsandbytes 4-bit:
+    its codebook in blocks of 64, the block scales rounded to 8 bits with double quantization."""
+    quanto = _quantized_layers(AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=QuantoConfig(
+        weights="int4")))
+    assert all(m.scheme == "affine" and m.weight_offset is not None for m in quanto.values())
+    assert {m.group_size for m in quanto.values()} <= {128, 64, 32}
+    fp4 = _quantized_layers(AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=BitsAndBytesConfig(
+        load_in_4bit=True)))  # bitsandbytes' default quant type
+    assert {m.scheme for m in fp4.values()} == {"fp4"} and {m.group_size for m in fp4.values()} <= {64, 32}
+    bnb = {dq: _quantized_layers(AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=BitsAndBytesConfig(
+        load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=dq))) for dq in (False, True)}
+    for name, plain in bnb[False].items():
+        nested = bnb[True][name]
+        assert plain.scheme == "nf4" and plain.weight_offset is None
+        np.testing.assert_array_equal(nested.weight.numpy(), plain.weight.numpy())
+        scales, rounded = plain.weight_scale.numpy(), nested.weight_scale.numpy()
+        # 8-bit rounding of the scales, centred on their mean: within half a level of the spread
+        bound = np.abs(scales - scales.mean()).max() / 127 / 2 * (1 + 1e-5) + 1e-7
+        assert np.abs(rounded - scales).max() <= bound
 
 
 def test_quantized_model_equals_its_dequantized_weights():
@@ -156,5 +180,34 @@ def test_qlora_trains_adapters_on_a_quantized_base_and_saves_peft_format(tmp_pat
     plain_adapter = load_file(tmp_path / "lora" / "adapter_model.safetensors")
     assert {k: (v.shape, v.dtype) for k, v in quantized_adapter.items()} == \
         {k: (v.shape, v.dtype) for k, v in plain_adapter.items()}
-    with pytest.raises(NotImplementedError, match="quantized base"):
-        model.merge_and_unload()
+
+
+@pytest.mark.parametrize("name", ["quanto-int4", "bnb-4bit", "bnb-8bit"])
+def test_lora_merges_into_a_quantized_base_by_requantizing(name):
+    """merge_and_unload on a quantized base (HF peft's way for bitsandbytes layers): each
+    adapted layer's weight dequantized, the adapter added, the sum quantized again in the
+    layer's format. The merged model differs from the unmerged one by that last rounding only."""
+    core.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(LLAMA, quantization_config=CONFIGS[name]()),
+                           _lora_config())
+    with core.no_grad():  # a trained adapter: B is zero at initialisation
+        for module in model.modules():
+            if hasattr(module, "lora_B") and "default" in module.lora_B:
+                module.lora_B["default"].weight.normal_(0, 0.02)
+    adapted = {n: m for n, m in model.named_modules() if hasattr(m, "lora_B") and "default" in m.lora_B}
+    merged_weights = {n: m.get_base_layer().dequantized_weight() + m.get_delta_weight("default")
+                      for n, m in adapted.items()}
+    formats = {n: (m.get_base_layer().bits, m.get_base_layer().group_size, m.get_base_layer().scheme)
+               for n, m in adapted.items()}
+    unmerged = _logits(model)
+    merged = model.merge_and_unload()
+    layers = _quantized_layers(merged)
+    for name_in_peft, weight in merged_weights.items():
+        layer = layers[name_in_peft.removeprefix("base_model.model.")]
+        assert (layer.bits, layer.group_size, layer.scheme) == formats[name_in_peft]
+        expected = nn.QuantizedLinear.from_float(weight, None, *formats[name_in_peft])
+        np.testing.assert_array_equal(layer.weight.numpy(), expected.weight.numpy())
+        np.testing.assert_allclose(layer.dequantized_weight().numpy(), expected.dequantized_weight().numpy(),
+                                   rtol=0, atol=1e-7)
+    spread = np.abs(unmerged).max()
+    assert np.abs(_logits(merged) - unmerged).max() < (0.01 if CONFIGS[name]().weight_bits == 8 else 0.1) * spread

@@ -4,22 +4,30 @@ Decoding is bound by reading the weights: an int8 matrix is a quarter, an int4 o
 eighth of the float32 bytes. The kernels read the quantized bytes and widen them in
 registers, never writing a float32 copy of the matrix.
 
-The weight formats (the only API other code needs; GGUF's Q8_0 and Q4_0 blocks are these
-formats with groups of 32, their float16 scales widened to float32):
+The weight formats (the only API other code needs; functional.quantized makes them, and
+GGUF's blocks are these formats with their float16 scales widened to float32):
 
-- int8: `q` int8 (N, K) and `scales` float32 (N, G), G dividing K; with s = K // G,
-  w[i, j] = scales[i, j // s] * q[i, j]. G = 1 is per-output-channel quantization.
-- int4: `q` uint8 (N, K // 2) and `scales` float32 (N, G), s = K // G even. Group g of row
+- 8-bit: `q` int8 or uint8 (N, K) and `scales` float32 (N, G), G dividing K; with s = K // G,
+  w[i, j] = scales[i, j // s] * q[i, j] (+ offsets[i, j // s] in the affine format). G = 1
+  is per-output-channel quantization.
+- 4-bit: `q` uint8 (N, K // 2) and `scales` float32 (N, G), s = K // G even. Group g of row
   i is the s / 2 bytes q[i, g s/2 : (g+1) s/2]; byte t holds element g s + t in its low
-  nibble and element g s + s/2 + t in its high nibble, and w = scale * (nibble - 8)
-  (llama.cpp's Q4_0 layout, so both halves of a group stream against contiguous x).
+  nibble and element g s + s/2 + t in its high nibble (llama.cpp's Q4_0 layout, so both
+  halves of a group stream against contiguous x). A nibble c stands for scale * (c - 8)
+  (symmetric), scale * c + offset (affine, `offsets` (N, G) float32) or scale * codebook[c]
+  (`codebook` float32 (16,), bitsandbytes' NF4/FP4).
+
+`offsets` and `codebook` are None where the format has none; numba compiles one
+specialisation per combination, with the unused branches removed.
 
 `rows_int8` / `rows_int4` compute out = x @ w.T (+ bias) for a few rows of x (decoding),
 the output features split over numba's threads (cpu_jit.parallel() decides whether that
-pool qualifies); every weight byte is read once for all of x's rows (an int4 row is widened
-into an L1-resident float32 buffer by `dequantize_int4` first). `dequantize_int8` /
-`dequantize_int4` widen a band of weight rows into a float32 scratch (nogil, called on the
-worker threads), which prefill's matrix products hand to BLAS band by band.
+pool qualifies); every weight byte is read once for all of x's rows. A 4-bit weight against
+one row of x (decoding) is summed straight from its bytes (`_row_int4`); against several rows,
+or through a codebook, each weight row is widened into an L1-resident float32 buffer by
+`dequantize_int4` first. `dequantize_int8` / `dequantize_int4` widen a band of weight rows
+into a float32 scratch (nogil, called on the worker threads), which prefill's matrix
+products hand to BLAS band by band.
 """
 import numba
 import numpy as np
@@ -36,7 +44,8 @@ _OPTIONS = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract
 
 
 @numba.njit(parallel=True, **_OPTIONS)
-def _rows_int8(x, q, scales, bias, out, parts):
+def _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts):
+    """An affine group adds offset * (the sum of x over the group), from x_sums (m, G)."""
     n, k = q.shape
     m, groups = x.shape[0], scales.shape[1]
     size = k // groups
@@ -54,21 +63,26 @@ def _rows_int8(x, q, scales, bias, out, parts):
                     for j in range(size):
                         acc += np.float32(qs[j]) * xs[j]
                     total += acc * row_scales[g]
+                    if offsets is not None:
+                        total += offsets[i, g] * x_sums[r, g]
                 out[r, i] = total if bias is None else total + bias[i]
 
 
 @numba.njit(parallel=True, **_OPTIONS)
-def _rows_int4(x, q, scales, bias, out, parts):
+def _rows_int4(x, q, scales, offsets, codebook, bias, out, parts):
     """Each weight row is widened with its scales into an L1-resident float32 buffer first,
-    then dotted with each row of x in one reduction over the whole row: with groups of 32
-    (GGUF's Q4_0) a reduction per group would cost as much as the group's products."""
+    then dotted with each row of x: the nibbles are separated once for all of x's rows (and a
+    codebook is looked up once), where `_row_int4` would redo that work per row."""
     n = q.shape[0]
     m, k = x.shape
     for part in numba.prange(parts):
         buffer = np.empty((1, k), np.float32)
         wide = buffer[0]
         for i in range(n * part // parts, n * (part + 1) // parts):
-            dequantize_int4(q[i:i + 1], scales[i:i + 1], buffer)
+            if offsets is None:  # a branch on an argument being None is removed at compile time
+                dequantize_int4(q[i:i + 1], scales[i:i + 1], None, codebook, buffer)
+            else:
+                dequantize_int4(q[i:i + 1], scales[i:i + 1], offsets[i:i + 1], codebook, buffer)
             for r in range(m):
                 xr = x[r]
                 total = _ZERO
@@ -77,22 +91,58 @@ def _rows_int4(x, q, scales, bias, out, parts):
                 out[r, i] = total if bias is None else total + bias[i]
 
 
+@numba.njit(parallel=True, **_OPTIONS)
+def _row_int4(x_low, x_mixed, x_sums, q, scales, offsets, bias, out, parts):
+    """One row of x against a symmetric or affine 4-bit weight in a single pass over the bytes.
+
+    With byte b = 16 h + l of a group, l x_low + h x_high = b x_low + h (x_high - 16 x_low), so
+    the caller passes x_low (each group's first half of x) and x_mixed (x_high - 16 x_low) and
+    the nibbles are never separated; the sum of c x over the group times the scale, plus the
+    offset (affine; -8 scale when symmetric) times the group's sum of x, is its part of the
+    product."""
+    n = q.shape[0]
+    groups = scales.shape[1]
+    half = q.shape[1] // groups
+    for part in numba.prange(parts):
+        for i in range(n * part // parts, n * (part + 1) // parts):
+            row = q[i]
+            total = _ZERO
+            for g in range(groups):
+                lo, hi = g * half, (g + 1) * half
+                qs, xl, xm = row[lo:hi], x_low[lo:hi], x_mixed[lo:hi]
+                acc = _ZERO
+                for t in range(half):
+                    b = np.float32(qs[t])
+                    acc += b * xl[t] + np.floor(b * _SIXTEENTH) * xm[t]
+                scale = scales[i, g]
+                shift = -_EIGHT * scale if offsets is None else offsets[i, g]
+                total += acc * scale + shift * x_sums[g]
+            out[0, i] = total if bias is None else total + bias[i]
+
+
 @numba.njit(**_OPTIONS)
-def dequantize_int8(q, scales, out):
-    """out (rows, K) float32 = the int8 band q (rows, K) times its scales (rows, G)."""
+def dequantize_int8(q, scales, offsets, out):
+    """out (rows, K) float32 = the 8-bit band q (rows, K) times its scales (rows, G), plus its
+    offsets (rows, G) when affine."""
     k, groups = q.shape[1], scales.shape[1]
     size = k // groups
     for i in range(q.shape[0]):
         for g in range(groups):
             qs, os = q[i, g * size:(g + 1) * size], out[i, g * size:(g + 1) * size]
             scale = scales[i, g]
-            for j in range(size):
-                os[j] = np.float32(qs[j]) * scale
+            if offsets is None:
+                for j in range(size):
+                    os[j] = np.float32(qs[j]) * scale
+            else:
+                offset = offsets[i, g]
+                for j in range(size):
+                    os[j] = np.float32(qs[j]) * scale + offset
 
 
 @numba.njit(**_OPTIONS)
-def dequantize_int4(q, scales, out):
-    """out (rows, K) float32 = the int4 band q (rows, K // 2) widened with its scales (rows, G)."""
+def dequantize_int4(q, scales, offsets, codebook, out):
+    """out (rows, K) float32 = the 4-bit band q (rows, K // 2) widened with its scales (rows, G)
+    and its offsets (rows, G) or codebook (16,), whichever the format has."""
     k, groups = out.shape[1], scales.shape[1]
     size = k // groups
     half = size // 2
@@ -101,20 +151,45 @@ def dequantize_int4(q, scales, out):
             qs = q[i, g * half:(g + 1) * half]
             low, high = out[i, g * size:g * size + half], out[i, g * size + half:(g + 1) * size]
             scale = scales[i, g]
-            for t in range(half):
-                b = np.float32(qs[t])
-                hi = np.floor(b * _SIXTEENTH)
-                low[t] = (b - hi * _SIXTEEN - _EIGHT) * scale
-                high[t] = (hi - _EIGHT) * scale
+            if codebook is not None:
+                for t in range(half):
+                    b = qs[t]
+                    low[t] = codebook[b & 15] * scale
+                    high[t] = codebook[b >> 4] * scale
+            elif offsets is not None:
+                offset = offsets[i, g]
+                for t in range(half):
+                    b = np.float32(qs[t])
+                    hi = np.floor(b * _SIXTEENTH)
+                    low[t] = (b - hi * _SIXTEEN) * scale + offset
+                    high[t] = hi * scale + offset
+            else:
+                for t in range(half):
+                    b = np.float32(qs[t])
+                    hi = np.floor(b * _SIXTEENTH)
+                    low[t] = (b - hi * _SIXTEEN - _EIGHT) * scale
+                    high[t] = (hi - _EIGHT) * scale
 
 
-def rows_int8(x, q, scales, bias, out):
-    """out = x @ w.T (+ bias) for the int8 weight (q, scales); x (m, K), out (m, N) C-contiguous float32."""
+def rows_int8(x, q, scales, offsets, bias, out):
+    """out = x @ w.T (+ bias) for the 8-bit weight (q, scales[, offsets]); x (m, K), out (m, N)
+    C-contiguous float32."""
+    x_sums = None if offsets is None else x.reshape(x.shape[0], scales.shape[1], -1).sum(axis=2, dtype=np.float32)
     with _launch:
-        _rows_int8(x, q, scales, bias, out, numba.get_num_threads())
+        _rows_int8(x, q, scales, offsets, x_sums, bias, out, numba.get_num_threads())
 
 
-def rows_int4(x, q, scales, bias, out):
-    """out = x @ w.T (+ bias) for the int4 weight (q, scales); x (m, K), out (m, N) C-contiguous float32."""
+def rows_int4(x, q, scales, offsets, codebook, bias, out):
+    """out = x @ w.T (+ bias) for the 4-bit weight (q, scales[, offsets or codebook]); x (m, K),
+    out (m, N) C-contiguous float32. One row (decoding) of a symmetric or affine weight takes
+    the single-pass `_row_int4`; the others widen each weight row first."""
+    if x.shape[0] == 1 and codebook is None:
+        groups = x.reshape(scales.shape[1], 2, -1)
+        x_low = np.ascontiguousarray(groups[:, 0]).reshape(-1)
+        x_mixed = (groups[:, 1] - np.float32(16.0) * groups[:, 0]).reshape(-1)
+        x_sums = groups.sum(axis=(1, 2), dtype=np.float32)
+        with _launch:
+            _row_int4(x_low, x_mixed, x_sums, q, scales, offsets, bias, out, numba.get_num_threads())
+        return
     with _launch:
-        _rows_int4(x, q, scales, bias, out, numba.get_num_threads())
+        _rows_int4(x, q, scales, offsets, codebook, bias, out, numba.get_num_threads())

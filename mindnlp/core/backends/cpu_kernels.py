@@ -469,9 +469,10 @@ def _matvec(a, b, bias, out):
 _QUANT_BAND = 64
 
 
-def quantized_matmul(x, q, scales, bits, bias=None):
+def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None):
     """x @ w.T (+ bias) for a float32 x (M, K) and a weight quantized as cpu_jit_quant
-    describes (bits 8 or 4), or None without numba.
+    describes (bits 8 or 4; `offsets` for an affine format, `codebook` (16,) float32 for a 4-bit
+    codebook one), or None without numba.
 
     A few rows (decoding) run on numba's pool, reading each quantized byte once; more rows
     (prefill) are split by output features over the workers, each widening a band of weight
@@ -485,17 +486,24 @@ def quantized_matmul(x, q, scales, bits, bias=None):
     m, k = x.shape
     n = q.shape[0]
     out = np.empty((m, n), dtype=_F32)
+    offsets = None if offsets is None else np.ascontiguousarray(offsets, dtype=_F32)
     if m <= _FEW_ROWS and cpu_jit.parallel() is not None:
-        (compiled.rows_int8 if bits == 8 else compiled.rows_int4)(x, q, scales, bias, out)
+        if bits == 8:
+            compiled.rows_int8(x, q, scales, offsets, bias, out)
+        else:
+            compiled.rows_int4(x, q, scales, offsets, codebook, bias, out)
         return out
-    widen = compiled.dequantize_int8 if bits == 8 else compiled.dequantize_int4
 
     def bands(lo, hi):
         scratch = np.empty((min(_QUANT_BAND, hi - lo), k), dtype=_F32)
         for start in range(lo, hi, _QUANT_BAND):
             stop = min(start + _QUANT_BAND, hi)
             w = scratch[:stop - start]
-            widen(q[start:stop], scales[start:stop], w)
+            band_offsets = None if offsets is None else offsets[start:stop]
+            if bits == 8:
+                compiled.dequantize_int8(q[start:stop], scales[start:stop], band_offsets, w)
+            else:
+                compiled.dequantize_int4(q[start:stop], scales[start:stop], band_offsets, codebook, w)
             np.matmul(x, w.T, out=out[:, start:stop])
             if bias is not None:
                 out[:, start:stop] += bias[start:stop]

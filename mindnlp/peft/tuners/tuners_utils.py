@@ -63,12 +63,11 @@ class BaseTunerLayer:
         for adapter in check_adapters_to_merge(self, adapter_names):
             if not self._holds_adapter(adapter):
                 continue
-            base_weight = self.get_base_layer().weight
             with core.no_grad():
-                merged = merged_weight(adapter, base_weight.detach())
+                merged = merged_weight(adapter, self._base_weight())
                 if safe_merge and not bool(core.isfinite(merged).all()):
                     raise ValueError(f"NaNs detected in the merged weights. The adapter {adapter} seems to be broken")
-                base_weight.copy_(merged.to(base_weight.dtype))
+                self._set_base_weight(merged)
             self.merged_adapters.append(adapter)
 
     def _unmerge_from_base_weight(self, unmerged_weight):
@@ -80,9 +79,22 @@ class BaseTunerLayer:
             adapter = self.merged_adapters.pop()
             if not self._holds_adapter(adapter):
                 continue
-            base_weight = self.get_base_layer().weight
             with core.no_grad():
-                base_weight.copy_(unmerged_weight(adapter, base_weight.detach()).to(base_weight.dtype))
+                self._set_base_weight(unmerged_weight(adapter, self._base_weight()))
+
+    def _base_weight(self):
+        """The base layer's weight as a float tensor: a quantized base's dequantized."""
+        base = self.get_base_layer()
+        return base.dequantized_weight() if isinstance(base, nn.QuantizedLinear) else base.weight.detach()
+
+    def _set_base_weight(self, weight):
+        """Write a merged weight into the base layer; a quantized base is requantized in its own
+        format (as HF peft does for bitsandbytes layers), so the merge costs one more rounding."""
+        base = self.get_base_layer()
+        if isinstance(base, nn.QuantizedLinear):
+            base.requantize_(weight)
+        else:
+            base.weight.copy_(weight.to(base.weight.dtype))
 
     def _weight_plus_delta(self, adapter, weight):
         """The additive merge: the adapter's `get_delta_weight` added to the base weight."""

@@ -50,7 +50,8 @@ def replace_with_quantized_linear(model, quantization_config, quantize=True, req
     checkpoint that already holds the quantized tensors. With `required`, a model left with
     no layer to convert is an error (not so for a GGUF model whose blocks are kept quantized).
     """
-    bits = quantization_config.weight_bits
+    bits, scheme = quantization_config.weight_bits, quantization_config.scheme
+    double_quant = getattr(quantization_config, "bnb_4bit_use_double_quant", False) and bits == 4
     skips = modules_to_not_convert(model, quantization_config)
     converted = []
     for name, module in list(model.named_modules()):
@@ -62,10 +63,12 @@ def replace_with_quantized_linear(model, quantization_config, quantize=True, req
         if bits == 4 and group_size is None:
             continue  # no group size divides the width: the layer stays in float
         if quantize:
-            layer = nn.QuantizedLinear.from_float(weight, module.bias, bits, group_size)
+            layer = nn.QuantizedLinear.from_float(weight, module.bias, bits, group_size, scheme)
+            if double_quant:
+                layer.weight_scale = nn.functional.quantized.round_scales_to_8_bits(layer.weight_scale)
         else:
             layer = nn.QuantizedLinear(in_features, out_features, module.bias is not None, bits, group_size,
-                                       device=weight.device)
+                                       device=weight.device, scheme=scheme)
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name) if parent_name else model, child, layer)
         converted.append(name)

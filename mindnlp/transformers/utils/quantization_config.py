@@ -1,14 +1,16 @@
 """Quantization configs with HF transformers' class names and fields, for weight-only int8/int4.
 
 `from_pretrained(..., quantization_config=QuantoConfig(weights="int4"))` and the
-bitsandbytes recipes (`BitsAndBytesConfig(load_in_4bit=True, ...)`) both map onto the same
-CPU formats (core.nn.QuantizedLinear): int8 with one scale per output row, or int4 in
-groups along the input with one scale per group. Activations stay float32. What differs
-from the GPU libraries, said plainly: bitsandbytes' NF4/FP4 codebooks and its int8
-outlier decomposition (`llm_int8_threshold`) are not reproduced; a 4-bit bitsandbytes
-config gets uniform int4 in groups of 64 (bitsandbytes' block size), and quanto's int4 uses
-groups of 128 (its default). The config is written into config.json as HF writes it, so a
-saved quantized model reloads quantized.
+bitsandbytes recipes (`BitsAndBytesConfig(load_in_4bit=True, ...)`) both map onto the CPU
+formats of core.nn.QuantizedLinear. Activations stay float32. Each config says what its
+library does: quanto's int8 is symmetric with one scale per output row and its int4 is
+affine (a scale and an offset per group of 128 inputs, its default); bitsandbytes' 8-bit
+is the same int8 and its 4-bit is its NF4 or FP4 codebook with one absmax scale per block
+of 64. What differs from bitsandbytes, said plainly: its int8 outlier decomposition
+(`llm_int8_threshold`) is not reproduced, and double quantization rounds the block scales
+to 8 bits as its memory saving does but keeps them widened to float32 (see
+`BitsAndBytesConfig`). The config is written into config.json as HF writes it, so a saved
+quantized model reloads quantized.
 """
 import copy
 import json
@@ -72,6 +74,11 @@ class QuantizationConfigMixin:
         return None
 
     @property
+    def scheme(self):
+        """How the integers stand for values (core.nn.functional.quantized.SCHEMES)."""
+        return "symmetric"
+
+    @property
     def skip_modules(self):
         """Module names (patterns, HF's matching) kept in float; None: HF's defaults (lm_head, tied)."""
         return None
@@ -95,8 +102,10 @@ def _jsonable(value):
 
 
 class QuantoConfig(QuantizationConfigMixin):
-    """optimum-quanto's config: `weights` "int8" or "int4" (HF also accepts "float8" and
-    "int2", which have no CPU kernel here); `activations` must stay None (float32)."""
+    """optimum-quanto's config: `weights` "int8" (symmetric, per output row) or "int4" (affine
+    in groups of 128: quanto's default MaxOptimizer, scale = (max - min) / 15 and offset = min
+    per group); HF also accepts "float8" and "int2", which have no CPU kernel here.
+    `activations` must stay None (float32)."""
 
     def __init__(self, weights="int8", activations=None, modules_to_not_convert=None, **kwargs):
         self.quant_method = _QUANTO
@@ -125,14 +134,23 @@ class QuantoConfig(QuantizationConfigMixin):
         return None if self.weights == "int8" else 128
 
     @property
+    def scheme(self):
+        return "symmetric" if self.weights == "int8" else "affine"
+
+    @property
     def skip_modules(self):
         return self.modules_to_not_convert
 
 
 class BitsAndBytesConfig(QuantizationConfigMixin):
     """bitsandbytes' config, so copied QLoRA recipes run on a CPU: load_in_8bit gives int8
-    per output row, load_in_4bit int4 in groups of 64. `bnb_4bit_compute_dtype` is recorded;
-    products compute in float32 whatever it says (float16/bfloat16 are storage dtypes on CPU)."""
+    per output row, load_in_4bit its `bnb_4bit_quant_type` codebook ("nf4" or "fp4", 4-bit
+    codes times one absmax scale per block of 64 inputs). `bnb_4bit_use_double_quant` rounds
+    each block's scale to 8 bits in blocks of 256 around their mean, as bitsandbytes' nested
+    quantization does (it rounds to its 8-bit dynamic code, this to uniform levels; see
+    round_scales_to_8_bits), but keeps them as float32: the rounding, not the memory saving.
+    `bnb_4bit_compute_dtype` is recorded; products compute in float32 whatever it says
+    (float16/bfloat16 are storage dtypes on CPU)."""
 
     def __init__(self, load_in_8bit=False, load_in_4bit=False, llm_int8_threshold=6.0, llm_int8_skip_modules=None,
                  llm_int8_enable_fp32_cpu_offload=False, llm_int8_has_fp16_weight=False, bnb_4bit_compute_dtype=None,
@@ -215,6 +233,10 @@ class BitsAndBytesConfig(QuantizationConfigMixin):
     @property
     def group_size(self):
         return None if self.load_in_8bit else 64
+
+    @property
+    def scheme(self):
+        return "symmetric" if self.load_in_8bit else self.bnb_4bit_quant_type
 
     @property
     def skip_modules(self):

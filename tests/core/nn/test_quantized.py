@@ -1,9 +1,12 @@
-"""Weight-only quantized linear layers: the formats, the compiled products against
-dequantize-then-matmul, gradients with respect to the input, and QuantizedLinear.
+"""Weight-only quantized linear layers: the formats (symmetric, affine, bitsandbytes' NF4/FP4
+codebooks), the compiled products against dequantize-then-matmul, gradients with respect to
+the input, and QuantizedLinear.
 
 The reference product is computed in float64 from the dequantized weight; the tolerance is
 float32 rounding of a dot product, a few ulp of sum |x_j w_ij| per output.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -14,7 +17,8 @@ from mindnlp.core.backends import cpu_kernels as K
 from mindnlp.core.nn import functional as F
 
 RNG = np.random.default_rng(0)
-FORMATS = [(8, None), (8, 32), (4, 32), (4, 64), (4, 128)]
+FORMATS = [(8, None, "symmetric"), (8, 32, "symmetric"), (8, 32, "affine"), (4, 32, "symmetric"),
+           (4, 64, "symmetric"), (4, 32, "affine"), (4, 128, "affine"), (4, 64, "nf4"), (4, 64, "fp4")]
 
 
 @pytest.fixture(params=["compiled", "reference"])
@@ -38,70 +42,129 @@ def _assert_float32_close(actual, x, weight, bias=None):
     assert np.all(np.abs(np.asarray(actual, np.float64) - expected) <= bound)
 
 
-@pytest.mark.parametrize("bits,group_size", FORMATS)
-def test_quantize_rounds_each_weight_to_its_nearest_level(bits, group_size):
+def _levels(bits, scheme, scales, offsets):
+    """Every value a group can hold, (n, groups, levels), from the format's definition."""
+    if scheme in F.quantized.CODEBOOKS:
+        codes = F.quantized.CODEBOOKS[scheme].astype(np.float64)
+    elif scheme == "affine":
+        codes = np.arange(2 ** bits, dtype=np.float64)
+    else:
+        codes = np.arange(-127, 128.0) if bits == 8 else np.arange(-8, 8.0)
+    levels = scales.astype(np.float64)[:, :, None] * codes
+    return levels if offsets is None else levels + offsets.astype(np.float64)[:, :, None]
+
+
+@pytest.mark.parametrize("bits,group_size,scheme", FORMATS)
+def test_quantize_rounds_each_weight_to_its_nearest_level(bits, group_size, scheme):
     weight = _weight()
-    q, scales = F.quantize_weight(weight, bits, group_size)
-    assert q.dtype == (core.int8 if bits == 8 else core.uint8)
+    q, scales, offsets = F.quantize_weight(weight, bits, group_size, scheme)
+    assert q.dtype == (core.int8 if (bits, scheme) == (8, "symmetric") else core.uint8)
     assert tuple(q.shape) == (96, 256 if bits == 8 else 128)
     assert tuple(scales.shape) == (96, 1 if group_size is None else 256 // group_size)
-    restored = F.dequantize_weight(q, scales, bits).numpy()
-    step = np.repeat(scales.numpy(), 256 // scales.shape[1], axis=1)
+    assert (offsets is not None) == (scheme == "affine")
+    codebook = scheme if scheme in F.quantized.CODEBOOKS else None
+    restored = F.dequantize_weight(q, scales, bits, offsets, codebook).numpy().astype(np.float64)
+    levels = _levels(bits, scheme, scales.numpy(), None if offsets is None else offsets.numpy())
+    w = weight.numpy().astype(np.float64).reshape(96, scales.shape[1], -1)
+    nearest = np.abs(w[:, :, :, None] - levels[:, :, None, :]).min(axis=3).reshape(96, 256)
     error = np.abs(restored - weight.numpy())
-    # Levels run -127..127 (int8) or -8..7 times the scale (int4, Q4_0's rule): a value
-    # beyond the top level is clipped to it, at most one step away.
-    clipped = weight.numpy() / step > (7.5 if bits == 4 else 127.5)
-    assert np.all(error[~clipped] <= np.abs(step[~clipped]) / 2 * (1 + 1e-5))
-    assert np.all(error[clipped] <= np.abs(step[clipped]) * (1 + 1e-5))
+    assert np.all(error <= nearest + 1e-6 * np.abs(weight.numpy()).max())
 
 
-def test_int4_uses_q4_0_layout_and_all_sixteen_levels():
-    weight = core.tensor(np.array([[-8.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]], np.float32))
-    q, scales = F.quantize_weight(weight, 4, 8)
-    assert scales.numpy()[0, 0] == 1.0        # the largest magnitude (-8) maps to level 0
-    levels = [b & 15 for b in q.numpy()[0]] + [b >> 4 for b in q.numpy()[0]]
-    assert levels == [0, 9, 10, 11, 12, 13, 14, 15]   # low nibbles: first half; high: second
+@pytest.mark.parametrize("bits,group_size,scheme", [(8, None, "symmetric"), (4, 64, "affine")])
+def test_a_transposed_weight_is_quantized_row_major(bits, group_size, scheme):
+    """GPT-2's Conv1D hands its weight over transposed; the kernels stream rows, so the
+    quantized bytes must be row-major whatever the source's layout."""
+    stored = _weight(256, 96)
+    parts = F.quantize_weight(stored.t(), bits, group_size, scheme)
+    for part, expected in zip(parts, F.quantize_weight(stored.t().contiguous(), bits, group_size, scheme)):
+        if part is not None:
+            assert part._data.flags.c_contiguous
+            np.testing.assert_array_equal(part.numpy(), expected.numpy())
 
 
-@pytest.mark.parametrize("bits,group_size", FORMATS)
+@pytest.mark.parametrize("reference,scheme,group_size", [("quanto_int4", "affine", 128), ("bnb_nf4", "nf4", 64),
+                                                         ("bnb_fp4", "fp4", 64)])
+def test_quantized_weight_reads_back_as_its_library_computes_it(reference, scheme, group_size):
+    """tests/fixtures/quantization: the libraries' documented formulas computed with torch
+    (make_quantization_fixtures.py; quanto and bitsandbytes are not installed there)."""
+    fixture = np.load(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "quantization", "reference.npz"))
+    weight = core.tensor(fixture["weight"])
+    _, dense = _quantized(weight, 4, group_size, scheme)
+    np.testing.assert_allclose(dense, fixture[reference], rtol=0, atol=1e-6 * np.abs(fixture["weight"]).max())
+
+
+def test_affine_int4_spans_each_groups_range():
+    weight = _weight()
+    q, scales, offsets = F.quantize_weight(weight, 4, 32, "affine")
+    groups = weight.numpy().reshape(96, 8, 32)
+    np.testing.assert_allclose(offsets.numpy(), groups.min(axis=2))
+    np.testing.assert_allclose(scales.numpy(), (groups.max(axis=2) - groups.min(axis=2)) / 15, rtol=1e-6)
+    packed = q.numpy().reshape(96, 8, 16)
+    nibbles = np.concatenate([packed & 15, packed >> 4], axis=2)
+    assert np.all(nibbles.min(axis=2) == 0) and np.all(nibbles.max(axis=2) == 15)
+
+
+def test_nf4_codebook_is_bitsandbytes_normal_map():
+    """bitsandbytes builds NF4 from normal quantiles (create_normal_map, offset 0.9677083):
+    8 positive and 7 negative quantiles between the offset and 1/2, an exact zero, scaled by
+    the largest."""
+    stats = pytest.importorskip("scipy.stats")
+    offset = 0.9677083
+    positive = stats.norm.ppf(np.linspace(offset, 0.5, 9)[:-1])
+    negative = -stats.norm.ppf(np.linspace(offset, 0.5, 8)[:-1])
+    values = np.sort(np.concatenate([positive, [0.0], negative])) / positive.max()
+    np.testing.assert_allclose(F.quantized.CODEBOOKS["nf4"], values, rtol=0, atol=1e-6)
+    fp4 = F.quantized.CODEBOOKS["fp4"]
+    assert fp4.max() == 1.0 and np.array_equal(fp4[8:], -fp4[:8])
+
+
+def _quantized(weight, bits, group_size, scheme):
+    """(q, scales, offsets, codebook name) of a weight in a format, and its dequantized array."""
+    q, scales, offsets = F.quantize_weight(weight, bits, group_size, scheme)
+    codebook = scheme if scheme in F.quantized.CODEBOOKS else None
+    return (q, scales, offsets, codebook), F.dequantize_weight(q, scales, bits, offsets, codebook).numpy()
+
+
+@pytest.mark.parametrize("bits,group_size,scheme", FORMATS)
 @pytest.mark.parametrize("rows", [1, 5, 16, 17, 130])
 @pytest.mark.parametrize("with_bias", [False, True])
-def test_quantized_product_equals_dequantize_then_matmul(flavour, bits, group_size, rows, with_bias):
-    weight = _weight()
-    q, scales = F.quantize_weight(weight, bits, group_size)
+def test_quantized_product_equals_dequantize_then_matmul(flavour, bits, group_size, scheme, rows, with_bias):
+    (q, scales, offsets, codebook), dense = _quantized(_weight(), bits, group_size, scheme)
     x = core.tensor(RNG.standard_normal((rows, 256)).astype(np.float32))
     bias = core.tensor(RNG.standard_normal(96).astype(np.float32)) if with_bias else None
-    out = F.quantized_linear(x, q, scales, bits, bias)
+    out = F.quantized_linear(x, q, scales, bits, bias, offsets, codebook)
     assert out.dtype == core.float32 and tuple(out.shape) == (rows, 96)
-    _assert_float32_close(out.numpy(), x.numpy(), F.dequantize_weight(q, scales, bits).numpy(),
-                          None if bias is None else bias.numpy())
+    _assert_float32_close(out.numpy(), x.numpy(), dense, None if bias is None else bias.numpy())
 
 
-@pytest.mark.parametrize("bits,group_size", [(8, None), (4, 32)])
-def test_kernel_matches_reference_on_large_shapes(bits, group_size):
+@pytest.mark.parametrize("bits,group_size,scheme", [(8, None, "symmetric"), (4, 32, "symmetric"), (8, 32, "affine"),
+                                                     (4, 128, "affine"), (4, 64, "nf4")])
+def test_kernel_matches_reference_on_large_shapes(bits, group_size, scheme):
     if cpu_jit.load() is None:
         pytest.skip("numba is not installed")
-    weight = _weight(1000, 1024)
-    q, scales = F.quantize_weight(weight, bits, group_size)
-    dense = F.dequantize_weight(q, scales, bits).numpy()
+    (q, scales, offsets, codebook), dense = _quantized(_weight(1000, 1024), bits, group_size, scheme)
+    offsets = None if offsets is None else offsets.numpy()
+    codebook = None if codebook is None else F.quantized.CODEBOOKS[codebook]
     for rows in (1, 300):
         x = RNG.standard_normal((rows, 1024)).astype(np.float32)
-        _assert_float32_close(K.quantized_matmul(x, q.numpy(), scales.numpy(), bits), x, dense)
+        _assert_float32_close(K.quantized_matmul(x, q.numpy(), scales.numpy(), bits, None, offsets, codebook), x, dense)
 
 
-@pytest.mark.parametrize("bits,group_size", [(8, None), (4, 32)])
-def test_gradient_with_respect_to_input_and_bias_is_numerically_right(bits, group_size):
-    q, scales = F.quantize_weight(_weight(6, 64), bits, group_size)
+@pytest.mark.parametrize("bits,group_size,scheme", [(8, None, "symmetric"), (4, 32, "symmetric"), (4, 32, "affine"),
+                                                     (4, 64, "fp4")])
+def test_gradient_with_respect_to_input_and_bias_is_numerically_right(bits, group_size, scheme):
+    (q, scales, offsets, codebook), _ = _quantized(_weight(6, 64), bits, group_size, scheme)
     x = core.tensor(RNG.standard_normal((2, 3, 64)), dtype=core.float64, requires_grad=True)
     bias = core.tensor(RNG.standard_normal(6), dtype=core.float64, requires_grad=True)
-    assert core.autograd.gradcheck(lambda x, b: F.quantized_linear(x, q, scales, bits, b), (x, bias))
+    assert core.autograd.gradcheck(lambda x, b: F.quantized_linear(x, q, scales, bits, b, offsets, codebook), (x, bias))
 
 
 def test_float32_gradient_matches_dense_linear(flavour):
-    q, scales = F.quantize_weight(_weight(), 4, 64)
-    dense = F.dequantize_weight(q, scales, 4)
+    (q, scales, offsets, _), dense = _quantized(_weight(), 4, 64, "affine")
+    dense = core.tensor(dense)
     x = core.tensor(RNG.standard_normal((3, 256)).astype(np.float32), requires_grad=True)
-    F.quantized_linear(x, q, scales, 4).square().sum().backward()
+    F.quantized_linear(x, q, scales, 4, offsets=offsets).square().sum().backward()
     x_ref = x.detach().clone().requires_grad_(True)
     F.linear(x_ref, dense).square().sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), x_ref.grad.numpy(), rtol=1e-4, atol=1e-4)
@@ -115,21 +178,29 @@ def test_bad_formats_and_inputs_get_clear_errors():
         F.quantize_weight(weight, 4)
     with pytest.raises(ValueError, match="divisor of in_features"):
         F.quantize_weight(weight, 4, 32)
-    q, scales = F.quantize_weight(weight, 8)
+    with pytest.raises(ValueError, match="4-bit codebook"):
+        F.quantize_weight(weight, 8, 16, "nf4")
+    with pytest.raises(ValueError, match="unknown quantization scheme"):
+        F.quantize_weight(weight, 4, 16, "int3")
+    q, scales, _ = F.quantize_weight(weight, 8)
+    with pytest.raises(ValueError, match="unknown 4-bit codebook"):
+        F.quantized_linear(core.ones(2, 48), q, scales, 8, codebook="af4")
     with pytest.raises(RuntimeError, match="in_features 48"):
         F.quantized_linear(core.ones(2, 47), q, scales, 8)
     with pytest.raises(RuntimeError, match="floating-point"):
         F.quantized_linear(core.ones(2, 48, dtype=core.int64), q, scales, 8)
 
 
-def test_quantized_linear_module_holds_buffers_and_trains_only_bias():
+@pytest.mark.parametrize("scheme", ["symmetric", "affine", "nf4"])
+def test_quantized_linear_module_holds_buffers_and_trains_only_bias(scheme):
     dense = nn.Linear(64, 8)
-    layer = nn.QuantizedLinear.from_float(dense.weight, dense.bias, bits=4, group_size=32)
+    layer = nn.QuantizedLinear.from_float(dense.weight, dense.bias, bits=4, group_size=32, scheme=scheme)
     assert [name for name, _ in layer.named_parameters()] == ["bias"]
-    assert sorted(layer.state_dict()) == ["bias", "weight", "weight_scale"]
+    assert sorted(layer.state_dict()) == sorted(["bias", "weight", "weight_scale"] + (["weight_offset"] if scheme ==
+                                                                                    "affine" else []))
     x = core.randn(5, 64)
     np.testing.assert_allclose(layer(x).detach().numpy(), F.linear(x, layer.dequantized_weight(), dense.bias).detach().numpy(),
                                rtol=1e-5, atol=1e-5)
-    shell = nn.QuantizedLinear(64, 8, bits=4, group_size=32)
+    shell = nn.QuantizedLinear(64, 8, bits=4, group_size=32, scheme=scheme)
     shell.load_state_dict(layer.state_dict())
     np.testing.assert_array_equal(shell(x).detach().numpy(), layer(x).detach().numpy())

@@ -1,7 +1,17 @@
-"""Weight-only quantization: int8 / int4 weights with float32 scales, float32 activations.
+"""Weight-only quantization: 8- or 4-bit weights with float32 scales, float32 activations.
 
-The formats are cpu_jit_quant's (int8: one scale per output row or per group of the row;
-int4: two values a byte, in groups with one scale each, llama.cpp's Q4_0 layout).
+The formats are cpu_jit_quant's; each holds a weight (out_features, in_features) in groups
+of `group_size` inputs (int8 may use one group per row), one float32 scale per group, and
+reads its integers one of four ways (`scheme`):
+
+- "symmetric": w = scale * q, q int8 in -127..127, or int4 in -8..7 (llama.cpp's Q4_0 rule).
+- "affine": w = scale * q + offset, q unsigned (0..15 for int4), one float32 offset per
+  group: optimum-quanto's qint4 (scale = (max - min) / 15, offset = min, q = round((w - min)
+  / scale)), which spends all sixteen levels on the group's range where the symmetric rule
+  wastes half of them on the side of zero the group barely reaches; GGUF's Q4_1/Q4_K/Q5_K.
+- "nf4" / "fp4": w = scale * CODEBOOKS[scheme][q] with scale the group's largest magnitude
+  (bitsandbytes' 4-bit types: 16 values in [-1, 1], blocks of 64).
+
 `quantize_weight` makes them from a float weight, `dequantize_weight` is the reference
 the compiled products are tested against, and `quantized_linear` is y = x w^T + b with
 the backend's compiled product where it has one and the reference otherwise. Its gradient
@@ -16,14 +26,32 @@ from ...autograd.function import Function
 from ...backends import backend_for_array
 from ...ops._helpers import xp_of
 
-__all__ = ["dequantize_weight", "quantize_weight", "quantized_linear"]
+__all__ = ["CODEBOOKS", "SCHEMES", "dequantize_weight", "quantize_weight", "quantized_linear", "round_scales_to_8_bits"]
 
 _F32 = np.float32
+# bitsandbytes' 4-bit codebooks, as its get_4bit_type writes them (bitsandbytes/functional.py;
+# also bitsandbytes/backends/utils.py's _NF4_QUANT_TABLE / _FP4_QUANT_TABLE). NF4: the quantiles
+# of a standard normal with an exact zero, scaled to [-1, 1] (QLoRA, arXiv:2305.14314; the test
+# recomputes them with scipy as bitsandbytes' create_normal_map does). FP4: the values of a float
+# with a sign, 2 exponent and 1 mantissa bits, divided by the largest (12).
+CODEBOOKS = {
+    "nf4": np.array([-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+                     -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
+                     0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+                     0.7229568362236023, 1.0], _F32),
+    "fp4": np.array([0.0, 0.0625, 8.0, 12.0, 4.0, 6.0, 2.0, 3.0, -0.0, -0.0625, -8.0, -12.0, -4.0, -6.0, -2.0, -3.0],
+                    _F32) / _F32(12.0),
+}
+SCHEMES = ("symmetric", "affine") + tuple(CODEBOOKS)
 
 
-def _groups(in_features, bits, group_size):
+def _groups(in_features, bits, group_size, scheme="symmetric"):
     if bits not in (8, 4):
         raise ValueError(f"weights are quantized to 8 or 4 bits, not {bits}")
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown quantization scheme {scheme!r}; known: {list(SCHEMES)}")
+    if scheme in CODEBOOKS and bits != 4:
+        raise ValueError(f"{scheme} is a 4-bit codebook, not {bits}-bit")
     if group_size is None:
         if bits == 4:
             raise ValueError("int4 weights need a group_size (an even divisor of in_features, e.g. 32 to 128)")
@@ -34,93 +62,156 @@ def _groups(in_features, bits, group_size):
     return in_features // group_size
 
 
-def quantize_weight(weight, bits, group_size=None):
-    """(q, scales) of a float weight (out_features, in_features), symmetric per output row
-    (int8 without group_size) or per group of `group_size` inputs.
+def _inverse(xp, scales):
+    return xp.where(scales != 0, 1 / xp.where(scales != 0, scales, 1), 0).astype(_F32)
 
-    int8: scale = max|w| / 127 and q = round(w / scale). int4 (Q4_0's rule): the value of
-    largest magnitude maps to -8, scale = that value / -8, and q + 8 is stored as a nibble,
-    so all sixteen levels are used. An all-zero group gets scale 0.
+
+def _nearest_code(xp, values, codebook):
+    """The index of the codebook entry nearest to each value (ties to the lower entry)."""
+    order = np.argsort(codebook, kind="stable")
+    ascending = codebook[order]
+    midpoints = xp.asarray((ascending[1:] + ascending[:-1]) / 2)
+    return xp.asarray(order.astype(np.uint8))[xp.searchsorted(midpoints, values)]
+
+
+def _pack_nibbles(levels):
+    """(n, groups, size) values 0..15 -> bytes: low nibble first half of a group, high the second."""
+    half = levels.shape[2] // 2
+    return levels[:, :, :half] | (levels[:, :, half:] << 4)
+
+
+def quantize_weight(weight, bits, group_size=None, scheme="symmetric"):
+    """(q, scales, offsets) of a float weight (out_features, in_features) in one of SCHEMES;
+    offsets is None except for "affine".
+
+    symmetric int8: scale = max|w| / 127, q = round(w / scale). symmetric int4 (Q4_0's rule):
+    the value of largest magnitude maps to -8, scale = that value / -8, and q + 8 is stored as
+    a nibble, so all sixteen levels are used. affine: scale = (max - min) / (2^bits - 1),
+    offset = min, q = round((w - min) / scale). nf4/fp4: scale = max|w| and q the nearest
+    codebook entry to w / scale. A constant group gets scale 0 (affine: its value as offset).
     """
     w = weight.detach().float()._data if isinstance(weight, Tensor) else np.asarray(weight, _F32)
     if w.ndim != 2:
         raise ValueError(f"expected a 2-D weight (out_features, in_features), got shape {tuple(w.shape)}")
     xp = xp_of(weight) if isinstance(weight, Tensor) else np
+    # Row-major whatever the source (GPT-2's Conv1D weight arrives transposed): elementwise ops
+    # keep their input's layout, and the kernels stream each output row's bytes contiguously.
+    w = xp.ascontiguousarray(w)
     n, k = w.shape
-    groups = _groups(k, bits, group_size)
+    groups = _groups(k, bits, group_size, scheme)
     blocks = w.reshape(n, groups, k // groups)
-    if bits == 8:
-        scales = xp.abs(blocks).max(axis=2) / _F32(127.0)
-        inverse = xp.where(scales > 0, 1 / xp.where(scales > 0, scales, 1), 0).astype(_F32)
-        q = xp.clip(xp.rint(blocks * inverse[:, :, None]), -127, 127).astype(np.int8).reshape(n, k)
+    offsets = None
+    if scheme == "affine":
+        low, high = blocks.min(axis=2), blocks.max(axis=2)
+        scales = ((high - low) / _F32(2 ** bits - 1)).astype(_F32)
+        offsets = low.astype(_F32)
+        levels = xp.clip(xp.rint((blocks - offsets[:, :, None]) * _inverse(xp, scales)[:, :, None]), 0, 2 ** bits - 1)
+        q = levels.astype(np.uint8).reshape(n, k) if bits == 8 else _pack_nibbles(levels.astype(np.uint8))
+    elif scheme in CODEBOOKS:
+        scales = xp.abs(blocks).max(axis=2).astype(_F32)
+        codes = _nearest_code(xp, blocks * _inverse(xp, scales)[:, :, None], CODEBOOKS[scheme])
+        q = _pack_nibbles(codes)
+    elif bits == 8:
+        scales = (xp.abs(blocks).max(axis=2) / _F32(127.0)).astype(_F32)
+        q = xp.clip(xp.rint(blocks * _inverse(xp, scales)[:, :, None]), -127, 127).astype(np.int8).reshape(n, k)
     else:
         top = xp.take_along_axis(blocks, xp.abs(blocks).argmax(axis=2)[:, :, None], axis=2)[:, :, 0]
         scales = (top / _F32(-8.0)).astype(_F32)
-        inverse = xp.where(scales != 0, 1 / xp.where(scales != 0, scales, 1), 0).astype(_F32)
-        levels = xp.clip(xp.rint(blocks * inverse[:, :, None]) + 8, 0, 15).astype(np.uint8)
-        half = levels.shape[2] // 2
-        q = (levels[:, :, :half] | (levels[:, :, half:] << 4)).reshape(n, k // 2)
-    return _wrap(q), _wrap(scales.astype(_F32))
+        levels = xp.clip(xp.rint(blocks * _inverse(xp, scales)[:, :, None]) + 8, 0, 15).astype(np.uint8)
+        q = _pack_nibbles(levels)
+    q = q.reshape(n, -1)
+    return _wrap(q), _wrap(scales.astype(_F32)), None if offsets is None else _wrap(offsets)
 
 
-def _dequantize_arrays(xp, q, scales, bits):
+
+def round_scales_to_8_bits(scales, block=256):
+    """The scales (any shape) as bitsandbytes' double quantization leaves them: their mean
+    taken off, then each block of `block` rounded to 8 bits with its own absmax, the mean
+    added back. (bitsandbytes rounds to its 8-bit dynamic code, a float-like map; this rounds
+    to 255 uniform levels, which is at least as fine for the block's largest values.)"""
+    xp = xp_of(scales)
+    flat = scales._data.astype(_F32).reshape(-1)
+    mean = flat.mean(dtype=_F32)
+    padded = xp.zeros(-(-flat.size // block) * block, _F32)
+    padded[:flat.size] = flat - mean
+    blocks = padded.reshape(-1, block)
+    top = xp.abs(blocks).max(axis=1, keepdims=True) / _F32(127.0)
+    rounded = xp.rint(blocks * _inverse(xp, top)) * top + mean
+    return _wrap(rounded.reshape(-1)[:flat.size].reshape(scales.shape).astype(_F32))
+
+
+def _dequantize_arrays(xp, q, scales, bits, offsets=None, codebook=None):
     n, groups = scales.shape
     scales = scales.astype(_F32)
     if bits == 8:
         blocks = q.reshape(n, groups, -1).astype(_F32)
     else:
         packed = q.reshape(n, groups, -1)
-        blocks = xp.concatenate([packed & 15, packed >> 4], axis=2).astype(_F32) - _F32(8.0)
-    return (blocks * scales[:, :, None]).reshape(n, -1)
+        nibbles = xp.concatenate([packed & 15, packed >> 4], axis=2)
+        if codebook is not None:
+            blocks = xp.asarray(CODEBOOKS[codebook])[nibbles]
+        else:
+            blocks = nibbles.astype(_F32) - _F32(0.0 if offsets is not None else 8.0)
+    blocks = blocks * scales[:, :, None]
+    if offsets is not None:
+        blocks += offsets.astype(_F32)[:, :, None]
+    return blocks.reshape(n, -1)
 
 
-def dequantize_weight(q, scales, bits):
-    """The float32 weight (out_features, in_features) that (q, scales) stand for."""
-    return _wrap(_dequantize_arrays(xp_of(q), q._data, scales._data, bits))
+def dequantize_weight(q, scales, bits, offsets=None, codebook=None):
+    """The float32 weight (out_features, in_features) that (q, scales[, offsets]) stand for;
+    `codebook` names the 4-bit codebook ("nf4", "fp4") of a codebook format."""
+    return _wrap(_dequantize_arrays(xp_of(q), q._data, scales._data, bits, None if offsets is None else offsets._data,
+                                    codebook))
 
 
 class _QuantizedLinear(Function):
     @staticmethod
-    def forward(ctx, x, q, scales, bias, bits):
-        ctx.save_for_backward(q, scales)
-        ctx.bits = bits
+    def forward(ctx, x, q, scales, bias, bits, offsets, codebook):
+        ctx.save_for_backward(q, scales, offsets)
+        ctx.bits, ctx.codebook = bits, codebook
         n = scales.shape[0]
         rows = x._data.reshape(-1, x.shape[-1])
         bias_data = None if bias is None else bias._data
+        offset_data = None if offsets is None else offsets._data
         kernel = backend_for_array(rows).fused("quantized_matmul", rows, work=rows.size * n)
-        out = None if kernel is None else kernel(rows, q._data, scales._data.astype(_F32, copy=False), bits,
-                                                 bias_data)
+        out = None if kernel is None else kernel(rows, q._data, scales._data.astype(_F32, copy=False), bits, bias_data,
+                                                 offset_data, None if codebook is None else CODEBOOKS[codebook])
         if out is None:
             xp = xp_of(x)
-            out = xp.matmul(rows, _dequantize_arrays(xp, q._data, scales._data, bits).T)
+            out = xp.matmul(rows, _dequantize_arrays(xp, q._data, scales._data, bits, offset_data, codebook)
+                            .astype(rows.dtype, copy=False).T)
             if bias_data is not None:
                 out += bias_data
         return out.reshape(tuple(x.shape[:-1]) + (n,))
 
     @staticmethod
     def backward(ctx, grad):
-        q, scales = ctx.saved_tensors
+        q, scales, offsets = ctx.saved_tensors
         n = scales.shape[0]
         grad2d = grad.reshape(-1, n)
         gx = None
         if ctx.needs_input_grad[0]:
-            weight = dequantize_weight(q, scales, ctx.bits).to(grad.dtype)
+            weight = dequantize_weight(q, scales, ctx.bits, offsets, ctx.codebook).to(grad.dtype)
             gx = ops.matmul(grad2d, weight).reshape(tuple(grad.shape[:-1]) + (weight.shape[1],))
         gb = ops.sum(grad2d, dim=0) if ctx.needs_input_grad[3] else None
-        return gx, None, None, gb, None
+        return gx, None, None, gb, None, None, None
 
 
-def quantized_linear(input, q, scales, bits, bias=None):
-    """y = x w^T + b for the weight (q, scales) quantized to `bits` (8 or 4).
+def quantized_linear(input, q, scales, bits, bias=None, offsets=None, codebook=None):
+    """y = x w^T + b for the weight (q, scales[, offsets]) quantized to `bits` (8 or 4);
+    `offsets` for an affine format, `codebook` ("nf4", "fp4") for a codebook one.
 
     float32 inputs use the backend's compiled product; float16/bfloat16 ones are computed in
     float32 (and so returned), float64 ones by the reference (gradient checks)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"quantized_linear needs a floating-point input, got {input.dtype}")
+    if codebook is not None and codebook not in CODEBOOKS:
+        raise ValueError(f"unknown 4-bit codebook {codebook!r}; known: {sorted(CODEBOOKS)}")
     in_features = q.shape[1] * (2 if bits == 4 else 1)
     if input.ndim == 0 or input.shape[-1] != in_features:
         raise RuntimeError(f"quantized_linear: input's last dim {input.shape[-1] if input.ndim else None} does not "
                            f"match the weight's in_features {in_features}")
     if input.dtype.itemsize < 4:
         input = input.float()
-    return _QuantizedLinear.apply(input, q, scales, bias, bits)
+    return _QuantizedLinear.apply(input, q, scales, bias, bits, offsets, codebook)

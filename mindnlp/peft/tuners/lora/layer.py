@@ -174,9 +174,6 @@ class LoraLayer(BaseTunerLayer):
 
     def merge(self, safe_merge=False, adapter_names=None):
         """Fold the active (or given) adapters into the base weight; safe_merge checks for NaN/inf first."""
-        if isinstance(self.get_base_layer(), nn.QuantizedLinear):
-            raise NotImplementedError("LoRA cannot be merged into a quantized base layer: reload the base model "
-                                      "unquantized (or call model.dequantize()), load the adapter and merge there")
         self._merge_into_base_weight(safe_merge, adapter_names, self._merged_weight)
 
     def unmerge(self):
