@@ -680,7 +680,9 @@ def small_attention(q, k, v, mask, scale, groups=1):
     batch, heads, L, E = q.shape
     kv_heads, S = k.shape[1], k.shape[2]
     rows = groups * L
-    grouped = q.reshape(batch, kv_heads, rows, E)
+    # (E, rows) C-contiguous: OpenBLAS multiplies a few columns several times faster in this
+    # layout than as the transposed view of the queries' rows.
+    queries = np.ascontiguousarray(np.swapaxes(q.reshape(batch, kv_heads, rows, E), -1, -2))
     if mask is not None:
         mask = np.asarray(mask, dtype=_F32)
         if all(n == 1 for n in mask.shape[:-1]):
@@ -688,7 +690,7 @@ def small_attention(q, k, v, mask, scale, groups=1):
         else:
             mask = np.ascontiguousarray(np.broadcast_to(mask, (batch, heads, L, S))).reshape(batch * kv_heads, rows, S)
     with blas_threads.single():     # products this small lose more to a thread hand-off than they gain
-        scores = np.ascontiguousarray(np.swapaxes(np.matmul(k, np.swapaxes(grouped, -1, -2)), -1, -2))
+        scores = np.ascontiguousarray(np.swapaxes(np.matmul(k, queries), -1, -2))
         compiled.masked_softmax(scores.reshape(batch * kv_heads, rows, S), mask, _F32(scale))
         return np.matmul(scores, v).reshape(batch, heads, L, v.shape[3])
 
