@@ -19,7 +19,7 @@ from ..nn.functional.activation import _GatedProduct
 from ..nn.functional.attention import ScaledDotProductAttention
 from ..nn.functional.linear import _Linear
 from ..nn.functional.normalization import _LayerNorm
-from ..ops import elementwise, shape
+from ..ops import elementwise, linalg, shape
 from .graph import SlotRef
 from .lower import generic_kernel, kernel_for
 
@@ -99,29 +99,50 @@ def _float32_operands(node, graph):
     return refs
 
 
+def _few_rows(node, graph, a_shape, k, n):
+    """True where the eager op hands this product to cpu_kernels' matrix-vector path: float32
+    host operands, a few rows, enough multiply-adds for the fused matmul."""
+    rows = math.prod(a_shape[:-1])
+    return (cpu_jit.parallel() is not None and _float32_operands(node, graph) is not None
+            and rows <= cpu_kernels._FEW_ROWS and rows * k * n >= cpu_kernels.MIN_WORK["matmul"])
+
+
+def _matrix_vector(rows, n, out_shape, fallback):
+    """a (rows, k) @ b (k, n) (+ bias) through the matrix-vector loops, into a new output;
+    the op's forward where the operands' layout does not suit them."""
+    def product(a, b, bias, *arrays):
+        out = np.empty((rows, n), _F32)
+        if cpu_kernels._matvec(a.reshape(rows, -1), b, bias, out):
+            return out.reshape(out_shape)
+        return fallback(*arrays)
+    return product
+
+
 @kernel_for(_Linear)
 def _linear(node, graph):
-    """A few rows times a weight (a decoding step's projections): numba's matrix-vector loop
-    straight into a new output, as cpu_kernels.matmul calls it for these shapes."""
-    compiled = cpu_jit.parallel()
-    refs = _float32_operands(node, graph)
-    if compiled is None or refs is None or not isinstance(node.args[1], SlotRef):
-        return None
+    """x @ w.T (+ bias) of a few rows (a decoding step's projections)."""
     x_shape, (n, k) = graph.slots[node.args[0].slot].shape, graph.slots[node.args[1].slot].shape
-    rows = math.prod(x_shape[:-1])
-    if rows > cpu_kernels._FEW_ROWS or rows * k * n < cpu_kernels.MIN_WORK["matmul"]:
+    if not _few_rows(node, graph, x_shape, k, n):
         return None
-    out_shape = graph.slots[node.outputs[0]].shape
-    fallback = generic_kernel(node, graph)
-    matvec = compiled.matvec_rows
+    product = _matrix_vector(math.prod(x_shape[:-1]), n, graph.slots[node.outputs[0]].shape,
+                             generic_kernel(node, graph))
 
     def linear(x, w, bias=None):
-        if not w.flags.c_contiguous:
-            return fallback(x, w) if bias is None else fallback(x, w, bias)
-        out = np.empty((rows, n), _F32)
-        matvec(np.ascontiguousarray(x).reshape(rows, k), w, bias, out)
-        return out.reshape(out_shape)
+        return product(x, w.T, bias, *((x, w) if bias is None else (x, w, bias)))
     return linear
+
+
+@kernel_for(linalg.MatMul)
+def _matmul(node, graph):
+    """a @ b of a few rows by a matrix (GPT-2's Conv1D projections)."""
+    a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args)
+    if len(a_shape) != 2 or len(b_shape) != 2 or not _few_rows(node, graph, a_shape, *b_shape):
+        return None
+    product = _matrix_vector(a_shape[0], b_shape[1], graph.slots[node.outputs[0]].shape, generic_kernel(node, graph))
+
+    def matmul(a, b):
+        return product(a, b, None, a, b)
+    return matmul
 
 
 @kernel_for(_LayerNorm)
