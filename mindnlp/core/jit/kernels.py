@@ -192,7 +192,8 @@ def _gated_product(node, graph):
 
 @kernel_for(ScaledDotProductAttention)
 def _attention(node, graph):
-    """Attention below the work-unit size (a decoding step's query): the compiled row loop."""
+    """Attention below the work-unit size (a decoding step's query): cpu_kernels'
+    small_attention, as the op's forward picks it for these shapes."""
     refs = _float32_operands(node, graph)
     if refs is None or cpu_jit.load() is None:
         return None
