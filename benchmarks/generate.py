@@ -1,6 +1,6 @@
 """Prefill and decode speed of mindnlp beside HF transformers + PyTorch, in one run.
 
-    python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3] [--models gpt2 smollm t5]
+    python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3] [--models gpt2 smollm qwen3 t5]
                                   [--compiled]
 
 Each model is built once with random weights by HF transformers, saved, and loaded by both
@@ -56,6 +56,22 @@ def build_smollm_135m(directory):
     return "SmolLM-135M-shaped Llama"
 
 
+def build_qwen3_06b(directory):
+    """A random-initialised Qwen3 shaped like Qwen3-0.6B (q/k norm, 128-wide heads, tied
+    embeddings over a 151,936-token vocabulary: 2.4 GB of float32 weights)."""
+    import torch
+    import transformers
+
+    config = transformers.Qwen3Config(
+        vocab_size=151936, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
+        num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+        bos_token_id=151643, eos_token_id=151645)
+    torch.manual_seed(0)
+    transformers.Qwen3ForCausalLM(config).save_pretrained(directory)
+    return "Qwen3-0.6B-shaped"
+
+
 def build_t5_small(directory):
     """A random-initialised T5-small (60M: 6 + 6 layers, 512 wide, relative position buckets)."""
     import torch
@@ -82,6 +98,7 @@ def build_gpt2_small(directory):
 MODEL_BUILDERS = {
     "gpt2": build_gpt2_small,
     "smollm": build_smollm_135m,
+    "qwen3": build_qwen3_06b,
     "t5": build_t5_small,
 }
 
@@ -165,9 +182,10 @@ def _weight_bytes(directory):
     from safetensors import safe_open
 
     total = 0
-    with safe_open(os.path.join(directory, "model.safetensors"), "np") as fh:
-        for name in fh.keys():
-            total += fh.get_tensor(name).nbytes
+    for file in sorted(f for f in os.listdir(directory) if f.endswith(".safetensors")):   # one file or shards
+        with safe_open(os.path.join(directory, file), "np") as fh:
+            for name in fh.keys():
+                total += fh.get_tensor(name).nbytes
     return total
 
 

@@ -372,3 +372,45 @@ def test_direct_kernels_replay_like_forward(dtype):
             a, b = (core.tensor(rng.integers(1, 5, (3, 4))).to(dtype) for _ in range(2))
             _assert_same(compiled(a, b), fn(a, b))
     assert compiled.breaks == [] and len(compiled.graphs) == 1
+
+
+def test_decoding_step_ops_replay_through_direct_kernels():
+    """A decoding step's one-row products (Linear's, and GPT-2's x @ W), norms, gated
+    activation and attention replay through their compiled kernels called directly (not
+    the ops' forward), bit for bit as eager computes them."""
+    from mindnlp.core.backends import cpu_jit
+    from mindnlp.core.nn.functional.activation import gated_product
+
+    if cpu_jit.load() is None or cpu_jit.parallel() is None:
+        pytest.skip("the direct kernels are numba's")
+    rng = np.random.default_rng(0)
+    weights = [core.tensor(rng.standard_normal(shape).astype(np.float32)) for shape in
+               [(128, 128), (64, 128), (64, 128), (256, 128), (256, 128), (128,), (128, 96)]]
+    mask = core.tensor(np.where(np.arange(12) < 9, 0.0, -np.inf).astype(np.float32)[None, None, None])
+
+    def step(x, keys, values):
+        wq, wk, wv, wg, wu, wn, wm = weights
+        h = F.rms_norm(x, (128,), wn, 1e-6)
+        q = F.linear(h, wq).view(1, 1, 4, 32).transpose(1, 2)
+        keys[:, :, 8:9] = F.linear(h, wk).view(1, 1, 2, 32).transpose(1, 2)
+        values[:, :, 8:9] = F.linear(h, wv).view(1, 1, 2, 32).transpose(1, 2)
+        attn = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=True)
+        return (attn.transpose(1, 2).reshape(1, 1, 128), gated_product(F.linear(h, wg), F.linear(h, wu)),
+                core.matmul(h.view(1, 128), wm))
+
+    compiled = core.compile(step)
+    with core.no_grad():
+        for _ in range(3):
+            x = core.tensor(rng.standard_normal((1, 1, 128)).astype(np.float32))
+            caches = [core.tensor(rng.standard_normal((1, 2, 12, 32)).astype(np.float32)) for _ in range(2)]
+            eager_caches = [c.clone() for c in caches]
+            _assert_same(compiled(x, *caches), step(x, *eager_caches))
+            _assert_same(caches, eager_caches)
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    (entry,) = compiled._cache.values()
+    kernels = entry.compiled._replay.__globals__
+    names = {}
+    for i, node in enumerate(entry.compiled.graph.nodes):
+        names.setdefault(node.name, set()).add(kernels[f"k{i}"].__name__)
+    assert [names[op] for op in ("_Linear", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention")] == [
+        {"linear"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}]

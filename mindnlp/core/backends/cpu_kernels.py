@@ -38,8 +38,8 @@ MIN_WORK = {
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
-COMPILED_AT_ANY_SIZE = ("quantized_matmul", "layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu", "gated_gelu_tanh",
-                        "rotary")
+COMPILED_AT_ANY_SIZE = ("quantized_matmul", "small_attention", "layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu",
+                        "gated_gelu_tanh", "rotary")
 
 
 def min_work(name):
@@ -683,6 +683,38 @@ def _blas_rows(a):
     return np.ascontiguousarray(a)
 
 
+def small_attention(q, k, v, mask, scale, groups=1):
+    """attention's output (no probabilities, no dropout) for attention below
+    MIN_WORK["attention"] (a decoding step's query against its cache), as three calls on the
+    calling thread: the work units and the composed ops' passes cost tens of microseconds
+    there, the work itself a few. The query heads sharing a key/value head are multiplied
+    together, as keys times queries (the keys' rows are contiguous: BLAS reads them in
+    place); the scores are normalised by the compiled masked softmax. None where this does
+    not serve (no numba; not 4-d float32 with matching batches).
+    """
+    compiled = cpu_jit.load()
+    if compiled is None or q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or not (
+            q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] * groups == q.shape[1] == v.shape[1] * groups
+            and q.dtype == k.dtype == v.dtype == _F32):
+        return None
+    batch, heads, L, E = q.shape
+    kv_heads, S = k.shape[1], k.shape[2]
+    rows = groups * L
+    # (E, rows) C-contiguous: OpenBLAS multiplies a few columns several times faster in this
+    # layout than as the transposed view of the queries' rows.
+    queries = np.ascontiguousarray(np.swapaxes(q.reshape(batch, kv_heads, rows, E), -1, -2))
+    if mask is not None:
+        mask = np.asarray(mask, dtype=_F32)
+        if all(n == 1 for n in mask.shape[:-1]):
+            mask = np.ascontiguousarray(mask.reshape(1, 1, S))
+        else:
+            mask = np.ascontiguousarray(np.broadcast_to(mask, (batch, heads, L, S))).reshape(batch * kv_heads, rows, S)
+    with blas_threads.single():     # products this small lose more to a thread hand-off than they gain
+        scores = np.ascontiguousarray(np.swapaxes(np.matmul(k, queries), -1, -2))
+        compiled.masked_softmax(scores.reshape(batch * kv_heads, rows, S), mask, _F32(scale))
+        return np.matmul(scores, v).reshape(batch, heads, L, v.shape[3])
+
+
 def _heads_inside_rows(lead, L, Ev, n_head_dims):
     """An empty (*lead, L, Ev) float32 array laid out as (*batch, L, *heads, Ev) in memory:
     models turn attention's output back into (batch, L, heads * Ev) rows, which is then a
@@ -733,5 +765,5 @@ KERNELS = {
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
-    "quantized_matmul": quantized_matmul,
+    "quantized_matmul": quantized_matmul, "small_attention": small_attention,
 }

@@ -1,18 +1,32 @@
 """Direct array kernels for the ops a replay runs most, registered in lower.KERNELS.
 
-A decode step's graph is mostly views and elementwise arithmetic (reshape, permute, slice,
-add, ...), each tiny: the cost of replaying it through the op's `forward` (tensor shells,
-promotion, ctx bookkeeping) is several times the NumPy call itself. Each builder here looks
-at one captured node and returns the NumPy call it amounts to, specialised on what capture
-saw (the output shape, the operands' dtypes, the constant arguments), or None where the
-node is not the plain case, which then replays through `forward` as before. Host (NumPy)
-arrays only; half-precision arithmetic keeps its float32 compute path through `forward`.
+A decode step's graph is mostly views, elementwise arithmetic and one-row products and
+norms, each tiny: the cost of replaying it through the op's `forward` (tensor shells,
+promotion, ctx bookkeeping, kernel look-up, work splitting) is several times the kernel
+itself. Each builder here looks at one captured node and returns the call it amounts to,
+specialised on what capture saw (the output shape, the operands' dtypes, the constant
+arguments), or None where the node is not the plain case, which then replays through
+`forward` as before. The compiled kernels are the very ones the eager op calls for these
+shapes, so a replay computes the eager bits. Host (NumPy) arrays only; half-precision
+arithmetic keeps its float32 compute path through `forward`.
 """
+import math
+
 import numpy as np
 
-from ..ops import elementwise, shape
+from ..backends import cpu_jit, cpu_kernels
+from ..nn.functional.activation import _GatedProduct
+from ..nn.functional.attention import ScaledDotProductAttention
+from ..nn.functional.linear import _Linear
+from ..nn.functional.normalization import _LayerNorm
+from ..ops import elementwise, linalg, shape
 from .graph import SlotRef
-from .lower import kernel_for
+from .lower import generic_kernel, kernel_for
+
+_F32 = np.dtype(np.float32)
+# Work an eager kernel keeps on the calling thread (cpu_kernels' workers split only more):
+# the direct kernels below serve these sizes, where the eager op makes the same single call.
+_INLINE = cpu_kernels.BLOCK * cpu_kernels._BLOCKS_PER_THREAD
 
 _HALF = (np.dtype(np.float16),)
 
@@ -75,3 +89,126 @@ def _binary(node, graph):
 
 for _op in _BINARY:
     kernel_for(_op)(_binary)
+
+
+def _float32_operands(node, graph):
+    """The node's SlotRef operands when all are float32 host arrays, else None."""
+    refs = _on_host(node, graph)
+    if refs is None or any(graph.slots[r.slot].dtype != _F32 for r in refs):
+        return None
+    return refs
+
+
+def _few_rows(node, graph, a_shape, k, n):
+    """True where the eager op hands this product to cpu_kernels' matrix-vector path: float32
+    host operands, a few rows, enough multiply-adds for the fused matmul."""
+    rows = math.prod(a_shape[:-1])
+    return (cpu_jit.parallel() is not None and _float32_operands(node, graph) is not None
+            and rows <= cpu_kernels._FEW_ROWS and rows * k * n >= cpu_kernels.MIN_WORK["matmul"])
+
+
+def _matrix_vector(rows, n, out_shape, fallback):
+    """a (rows, k) @ b (k, n) (+ bias) through the matrix-vector loops, into a new output;
+    the op's forward where the operands' layout does not suit them."""
+    def product(a, b, bias, *arrays):
+        out = np.empty((rows, n), _F32)
+        if cpu_kernels._matvec(a.reshape(rows, -1), b, bias, out):
+            return out.reshape(out_shape)
+        return fallback(*arrays)
+    return product
+
+
+@kernel_for(_Linear)
+def _linear(node, graph):
+    """x @ w.T (+ bias) of a few rows (a decoding step's projections)."""
+    x_shape, (n, k) = graph.slots[node.args[0].slot].shape, graph.slots[node.args[1].slot].shape
+    if not _few_rows(node, graph, x_shape, k, n):
+        return None
+    product = _matrix_vector(math.prod(x_shape[:-1]), n, graph.slots[node.outputs[0]].shape,
+                             generic_kernel(node, graph))
+
+    def linear(x, w, bias=None):
+        return product(x, w.T, bias, *((x, w) if bias is None else (x, w, bias)))
+    return linear
+
+
+@kernel_for(linalg.MatMul)
+def _matmul(node, graph):
+    """a @ b of a few rows by a matrix (GPT-2's Conv1D projections)."""
+    a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args)
+    if len(a_shape) != 2 or len(b_shape) != 2 or not _few_rows(node, graph, a_shape, *b_shape):
+        return None
+    product = _matrix_vector(a_shape[0], b_shape[1], graph.slots[node.outputs[0]].shape, generic_kernel(node, graph))
+
+    def matmul(a, b):
+        return product(a, b, None, a, b)
+    return matmul
+
+
+@kernel_for(_LayerNorm)
+def _layer_norm(node, graph):
+    """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once."""
+    compiled = cpu_jit.load()
+    refs = _float32_operands(node, graph)
+    x_shape = graph.slots[node.args[0].slot].shape
+    if compiled is None or refs is None or math.prod(x_shape) > _INLINE:
+        return None
+    _, weight, bias, dims, eps, centered = node.args
+    width = math.prod(x_shape[len(x_shape) - len(dims):])
+    rows = math.prod(x_shape) // max(width, 1)
+    ones, zeros = np.ones(width, _F32), np.zeros(width, _F32)
+    mean, rstd = np.zeros(rows, _F32), np.empty(rows, _F32)     # scratch: the replay keeps no statistics
+    eps, norm = np.float32(eps), compiled.layer_norm
+    has_weight, has_bias = weight is not None, bias is not None
+
+    def layer_norm(x, *params):
+        params = iter(params)
+        w = next(params).reshape(width) if has_weight else ones
+        b = next(params).reshape(width) if has_bias else zeros
+        out = np.empty(x_shape, _F32)
+        norm(np.ascontiguousarray(x).reshape(rows, width), w, b, eps, centered, out.reshape(rows, width), mean, rstd)
+        return out
+    return layer_norm
+
+
+@kernel_for(_GatedProduct)
+def _gated_product(node, graph):
+    """act(gate) * up of a few rows: the compiled loop over the flat arrays, once."""
+    compiled = cpu_jit.load()
+    refs = _float32_operands(node, graph)
+    if compiled is None or refs is None or len(refs) != 2:
+        return None
+    gate, up = (graph.slots[r.slot].shape for r in refs)
+    if gate != up or math.prod(gate) > _INLINE:
+        return None
+    loop = getattr(compiled, "gated_" + node.args[2])
+
+    def gated(g, u):
+        out = np.empty(gate, _F32)
+        loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
+        return out
+    return gated
+
+
+@kernel_for(ScaledDotProductAttention)
+def _attention(node, graph):
+    """Attention below the work-unit size (a decoding step's query): cpu_kernels'
+    small_attention, as the op's forward picks it for these shapes."""
+    refs = _float32_operands(node, graph)
+    if refs is None or cpu_jit.load() is None:
+        return None
+    q, k, v, mask, keep, scale, groups = node.args
+    q_shape, k_shape = graph.slots[q.slot].shape, graph.slots[k.slot].shape
+    if keep is not None or len(q_shape) != 4 or len(k_shape) != 4:
+        return None
+    if math.prod(q_shape[:-1]) * k_shape[-2] >= cpu_kernels.min_work("attention"):
+        return None
+    fallback = generic_kernel(node, graph)
+    small = cpu_kernels.small_attention
+
+    def attention(qa, ka, va, mask_a=None):
+        out = small(qa, ka, va, mask_a, scale, groups)
+        if out is None:
+            return fallback(qa, ka, va) if mask_a is None else fallback(qa, ka, va, mask_a)
+        return out
+    return attention

@@ -174,6 +174,28 @@ def test_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, dead_
         assert not np.isnan(out).any() and (probs[..., 0, :] == 0).all()
 
 
+@pytest.mark.parametrize("q_shape,kv_shape,mask_shape,groups,dead_rows", [
+    ((1, 6, 1, 16), (1, 2, 40, 16), (1, 1, 1, 40), 3, False),     # a decoding step, GQA, padding mask
+    ((2, 4, 7, 16), (2, 4, 30, 16), (7, 30), 1, True),            # shared mask, fully masked rows
+    ((2, 4, 5, 16), (2, 2, 9, 16), None, 2, False),               # no mask
+])
+def test_small_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, groups, dead_rows, kernel_flavour):
+    q, k, v, mask, _ = _attention_case(q_shape, kv_shape, mask_shape, dead_rows)
+    # A query split from a projection's rows is a strided view: the loop reads it in place.
+    q = np.ascontiguousarray(np.swapaxes(q, 1, 2)).swapaxes(1, 2)
+    out = K.small_attention(q, k, v, mask, 0.3, groups)
+    if kernel_flavour == "numpy":      # the loop is numba's: the op keeps its composed path
+        assert out is None
+        return
+    repeated = [np.repeat(a, groups, axis=1).astype(np.float64) for a in (k, v)]
+    expected, _ = _composed_forward(np, q.astype(np.float64), *repeated,
+                                    None if mask is None else mask.astype(np.float64), None, 0.3)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    if dead_rows:
+        assert (out[..., 0, :] == 0).all()
+    assert K.small_attention(q.astype(np.float64), k, v, mask, 0.3, groups) is None
+
+
 def _causal_mask(L, S, fill, dead_row=None):
     mask = np.where(np.tril(np.ones((L, S), bool)), 0.0, fill).astype(np.float32)
     if dead_row is not None:

@@ -98,9 +98,14 @@ class ScaledDotProductAttention(Function):
         mask_a = _float32(mask._data) if mask is not None else None
         kv_lead = ka.shape[:-3] + (ka.shape[-3] * groups,) if groups > 1 else ka.shape[:-2]
         scores = math.prod(np.broadcast_shapes(qa.shape[:-2], kv_lead)) * qa.shape[-2] * ka.shape[-2]
+        need_probs = any(ctx.needs_input_grad)
         kernel = fused_kernel("attention", q, work=scores)
-        if kernel is not None:
-            out, probs = kernel(qa, ka, va, mask_a, keep, scale, groups, need_probs=any(ctx.needs_input_grad))
+        small = None if kernel is not None or keep is not None or need_probs else fused_kernel("small_attention", q)
+        out = small(qa, ka, va, mask_a, scale, groups) if small is not None else None
+        if out is not None:
+            probs = None
+        elif kernel is not None:
+            out, probs = kernel(qa, ka, va, mask_a, keep, scale, groups, need_probs=need_probs)
         elif groups > 1:
             out, probs = _grouped_forward(xp, qa, ka, va, mask_a, keep, scale, groups)
         else:
