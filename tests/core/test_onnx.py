@@ -56,7 +56,7 @@ OPS = {
                    (4, 5)),
     "shapes": (lambda a: (a.view(2, 10), a.transpose(0, 1).contiguous(), a.reshape(-1)[3:9], a.unsqueeze(0).expand(
         3, 4, 5), a.permute(1, 0)[::2], core.cat([a, a], 1), core.stack([a, a]), a.flip(0), a[..., 1], a[None, 2:, -1],
-        a.squeeze(), a.repeat(2, 1), F.pad(a, (1, 2), value=0.5)), (4, 5)),
+        a.squeeze(), a.repeat(2, 1), F.pad(a, (1, 2), value=0.5), a.unfold(1, 3, 1), a.unfold(0, 2, 2)), (4, 5)),
     "indexing": (lambda a: (a[core.tensor([0, 2])], a[:, core.tensor([1, 3])],
                             a[core.tensor([0, 3]), core.tensor([1, 2])], a.gather(1, core.tensor([[0], [1], [2], [3]])),
                             a.index_select(0, core.tensor([3, 1]))),

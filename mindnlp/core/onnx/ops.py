@@ -325,6 +325,23 @@ def _im2col(ctx, node, x, kernel, dilation, padding, stride, fill):
     return b.op("Reshape", [stacked, b.ints(list(ctx.sgraph.shapes[node.outputs[0]]))])
 
 
+@converts("_Unfold")
+def _unfold(ctx, node, x, dim, size, step):
+    """Tensor.unfold as a Gather of window positions (count, size) along dim, the window axis
+    then moved last."""
+    b = ctx.b
+    count = ctx.sgraph.shapes[node.outputs[0]][dim]
+    starts = b.op("Range", [b.scalar(0), b.scalar(count), b.scalar(1)])
+    if step != 1:
+        starts = b.op("Mul", [starts, b.scalar(step)])
+    offsets = b.op("Range", [b.scalar(0), b.scalar(size), b.scalar(1)])
+    positions = b.op("Add", [b.op("Unsqueeze", [starts, b.ints([1])]), b.op("Unsqueeze", [offsets, b.ints([0])])])
+    windows = b.op("Gather", [ctx.name(x), positions], axis=dim)
+    rank = len(ctx.shape(x)) + 1
+    order = [a for a in range(rank) if a != dim + 1] + [dim + 1]
+    return windows if order == list(range(rank)) else b.op("Transpose", [windows], perm=order)
+
+
 # --- dtype and identity -----------------------------------------------------------------
 
 @converts("Cast")
