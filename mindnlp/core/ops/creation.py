@@ -120,13 +120,24 @@ def _shape_arg(size, keyword=None):
 
 
 def _filled(shape, value, dtype, device, requires_grad):
+    """A new tensor holding `value` everywhere; `None` leaves it uninitialised (empty). Zeros
+    and empty come from the allocator (calloc / malloc: the OS supplies zeroed pages as they
+    are touched), not from a pass writing every element: a KV cache allocates far more than a
+    prompt fills."""
     dtype = _dtype.as_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     device = as_device(device) if device is not None else default_device()
-    if device is not None and device.type != "cpu":
-        array = get_backend(device).xp.full(shape, value, dtype=dtype.np_dtype)
-        t = _wrap(array)
-        return t.requires_grad_(True) if requires_grad else t
-    return _finish(np.full(shape, value, dtype=dtype.np_dtype), CPU, requires_grad)
+    cpu = device is None or device.type == "cpu"
+    xp = np if cpu else get_backend(device).xp
+    if value is None:
+        array = xp.empty(shape, dtype=dtype.np_dtype)
+    elif isinstance(value, (int, float)) and value == 0:
+        array = xp.zeros(shape, dtype=dtype.np_dtype)
+    else:
+        array = xp.full(shape, value, dtype=dtype.np_dtype)
+    if cpu:
+        return _finish(array, CPU, requires_grad)
+    t = _wrap(array)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -150,7 +161,7 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     shape = _shape_arg(sizes, size)
     if out is not None:
         return creation_out("empty", out, dtype, lambda dt, dev: empty(shape, dtype=dt, device=dev))
-    return _filled(shape, 0, dtype, device, requires_grad)
+    return _filled(shape, None, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False, out=None, layout=None):
@@ -178,7 +189,7 @@ def ones_like(input, dtype=None, device=None, requires_grad=False, layout=None, 
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    return _like(input, 0, dtype, device, requires_grad)
+    return _like(input, None, dtype, device, requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
