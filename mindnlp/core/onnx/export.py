@@ -331,14 +331,7 @@ def _input_names(model, args, kwargs, given, count):
         collect(a, params[i].name if i < len(params) else f"input_{i}")
     for k, v in kwargs.items():
         collect(v, k)
-    if given is not None:
-        given = list(given)
-        if len(given) > count:
-            raise ValueError(f"{len(given)} input_names for {count} tensor inputs")
-        names[:len(given)] = given
-    if len(set(names)) != len(names):
-        raise ValueError(f"input names must be unique: {names}")
-    return names
+    return _named(names, given, count, "input")
 
 
 def _output_names(template, given, count):
@@ -356,13 +349,18 @@ def _output_names(template, given, count):
                     collect(v, f"{prefix or 'output'}_{i}")
 
     collect(template, "")
+    return _named(names, given, count, "output")
+
+
+def _named(names, given, count, kind):
+    """The derived names with the first ones replaced by the caller's `<kind>_names`, checked."""
     if given is not None:
         given = list(given)
         if len(given) > count:
-            raise ValueError(f"{len(given)} output_names for {count} tensor outputs")
+            raise ValueError(f"{len(given)} {kind}_names for {count} tensor {kind}s")
         names[:len(given)] = given
     if len(set(names)) != len(names):
-        raise ValueError(f"output names must be unique: {names}")
+        raise ValueError(f"{kind} names must be unique: {names}")
     return names
 
 
