@@ -255,18 +255,12 @@ class WhisperModel(WhisperPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
-class WhisperForConditionalGeneration(WhisperGenerationMixin, WhisperPreTrainedModel):
-    """Whisper with `proj_out`, its LM head. With `labels`, the decoder inputs default to the
-    labels shifted right (after `decoder_start_token_id`)."""
+class WhisperLMHead:
+    """`proj_out`, the LM head of WhisperForConditionalGeneration and WhisperForCausalLM, tied to
+    the decoder's token embeddings (the input embeddings are reached through `model`, as every
+    model's are)."""
 
     _tied_weights_keys = {"proj_out.weight": "model.decoder.embed_tokens.weight"}
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.model = WhisperModel(config)
-        self.proj_out = nn.Linear(config.d_model, config.vocab_size, bias=False)
-        self.max_target_positions = config.max_target_positions
-        self.post_init()
 
     def get_output_embeddings(self):
         return self.proj_out
@@ -274,8 +268,17 @@ class WhisperForConditionalGeneration(WhisperGenerationMixin, WhisperPreTrainedM
     def set_output_embeddings(self, new_embeddings):
         self.proj_out = new_embeddings
 
-    def get_input_embeddings(self):
-        return self.model.get_input_embeddings()
+
+class WhisperForConditionalGeneration(WhisperLMHead, WhisperGenerationMixin, WhisperPreTrainedModel):
+    """Whisper with `proj_out`, its LM head. With `labels`, the decoder inputs default to the
+    labels shifted right (after `decoder_start_token_id`)."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.model = WhisperModel(config)
+        self.proj_out = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.max_target_positions = config.max_target_positions
+        self.post_init()
 
     def get_encoder(self):
         return self.model.encoder
@@ -323,12 +326,11 @@ class WhisperDecoderWrapper(BartDecoderWrapper, WhisperPreTrainedModel):
         self.decoder.embed_tokens = value
 
 
-class WhisperForCausalLM(WhisperPreTrainedModel, GenerationMixin):
+class WhisperForCausalLM(WhisperLMHead, WhisperPreTrainedModel, GenerationMixin):
     """The decoder alone with `proj_out`; it cross-attends to `encoder_outputs` when given
     (distil-whisper's assistant models for speculative decoding)."""
 
     main_input_name = "input_ids"
-    _tied_weights_keys = {"proj_out.weight": "model.decoder.embed_tokens.weight"}
 
     def __init__(self, config):
         super().__init__(config)
@@ -337,17 +339,6 @@ class WhisperForCausalLM(WhisperPreTrainedModel, GenerationMixin):
         self.proj_out = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
         self.post_init()
 
-    def get_output_embeddings(self):
-        return self.proj_out
-
-    def set_output_embeddings(self, new_embeddings):
-        self.proj_out = new_embeddings
-
-    def get_input_embeddings(self):
-        return self.model.get_input_embeddings()
-
-    def set_input_embeddings(self, value):
-        self.model.set_input_embeddings(value)
 
     def forward(self, input_ids=None, attention_mask=None, encoder_outputs=None, past_key_values=None,
                 inputs_embeds=None, labels=None, use_cache=None, output_attentions=None, output_hidden_states=None,
