@@ -123,7 +123,6 @@ def quantize_weight(weight, bits, group_size=None, scheme="symmetric"):
     return _wrap(q), _wrap(scales.astype(_F32)), None if offsets is None else _wrap(offsets)
 
 
-
 def round_scales_to_8_bits(scales, block=256):
     """The scales (any shape) as bitsandbytes' double quantization leaves them: their mean
     taken off, then each block of `block` rounded to 8 bits with its own absmax, the mean
