@@ -20,7 +20,8 @@ class GPT2TokenizerFast(PreTrainedTokenizerFast):
     """Loads tokenizer.json, or builds GPT-2's pipeline from vocab.json + merges.txt.
 
     `add_prefix_space=True` encodes the first word like any other ("Hello" as " Hello");
-    left unset, a tokenizer.json keeps its own setting.
+    left unset, a tokenizer.json keeps its own setting. The other byte-level BPE tokenizers
+    subclass this one with their own special tokens and `build_backend`.
     """
 
     vocab_files_names = {"vocab_file": "vocab.json", "merges_file": "merges.txt"}
@@ -39,8 +40,7 @@ class GPT2TokenizerFast(PreTrainedTokenizerFast):
         **kwargs,
     ):
         tokenizer_object = self.given_or_built_backend(
-            kwargs, tokenizer_file,
-            lambda: byte_level_bpe_tokenizer(vocab_file, merges_file, add_prefix_space=bool(add_prefix_space)),
+            kwargs, tokenizer_file, lambda: self.build_backend(vocab_file, merges_file, bool(add_prefix_space), unk_token),
             vocab_file=vocab_file, merges_file=merges_file)
         if add_prefix_space is not None:
             kwargs["add_prefix_space"] = add_prefix_space
@@ -55,6 +55,12 @@ class GPT2TokenizerFast(PreTrainedTokenizerFast):
         )
         if add_prefix_space is not None:
             set_add_prefix_space(self._tokenizer, add_prefix_space)
+
+    @staticmethod
+    def build_backend(vocab_file, merges_file, add_prefix_space, unk_token):
+        """The tokenizers pipeline built from vocab.json + merges.txt: the part of a byte-level BPE
+        tokenizer (Qwen2's, RoBERTa's) that differs from GPT-2's."""
+        return byte_level_bpe_tokenizer(vocab_file, merges_file, add_prefix_space=add_prefix_space)
 
 
 GPT2Tokenizer = GPT2TokenizerFast

@@ -1,21 +1,15 @@
 """RoBERTa's tokenizer: GPT-2's byte-level BPE, sequences wrapped as `<s> A </s></s> B </s>`."""
-from typing import ClassVar
-
 from tokenizers import AddedToken
 
 from ...convert_slow_tokenizer import byte_level_bpe_tokenizer, roberta_post_processor
-from ...tokenization_utils_fast import PreTrainedTokenizerFast
-from ..gpt2.tokenization_gpt2_fast import set_add_prefix_space
+from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
 
 
-class RobertaTokenizerFast(PreTrainedTokenizerFast):
+class RobertaTokenizerFast(GPT2TokenizerFast):
     """Loads tokenizer.json, or builds RoBERTa's pipeline from vocab.json + merges.txt.
 
     `<mask>` strips the space before it, so "a <mask>" predicts the word with its leading space.
     """
-
-    vocab_files_names: ClassVar[dict] = {"vocab_file": "vocab.json", "merges_file": "merges.txt"}
-    model_input_names: ClassVar[list] = ["input_ids", "attention_mask"]
 
     def __init__(
         self,
@@ -38,33 +32,19 @@ class RobertaTokenizerFast(PreTrainedTokenizerFast):
             # A mask stands for a word, and RoBERTa's words carry the space before them ("Ġword"):
             # the mask takes that space, so "a <mask>" is "Ġa <mask>", not "Ġa Ġ <mask>" (HF's rule).
             mask_token = AddedToken(mask_token, lstrip=True, rstrip=False, normalized=False, special=True)
-        tokenizer_object = self.given_or_built_backend(
-            kwargs, tokenizer_file,
-            lambda: byte_level_bpe_tokenizer(vocab_file, merges_file, add_prefix_space=bool(add_prefix_space),
-                                             unk_token=unk_token),
-            vocab_file=vocab_file, merges_file=merges_file)
-        if add_prefix_space is not None:
-            kwargs["add_prefix_space"] = add_prefix_space
-        super().__init__(
-            tokenizer_object=tokenizer_object,
-            tokenizer_file=tokenizer_file,
-            bos_token=bos_token,
-            eos_token=eos_token,
-            sep_token=sep_token,
-            cls_token=cls_token,
-            unk_token=unk_token,
-            pad_token=pad_token,
-            mask_token=mask_token,
-            trim_offsets=trim_offsets,
-            **kwargs,
-        )
-        if add_prefix_space is not None:
-            set_add_prefix_space(self._tokenizer, add_prefix_space)
+        super().__init__(vocab_file, merges_file, tokenizer_file, unk_token=unk_token, bos_token=bos_token,
+                         eos_token=eos_token, pad_token=pad_token, add_prefix_space=add_prefix_space,
+                         sep_token=sep_token, cls_token=cls_token, mask_token=mask_token, trim_offsets=trim_offsets,
+                         **kwargs)
         if built:
             self._tokenizer.post_processor = roberta_post_processor(
                 self.cls_token, self.cls_token_id, self.sep_token, self.sep_token_id,
                 trim_offsets=trim_offsets, add_prefix_space=bool(add_prefix_space),
             )
+
+    @staticmethod
+    def build_backend(vocab_file, merges_file, add_prefix_space, unk_token):
+        return byte_level_bpe_tokenizer(vocab_file, merges_file, add_prefix_space=add_prefix_space, unk_token=unk_token)
 
 
 RobertaTokenizer = RobertaTokenizerFast
