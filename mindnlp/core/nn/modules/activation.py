@@ -11,16 +11,25 @@ def _inplace_suffix(inplace):
     return ", inplace=True" if inplace else ""
 
 
-class ReLU(Module):
+class _InplaceActivation(Module):
+    """An activation whose only argument is torch's `inplace` flag: `function(input, inplace)`,
+    the subclass's nn.functional op."""
+
+    function = None
+
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
+        return type(self).function(input, inplace=self.inplace)
 
     def extra_repr(self):
         return _inplace_only(self.inplace)
+
+
+class ReLU(_InplaceActivation):
+    function = staticmethod(F.relu)
 
 
 class Threshold(Module):
@@ -75,28 +84,12 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self.inplace)
+class SiLU(_InplaceActivation):
+    function = staticmethod(F.silu)
 
 
-class Mish(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.mish(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self.inplace)
+class Mish(_InplaceActivation):
+    function = staticmethod(F.mish)
 
 
 class Sigmoid(Module):
@@ -124,22 +117,14 @@ class Tanhshrink(Module):
         return F.tanhshrink(input)
 
 
-class Hardsigmoid(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardsigmoid(input, self.inplace)
+class Hardsigmoid(_InplaceActivation):
+    function = staticmethod(F.hardsigmoid)
+    extra_repr = Module.extra_repr  # torch prints no arguments for these two
 
 
-class Hardswish(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardswish(input, self.inplace)
+class Hardswish(_InplaceActivation):
+    function = staticmethod(F.hardswish)
+    extra_repr = Module.extra_repr  # torch prints no arguments for these two
 
 
 class LeakyReLU(Module):
@@ -155,42 +140,33 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}{_inplace_suffix(self.inplace)}"
 
 
-class ELU(Module):
+class _AlphaActivation(Module):
+    """ELU's and CELU's shape: `function(input, alpha, inplace)`."""
+
+    function = None
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha = alpha
         self.inplace = inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
+        return type(self).function(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
 
 
-class CELU(Module):
-    def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
+class ELU(_AlphaActivation):
+    function = staticmethod(F.elu)
 
 
-class SELU(Module):
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
+class CELU(_AlphaActivation):
+    function = staticmethod(F.celu)
 
-    def forward(self, input):
-        return F.selu(input, self.inplace)
 
-    def extra_repr(self):
-        return _inplace_only(self.inplace)
+class SELU(_InplaceActivation):
+    function = staticmethod(F.selu)
 
 
 class Softplus(Module):
@@ -218,39 +194,34 @@ class GLU(Module):
         return f"dim={self.dim}"
 
 
-class Softmax(Module):
+class _AlongDim(Module):
+    """A normalisation along `dim` (None: torch's legacy implicit choice), `function(input, dim)`."""
+
+    function = None
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input):
+        return type(self).function(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax(_AlongDim):
     """Softmax along `dim` (computed by nn.functional.softmax)."""
 
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    function = staticmethod(F.softmax)
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_AlongDim):
     """log(softmax(x)) along `dim` (computed by nn.functional.log_softmax)."""
 
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return F.log_softmax(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    function = staticmethod(F.log_softmax)
