@@ -1,10 +1,6 @@
 """Convolution layers with torch's parameter layout, initialisation and repr."""
-import math
-
-from ... import ops
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
+from .linear import kaiming_reset, register_weight_and_bias
 from .module import Module
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -50,21 +46,11 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         shape = ((in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups))
-        self.weight = Parameter(ops.empty(shape + self.kernel_size, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ops.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, shape + self.kernel_size, out_channels, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        """torch's default: kaiming_uniform_(a=sqrt(5)) weights, bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        kaiming_reset(self.weight, self.bias)
 
     def _mode_padding(self):
         """F.pad amounts (last dim first) for a non-zeros padding_mode."""
@@ -103,8 +89,10 @@ class _ConvNd(Module):
         return s
 
 
-class Conv1d(_ConvNd):
-    _n = 1
+class _Conv(_ConvNd):
+    """Conv1d and Conv2d: a forward convolution by `conv`, nn.functional's op of `_n` dims."""
+
+    conv = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
@@ -113,24 +101,23 @@ class Conv1d(_ConvNd):
 
     def forward(self, input):
         x, padding = self._padded_input(input)
-        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+        return type(self).conv(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
-class Conv2d(_ConvNd):
+class Conv1d(_Conv):
+    _n = 1
+    conv = staticmethod(F.conv1d)
+
+
+class Conv2d(_Conv):
     _n = 2
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups, bias,
-                         padding_mode, device, dtype)
-
-    def forward(self, input):
-        x, padding = self._padded_input(input)
-        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    conv = staticmethod(F.conv2d)
 
 
-class ConvTranspose1d(_ConvNd):
-    _n = 1
+class _ConvTranspose(_ConvNd):
+    """ConvTranspose1d and ConvTranspose2d: a transposed convolution by `conv`, of `_n` dims."""
+
+    conv = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
@@ -140,20 +127,15 @@ class ConvTranspose1d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
 
     def forward(self, input):
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)
+        return type(self).conv(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                               self.groups, self.dilation)
 
 
-class ConvTranspose2d(_ConvNd):
+class ConvTranspose1d(_ConvTranspose):
+    _n = 1
+    conv = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTranspose):
     _n = 2
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
-                         groups, bias, padding_mode, device, dtype)
-
-    def forward(self, input):
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
-                                  self.groups, self.dilation)
+    conv = staticmethod(F.conv_transpose2d)

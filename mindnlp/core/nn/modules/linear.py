@@ -8,6 +8,26 @@ from ..parameter import Parameter
 from .module import Module
 
 
+def register_weight_and_bias(module, weight_shape, out_features, bias, device, dtype):
+    """Give `module` an uninitialised `weight` and a `bias` of `out_features` (or a None bias),
+    as torch's Linear, Bilinear and conv layers hold them before reset_parameters fills them."""
+    module.weight = Parameter(ops.empty(weight_shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(ops.empty(out_features, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def kaiming_reset(weight, bias):
+    """torch's default for Linear and conv layers: kaiming_uniform_(a=sqrt(5)) weights and a
+    bias uniform in +-1/sqrt(fan_in) (zero when the weight has no inputs)."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Return the input unchanged (accepts and ignores constructor arguments, as torch)."""
 
@@ -25,20 +45,11 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(ops.empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ops.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, (out_features, in_features), out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        """torch's default: kaiming_uniform_(a=sqrt(5)) weights, bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        kaiming_reset(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -55,11 +66,7 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(ops.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(ops.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, (out_features, in1_features, in2_features), out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
