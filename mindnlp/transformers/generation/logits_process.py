@@ -389,34 +389,17 @@ class TypicalLogitsWarper(LogitsProcessor):
         return scores.masked_fill(to_remove, self.filter_value)
 
 
-class EpsilonLogitsWarper(LogitsProcessor):
-    """Drop tokens whose probability is below `epsilon` (keeping the min_tokens_to_keep best)."""
+class _ProbabilityCutoffWarper(LogitsProcessor):
+    """Epsilon and eta sampling: drop the tokens whose probability is below a threshold
+    (`_threshold` of the probabilities), keeping the min_tokens_to_keep best. `epsilon` is
+    the generation config's `cutoff_name`."""
+
+    cutoff_name = None
 
     def __init__(self, epsilon, filter_value=-float("Inf"), min_tokens_to_keep=1):
         epsilon = float(epsilon)
         if epsilon <= 0 or epsilon >= 1:
-            raise ValueError(f"`epsilon_cutoff` has to be a float > 0 and < 1, but is {epsilon}")
-        min_tokens_to_keep = int(min_tokens_to_keep)
-        if min_tokens_to_keep < 1:
-            raise ValueError(f"`min_tokens_to_keep` has to be a strictly positive integer, but is {min_tokens_to_keep}")
-        self.epsilon = epsilon
-        self.filter_value = filter_value
-        self.min_tokens_to_keep = min_tokens_to_keep
-
-    def __call__(self, input_ids, scores):
-        to_remove = F.softmax(scores, dim=-1) < self.epsilon
-        top_k = min(self.min_tokens_to_keep, scores.shape[-1])
-        to_remove = to_remove & (scores < core.topk(scores, top_k)[0][..., -1:])
-        return scores.masked_fill(to_remove, self.filter_value)
-
-
-class EtaLogitsWarper(LogitsProcessor):
-    """Eta sampling: drop tokens below min(epsilon, sqrt(epsilon) * exp(-entropy))."""
-
-    def __init__(self, epsilon, filter_value=-float("Inf"), min_tokens_to_keep=1, device="cpu"):
-        epsilon = float(epsilon)
-        if epsilon <= 0 or epsilon >= 1:
-            raise ValueError(f"`eta_cutoff` has to be a float > 0 and < 1, but is {epsilon}")
+            raise ValueError(f"`{self.cutoff_name}` has to be a float > 0 and < 1, but is {epsilon}")
         min_tokens_to_keep = int(min_tokens_to_keep)
         if min_tokens_to_keep < 1:
             raise ValueError(f"`min_tokens_to_keep` has to be a strictly positive integer, but is {min_tokens_to_keep}")
@@ -426,15 +409,35 @@ class EtaLogitsWarper(LogitsProcessor):
 
     def __call__(self, input_ids, scores):
         probabilities = F.softmax(scores, dim=-1)
-        log_probs = F.log_softmax(scores, dim=-1)
-        # Entropy as torch.distributions.Categorical computes it: 0 * log 0 counts as 0.
-        entropy = -(probabilities * log_probs.masked_fill(probabilities == 0, 0.0)).sum(-1)
-        eta = core.minimum(core.tensor(self.epsilon, device=scores.device),
-                           math.sqrt(self.epsilon) * core.exp(-entropy))[..., None]
-        to_remove = probabilities < eta
+        to_remove = probabilities < self._threshold(probabilities, scores)
         top_k = min(self.min_tokens_to_keep, scores.shape[-1])
         to_remove = to_remove & (scores < core.topk(scores, top_k)[0][..., -1:])
         return scores.masked_fill(to_remove, self.filter_value)
+
+
+class EpsilonLogitsWarper(_ProbabilityCutoffWarper):
+    """Drop tokens whose probability is below `epsilon` (keeping the min_tokens_to_keep best)."""
+
+    cutoff_name = "epsilon_cutoff"
+
+    def _threshold(self, probabilities, scores):
+        return self.epsilon
+
+
+class EtaLogitsWarper(_ProbabilityCutoffWarper):
+    """Eta sampling: drop tokens below min(epsilon, sqrt(epsilon) * exp(-entropy))."""
+
+    cutoff_name = "eta_cutoff"
+
+    def __init__(self, epsilon, filter_value=-float("Inf"), min_tokens_to_keep=1, device="cpu"):
+        super().__init__(epsilon, filter_value, min_tokens_to_keep)
+
+    def _threshold(self, probabilities, scores):
+        log_probs = F.log_softmax(scores, dim=-1)
+        # Entropy as torch.distributions.Categorical computes it: 0 * log 0 counts as 0.
+        entropy = -(probabilities * log_probs.masked_fill(probabilities == 0, 0.0)).sum(-1)
+        return core.minimum(core.tensor(self.epsilon, device=scores.device),
+                            math.sqrt(self.epsilon) * core.exp(-entropy))[..., None]
 
 
 class NoRepeatNGramLogitsProcessor(LogitsProcessor):
