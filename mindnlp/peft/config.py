@@ -150,6 +150,16 @@ class PeftConfig(PeftConfigMixin):
     task_type: Optional[Union[str, TaskType]] = field(default=None, metadata={"help": "Task type"})
     inference_mode: bool = field(default=False, metadata={"help": "Whether to use inference mode"})
 
+    def _normalise_module_selection(self):
+        """For the configs that target layers (LoRA, LoHa, LoKr): module-name lists become sets,
+        as HF peft stores them, and `layers_pattern` needs `layers_to_transform`."""
+        if isinstance(self.target_modules, list):
+            self.target_modules = set(self.target_modules)
+        if isinstance(self.exclude_modules, list):
+            self.exclude_modules = set(self.exclude_modules)
+        if self.layers_pattern and self.layers_to_transform is None:
+            raise ValueError("When `layers_pattern` is specified, `layers_to_transform` must also be specified. ")
+
 
 @dataclass
 class PromptLearningConfig(PeftConfig):

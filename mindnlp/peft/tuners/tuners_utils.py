@@ -15,11 +15,11 @@ from ... import core
 from ...core import nn
 from ..config import PeftConfig
 from ..utils.constants import INCLUDE_LINEAR_LAYERS_SHORTHAND, SEQ_CLS_HEAD_NAMES
-from ..utils.other import ModulesToSaveWrapper, get_submodules, set_layer_requires_grad, set_trainable
+from ..utils.other import AdapterState, ModulesToSaveWrapper, get_submodules, set_layer_requires_grad, set_trainable
 from ..utils.peft_types import TaskType
 
 
-class BaseTunerLayer:
+class BaseTunerLayer(AdapterState):
     """Mixin of adapter layers: active adapters, enabling/disabling, merging bookkeeping.
 
     Subclasses list in `adapter_layer_names` the ModuleDict/ParameterDict attributes holding
@@ -116,20 +116,6 @@ class BaseTunerLayer:
     @property
     def merged(self):
         return bool(self.merged_adapters)
-
-    @property
-    def disable_adapters(self):
-        return self._disable_adapters
-
-    @property
-    def active_adapter(self):
-        return self._active_adapter
-
-    @property
-    def active_adapters(self):
-        if isinstance(self.active_adapter, str):
-            return [self.active_adapter]
-        return self.active_adapter
 
     def enable_adapters(self, enabled):
         """Disabled adapters are skipped in forward and get no gradient."""

@@ -38,7 +38,26 @@ def set_layer_requires_grad(layer, requires_grad):
             parameter.requires_grad_(requires_grad)
 
 
-class ModulesToSaveWrapper(nn.Module):
+class AdapterState:
+    """The read side of which adapters run, shared by the tuner layers and ModulesToSaveWrapper:
+    `_active_adapter` (a name or a list of names) and `_disable_adapters`."""
+
+    @property
+    def disable_adapters(self):
+        return self._disable_adapters
+
+    @property
+    def active_adapter(self):
+        return self._active_adapter
+
+    @property
+    def active_adapters(self):
+        if isinstance(self.active_adapter, str):
+            return [self.active_adapter]
+        return self.active_adapter
+
+
+class ModulesToSaveWrapper(AdapterState, nn.Module):
     """Trains and saves a full copy of a module per adapter (e.g. a new classification head).
 
     The original module stays frozen under `original_module`; each adapter gets its own deep
@@ -62,20 +81,6 @@ class ModulesToSaveWrapper(nn.Module):
         self._disable_adapters = False
         self._adapters = set()
         self.update(adapter_name)
-
-    @property
-    def disable_adapters(self):
-        return self._disable_adapters
-
-    @property
-    def active_adapter(self):
-        return self._active_adapter
-
-    @property
-    def active_adapters(self):
-        if isinstance(self._active_adapter, str):
-            return [self._active_adapter]
-        return self._active_adapter
 
     def __getattr__(self, name):
         # Attributes of the wrapped module (e.g. `weight`, `out_features`) read through to the

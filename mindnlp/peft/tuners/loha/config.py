@@ -30,9 +30,4 @@ class LoHaConfig(LycorisConfig):
     def __post_init__(self):
         super().__post_init__()
         self.peft_type = PeftType.LOHA
-        if isinstance(self.target_modules, list):
-            self.target_modules = set(self.target_modules)
-        if isinstance(self.exclude_modules, list):
-            self.exclude_modules = set(self.exclude_modules)
-        if self.layers_pattern and self.layers_to_transform is None:
-            raise ValueError("When `layers_pattern` is specified, `layers_to_transform` must also be specified. ")
+        self._normalise_module_selection()

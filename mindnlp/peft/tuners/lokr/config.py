@@ -33,11 +33,6 @@ class LoKrConfig(LycorisConfig):
     def __post_init__(self):
         super().__post_init__()
         self.peft_type = PeftType.LOKR
-        if isinstance(self.target_modules, list):
-            self.target_modules = set(self.target_modules)
-        if isinstance(self.exclude_modules, list):
-            self.exclude_modules = set(self.exclude_modules)
-        if self.layers_pattern and self.layers_to_transform is None:
-            raise ValueError("When `layers_pattern` is specified, `layers_to_transform` must also be specified. ")
+        self._normalise_module_selection()
         if not (isinstance(self.init_weights, bool) or self.init_weights == "lycoris"):
             raise ValueError(f"init_weights must be True, False or 'lycoris', got {self.init_weights!r}")

@@ -50,16 +50,11 @@ class LoraConfig(PeftConfig):
     def __post_init__(self):
         super().__post_init__()
         self.peft_type = PeftType.LORA
-        if isinstance(self.target_modules, list):
-            self.target_modules = set(self.target_modules)
-        if isinstance(self.exclude_modules, list):
-            self.exclude_modules = set(self.exclude_modules)
         if isinstance(self.target_modules, str) and self.layers_to_transform is not None:
             raise ValueError("`layers_to_transform` cannot be used when `target_modules` is a str.")
         if isinstance(self.target_modules, str) and self.layers_pattern is not None:
             raise ValueError("`layers_pattern` cannot be used when `target_modules` is a str.")
-        if self.layers_pattern and self.layers_to_transform is None:
-            raise ValueError("When `layers_pattern` is specified, `layers_to_transform` must also be specified. ")
+        self._normalise_module_selection()
         if self.bias not in ("none", "all", "lora_only"):
             raise NotImplementedError(f"Requested bias: {self.bias}, is not implemented.")
         init = self.init_lora_weights
