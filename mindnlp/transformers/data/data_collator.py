@@ -173,6 +173,19 @@ def _pad_labels(labels, length, pad_id, side):
     return [[pad_id] * (length - len(row)) + row for row in rows]
 
 
+def _pad_all_but_labels(collator, features, return_tensors):
+    """(batch, label key, labels): the features without their labels ("label" or "labels"),
+    padded by the collator's tokenizer with its padding settings, and the labels apart (None
+    when the features have none), which each collator pads its own way."""
+    _check_return_tensors(return_tensors)
+    label_name = "label" if "label" in features[0] else "labels"
+    labels = [f[label_name] for f in features] if label_name in features[0] else None
+    inputs = [{k: v for k, v in f.items() if k != label_name} for f in features]
+    batch = collator.tokenizer.pad(inputs, padding=collator.padding, max_length=collator.max_length,
+                                   pad_to_multiple_of=collator.pad_to_multiple_of, return_tensors=return_tensors)
+    return batch, label_name, labels
+
+
 @dataclass
 class DataCollatorForTokenClassification:
     """Pad the inputs with the tokenizer and the per-token labels with label_pad_token_id (-100)."""
@@ -186,12 +199,7 @@ class DataCollatorForTokenClassification:
 
     def __call__(self, features, return_tensors=None):
         return_tensors = return_tensors or self.return_tensors
-        _check_return_tensors(return_tensors)
-        label_name = "label" if "label" in features[0] else "labels"
-        labels = [f[label_name] for f in features] if label_name in features[0] else None
-        inputs = [{k: v for k, v in f.items() if k != label_name} for f in features]
-        batch = self.tokenizer.pad(inputs, padding=self.padding, max_length=self.max_length,
-                                   pad_to_multiple_of=self.pad_to_multiple_of, return_tensors=return_tensors)
+        batch, label_name, labels = _pad_all_but_labels(self, features, return_tensors)
         if labels is None:
             return batch
         length = _to_numpy(batch["input_ids"]).shape[1]
@@ -215,14 +223,9 @@ class DataCollatorForSeq2Seq:
 
     def __call__(self, features, return_tensors=None):
         return_tensors = return_tensors or self.return_tensors
-        _check_return_tensors(return_tensors)
-        label_name = "label" if "label" in features[0] else "labels"
-        labels = [f[label_name] for f in features] if label_name in features[0] else None
+        batch, _, labels = _pad_all_but_labels(self, features, return_tensors)
         if labels is not None and all(label is None for label in labels):
             labels = None
-        inputs = [{k: v for k, v in f.items() if k != label_name} for f in features]
-        batch = self.tokenizer.pad(inputs, padding=self.padding, max_length=self.max_length,
-                                   pad_to_multiple_of=self.pad_to_multiple_of, return_tensors=return_tensors)
         no_padding = self.padding is False or self.padding == PaddingStrategy.DO_NOT_PAD
         if labels is None:
             batch["labels"] = None
