@@ -8,6 +8,7 @@ GRAPH_MODE = 0
 PYNATIVE_MODE = 1
 
 _settings = {"mode": PYNATIVE_MODE, "backward": "eager"}
+_backward_chosen = False     # set_context(backward=...) was called
 
 
 def set_context(mode=None, backward=None):
@@ -15,7 +16,8 @@ def set_context(mode=None, backward=None):
 
     backward="compiled": forward stays eager (where users debug) while each backward pass
     is captured the first time a step of its structure runs and replayed afterwards
-    (core.jit.backward); "eager" (the default) walks the autograd graph op by op.
+    (core.jit.backward); "eager" (the default) walks the autograd graph op by op. Without
+    this setting, the backward of a `core.compile`d training forward runs compiled.
     """
     if mode is not None:
         if mode not in (GRAPH_MODE, PYNATIVE_MODE):
@@ -25,11 +27,19 @@ def set_context(mode=None, backward=None):
     if backward is not None:
         if backward not in ("eager", "compiled"):
             raise ValueError(f'backward must be "eager" or "compiled", got {backward!r}')
+        global _backward_chosen
         from .core.autograd import engine
         from .core.jit import backward as compiled_backward
 
         engine.compiled_backward = compiled_backward.CACHE if backward == "compiled" else None
         _settings["backward"] = backward
+        _backward_chosen = True
+
+
+def backward_chosen():
+    """Whether set_context(backward=...) was called (a compiled training forward then leaves
+    the backward as chosen; otherwise the backward after it runs compiled, core.jit.training)."""
+    return _backward_chosen
 
 
 def get_context(key):

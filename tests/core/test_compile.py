@@ -250,15 +250,6 @@ def test_constant_outputs_are_not_shared_between_calls():
         np.testing.assert_array_equal(compiled(core.ones(2))[1].numpy(), [0.0, 0.0])
 
 
-def test_requires_grad_runs_eagerly_with_autograd():
-    compiled = core.compile(lambda x: (x * x).sum())
-    x = core.ones(3, requires_grad=True)
-    out = compiled(x)
-    out.backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
-    assert compiled.graphs == [] and "require grad" in compiled.breaks[0]
-
-
 # --- graph breaks: eager results, reasons recorded, fullgraph raises ---
 
 

@@ -77,6 +77,8 @@ def _apply_hooks(hooks, grad):
 
 # The compiled-backward cache (core.jit.backward) while `set_context(backward="compiled")` is on.
 compiled_backward = None
+# Set by a compiled training forward (core.jit.training): the next backward runs compiled.
+next_backward_compiled = False
 
 
 def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None, accumulate=True, compiled=True):
@@ -87,14 +89,19 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=None,
     from .. import ops
     from .._tensor import Tensor
 
+    global next_backward_compiled
     if retain_graph is None:
         retain_graph = create_graph
-    if (compiled and compiled_backward is not None and inputs is None and accumulate and not retain_graph
+    cache = compiled_backward
+    if next_backward_compiled:
+        from ..jit.backward import CACHE as cache
+        next_backward_compiled = False
+    if (compiled and cache is not None and inputs is None and accumulate and not retain_graph
             and not _callback_stack and all(isinstance(t, Tensor) and t.grad_fn is not None and not t._hooks
                                             for t in tensors)
             and all(g is None and t.numel() == 1 or isinstance(g, Tensor) and g.shape == t.shape
                     for t, g in zip(tensors, grad_tensors))):
-        if compiled_backward.run(tensors, grad_tensors):
+        if cache.run(tensors, grad_tensors):
             return []
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):

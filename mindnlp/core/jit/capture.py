@@ -69,8 +69,13 @@ def active():
 class Tracer:
     """Records the ops of one eager run into a Graph (see the module docstring)."""
 
-    def __init__(self, fullgraph=False, objects=()):
+    def __init__(self, fullgraph=False, objects=(), training=False):
         self.objects = {id(o): i for i, o in enumerate(objects)}
+        # training: the call runs with grad mode on, so ops may record autograd history and
+        # draw random numbers; such a graph replays through Function.apply (jit.training).
+        self.training = training
+        self.recorded_grad = False
+        self.random = None
         self.graph = Graph()
         self.fullgraph = fullgraph
         self.breaks = []
@@ -241,11 +246,13 @@ class Tracer:
         finally:
             self._install()
         random = default_generator._rng.bit_generator.state["state"] != rng
-        if random:
+        if random and not self.training:
             self.graph_break(f"{cls.__name__} draws random numbers (not captured yet)")
         else:
+            if random and self.random is None:
+                self.random = cls.__name__
             written = [a for a, v in zip(args, versions) if v is not None and a._version[0] != v]
-            self._add_node(cls, args, kwargs, out, written)
+            self._add_node(cls, args, kwargs, out, written, random=random)
         return out
 
     def write(self, kernel, target, args):
@@ -273,7 +280,7 @@ class Tracer:
             self.graph_break("a Python function is an op argument")
         return value
 
-    def _add_node(self, op, args, kwargs, out, written, raw=False):
+    def _add_node(self, op, args, kwargs, out, written, raw=False, random=False):
         if self.broken:
             return
         targs = self._template(args, raw)
@@ -287,7 +294,7 @@ class Tracer:
             self.graph_break("boolean-mask indexing (the output's shape depends on the mask's values)")
             return
         reads = Node(op, targs, tkwargs, (), tuple_out).reads()
-        constant = all(self._is_constant(s) for s in reads)
+        constant = not random and all(self._is_constant(s) for s in reads)
         writes = []
         for t in written:
             slot = self.slot_of[id(t._data)] if id(t._data) in self.slot_of else self.slot_of_tensor(t)
@@ -305,8 +312,14 @@ class Tracer:
                 self.graph_break(f"{getattr(op, '__name__', op)} returned a {type(r).__name__}")
                 return
             if r.requires_grad:
-                self.graph_break("autograd recorded an op during capture (compiled backward is not built yet)")
-                return
+                if not self.training:
+                    self.graph_break("an op's output requires grad in a capture made without grad mode")
+                    return
+                if written and not raw:
+                    self.graph_break(f"in-place {getattr(op, '__name__', op)} on a tensor with autograd history "
+                                     "(a training graph replays out-of-place ops only)")
+                    return
+                self.recorded_grad = True
             known = self.slot_of.get(id(r._data))
             if known is not None:
                 outputs.append(known)
@@ -335,6 +348,10 @@ class Tracer:
                 self.graph_break("an input's array was replaced outside the core's ops")
             elif now != slot:
                 graph.rebinds[slot] = now
+        if self.random is not None and not self.recorded_grad:
+            self.graph_break(f"{self.random} draws random numbers (replayed only in graphs that record autograd)")
+        if self.recorded_grad and graph.rebinds:
+            self.graph_break("an input or external tensor was replaced in a call that records autograd")
         return None if self.broken else graph
 
     def _output_template(self, value):

@@ -6,8 +6,10 @@ arguments are the same tensor, grad mode, the default dtype, and the training fl
 every submodule of a compiled module. The first call with a new key captures (an eager
 run that records); a later call with the same key replays the graph. A key whose capture
 broke runs eagerly from then on; past `config.recompile_limit` keys, new keys run eagerly.
-Calls that would record autograd history (grad mode on and an input or parameter that
-requires grad) run eagerly: graphs are forward-only for now.
+A call that records autograd history (grad mode on and an input or parameter that
+requires grad: a training step) is captured the same way and replayed through each op's
+`Function.apply` (jit.training), so that its backward has every ctx the eager run would
+have made; that backward then runs compiled too (jit.backward).
 
 Each new graph is replayed once on the capture's own inputs and compared with what the
 eager run produced; a difference (an op the capture misread) turns the key eager, so a
@@ -22,13 +24,16 @@ import weakref
 
 import numpy as np
 
+from ... import _context
 from .. import _dtype, _tensor
-from ..autograd import grad_mode
+from ..autograd import engine, grad_mode
+from ..random import default_generator
 from ..nn import Module
 from . import capture, passes
 from .capture import GraphBreak, NotYetCapturable, ObjectRef, Tracer, Unsupported, flatten_inputs
 from .graph import SlotRef
 from .lower import CompiledGraph, GuardFailure
+from .training import TrainingReplay
 
 logger = logging.getLogger("mindnlp.core.jit")
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -56,13 +61,14 @@ def _log(topic, message):
 class _Entry:
     """One guard key's outcome: a compiled graph, or the reason it runs eagerly."""
 
-    __slots__ = ("compiled", "reason", "output", "externals")
+    __slots__ = ("compiled", "reason", "output", "externals", "training")
 
     def __init__(self, compiled=None, reason=None):
         self.compiled = compiled
         self.reason = reason
         self.output = compiled.graph.output if compiled is not None else None
         self.externals = [s.tensor for s in compiled.externals] if compiled is not None else ()
+        self.training = isinstance(compiled, TrainingReplay)
 
 
 class CompiledFunction:
@@ -128,45 +134,47 @@ class CompiledFunction:
         enabled = grad_mode._state.enabled
         key = (key, enabled, _dtype.get_default_dtype(), state)
         entry = self._cache.get(key)
-        if enabled and (any(t.requires_grad for t in tensors) or self._parameters_need_grad(entry)):
-            return self._eager(args, kwargs, "inputs or parameters require grad (compiled backward is not built yet)")
         if entry is None:
             if len(self._cache) >= config.recompile_limit:
                 return self._eager(args, kwargs, f"recompile limit ({config.recompile_limit}) reached", key)
-            return self._capture(key, tensors, objects, args, kwargs)
+            return self._capture(key, tensors, objects, args, kwargs, training=enabled)
         if entry.compiled is None:
             return self._fn(*args, **kwargs)
+        if enabled and not entry.training and any(t.requires_grad for t in entry.externals):
+            return self._eager(args, kwargs, "a parameter requires grad since this graph was captured without it")
         try:
+            if entry.training:
+                values = entry.compiled.run(tensors)
+                engine.next_backward_compiled = not _context.backward_chosen()
+                return _rebuild_with(entry.output, lambda ref: _own(values, entry.compiled.graph, ref.slot), objects)
             arrays = entry.compiled.run(tensors)
         except GuardFailure:
             _log("recompiles", f"{self.__name__}: a value guard failed; this call runs eagerly")
             return self._fn(*args, **kwargs)
         return _rebuild(entry.output, iter(arrays), objects)
 
-    def _parameters_need_grad(self, entry):
-        if entry is not None and entry.compiled is not None:
-            return any(t.requires_grad for t in entry.externals)
-        if self._module is not None:
-            return any(p.requires_grad for p in self._module.parameters())
-        return False
-
-    def _capture(self, key, tensors, objects, args, kwargs):
+    def _capture(self, key, tensors, objects, args, kwargs, training=False):
         if self._cache:
             _log("recompiles", f"{self.__name__}: new guard key, capture #{len(self._cache) + 1}: {key}")
-        tracer = Tracer(fullgraph=self.fullgraph, objects=objects)
+        tracer = Tracer(fullgraph=self.fullgraph, objects=objects, training=training)
         tracer.add_inputs(tensors)
+        rng = default_generator._rng.bit_generator.state
         with tracer:
             result = self._fn(*args, **kwargs)
         graph = tracer.finish(result)
         if graph is None:
             return self._eager_recorded(key, tracer.breaks[0], result)
-        passes.optimize(graph, tracer.arrays)
-        compiled = CompiledGraph(graph)
-        mismatch = _validate(compiled, tracer, tensors) if config.validate else None
+        if tracer.recorded_grad:
+            compiled = TrainingReplay(graph)
+            mismatch = _validate_training(compiled, tracer, tensors, rng) if config.validate else None
+        else:
+            passes.optimize(graph, tracer.arrays)
+            compiled = CompiledGraph(graph)
+            mismatch = _validate(compiled, tracer, tensors) if config.validate else None
         if mismatch is not None:
             return self._eager_recorded(key, mismatch, result)
         self._cache[key] = _Entry(compiled)
-        _log("graphs", f"{self.__name__}: captured\n{graph}")
+        _log("graphs", f"{self.__name__}: captured{' (training)' if tracer.recorded_grad else ''}\n{graph}")
         _log("guards", f"{self.__name__}: guard key {key}")
         return result
 
@@ -186,10 +194,19 @@ def _validate(compiled, tracer, tensors):
     Skipped for graphs that write into inputs or externals (a second run would repeat the
     writes)."""
     graph = compiled.graph
-    if graph.rebinds or any(graph.slots[graph.slots[w].root].kind in ("input", "external")
-                            for node in graph.nodes if node.writes for w in node.writes):
+    if graph.rebinds or _writes_inputs(graph):
         return None
-    replayed = compiled.run(tensors)
+    return _compare(graph, tracer, compiled.run(tensors))
+
+
+def _writes_inputs(graph):
+    """Whether the graph writes into an input's or external's memory (a second run would repeat it)."""
+    return any(graph.slots[graph.slots[w].root].kind in ("input", "external")
+               for node in graph.nodes if node.writes for w in node.writes)
+
+
+def _compare(graph, tracer, replayed):
+    """A reason when the replayed output arrays differ from the capture's eager ones, else None."""
     for slot, array in zip(graph.output_slots(), replayed):
         eager = tracer.arrays[slot]
         if eager.shape != array.shape or eager.dtype != array.dtype or not np.array_equal(
@@ -198,11 +215,41 @@ def _validate(compiled, tracer, tensors):
     return None
 
 
+def _validate_training(replay, tracer, tensors, rng):
+    """`_validate` for a training replay: run it once more on the capture's inputs, the random
+    generator set back to where the capture started (so dropout draws the same masks)."""
+    graph = replay.graph
+    if _writes_inputs(graph):
+        return None
+    after = default_generator._rng.bit_generator.state
+    default_generator._rng.bit_generator.state = rng
+    try:
+        values = replay.run(tensors)
+    except GuardFailure:
+        return "a value guard failed when the graph replayed its capture's own inputs"
+    finally:
+        default_generator._rng.bit_generator.state = after
+    return _compare(graph, tracer, [values[slot]._data for slot in graph.output_slots()])
+
+
 def _rebuild(template, arrays, objects):
+    return _rebuild_with(template, lambda ref: _tensor._wrap(next(arrays)), objects)
+
+
+def _own(values, graph, slot):
+    """A training replay's output tensor; a constant's is copied (the graph keeps the original)."""
+    tensor = values[slot]
+    if graph.slots[graph.slots[slot].root].kind == "const":
+        return _tensor._wrap(tensor._data.copy())
+    return tensor
+
+
+def _rebuild_with(template, leaf, objects):
+    """The call's output structure, `leaf(ref)` standing at each SlotRef."""
     if isinstance(template, SlotRef):
-        return _tensor._wrap(next(arrays))
+        return leaf(template)
     if isinstance(template, capture.OutputTree):
-        return template.build(lambda v: _rebuild(v, arrays, objects))
+        return template.build(lambda v: _rebuild_with(v, leaf, objects))
     if isinstance(template, ObjectRef):
         return objects[template.index]
     return template

@@ -267,10 +267,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores_shape = np.broadcast_shapes(tuple(query.shape[:-2]), key_batch) + (L, S)
         if mask is not None:
             scores_shape = np.broadcast_shapes(scores_shape, tuple(mask.shape))
-        draw = core_random.rand(*scores_shape, device=query.device)._data
-        keep = (draw >= dropout_p).astype(np.float32)
-        keep *= np.float32(1.0 / (1.0 - dropout_p)) if dropout_p < 1.0 else 0.0
+        keep = _DropoutKeep.apply(scores_shape, dropout_p, query.device)._data
     return ScaledDotProductAttention.apply(query, key, value, mask, keep, float(scale), groups)
+
+
+class _DropoutKeep(Function):
+    """Attention dropout's keep-mask, rescaled by 1 / (1 - p), as a float32 array. It is drawn
+    inside an op so that graph capture records the draw, which a training replay makes again."""
+
+    @staticmethod
+    def forward(ctx, shape, p, device):
+        keep = (core_random.rand(*shape, device=device)._data >= p).astype(np.float32)
+        keep *= np.float32(1.0 / (1.0 - p)) if p < 1.0 else 0.0
+        return keep
 
 
 def _canonical_mask(mask, dtype, name):

@@ -30,6 +30,21 @@ class _MaskedScale(Function):
         return mul(grad, _wrap(ctx.mask)), None
 
 
+class _Dropout(Function):
+    """x times a keep-mask scaled by 1 / (1 - p). The mask is drawn inside the op, so that a
+    graph capture records one random op that a training replay draws again in order."""
+
+    @staticmethod
+    def forward(ctx, x, p, mask_shape):
+        scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+        ctx.mask = _keep_mask(x, p, mask_shape) * scale
+        return x._data * ctx.mask
+
+    @staticmethod
+    def backward(ctx, grad):
+        return mul(grad, _wrap(ctx.mask)), None, None
+
+
 def _check_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -41,17 +56,16 @@ def _keep_mask(input, p, mask_shape):
     return (draws._data >= p).astype(input._data.dtype)
 
 
-def _apply(input, mask, inplace):
-    fn = (lambda t, m: _MaskedScale.apply(t, m))
-    return apply_inplace(input, fn, mask) if inplace else fn(input, mask)
+def _apply(input, p, mask_shape, inplace):
+    fn = (lambda t: _Dropout.apply(t, p, mask_shape))
+    return apply_inplace(input, fn) if inplace else fn(input)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
-    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    return _apply(input, _keep_mask(input, p, tuple(input.shape)) * scale, inplace)
+    return _apply(input, p, tuple(input.shape), inplace)
 
 
 def _feature_dropout(input, p, training, inplace, batched_ndim, name):
@@ -64,8 +78,7 @@ def _feature_dropout(input, p, training, inplace, batched_ndim, name):
         return input
     channel_dims = 1 if input.ndim == batched_ndim - 1 else 2
     mask_shape = tuple(input.shape[:channel_dims]) + (1,) * (input.ndim - channel_dims)
-    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    return _apply(input, _keep_mask(input, p, mask_shape) * scale, inplace)
+    return _apply(input, p, mask_shape, inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
