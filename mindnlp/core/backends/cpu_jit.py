@@ -323,8 +323,39 @@ def _compile(numba):
             for j in range(source.shape[0]):
                 row[j] += source[j]
 
+    @numba.njit(nogil=True, cache=True, error_model="numpy")
+    def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maximize, decay, coupled_decay,
+                  lerp_weight, lerp_complement, beta2, one_minus_beta2, neg_step_size, bias_correction2_sqrt, eps):
+        """One Adam/AdamW update of flat float32 arrays in place, in a single pass. The float32
+        scalars are the ones torch's (and optim.adam's NumPy) path multiplies by, and each
+        element sees the same operations in the same order, unfused, so the results are
+        bitwise those of the multi-pass update: decoupled decay (param * decay) or coupled
+        decay (grad + coupled_decay * param); lerp of the first moment with torch's two
+        branches; second moment * beta2 + (1 - beta2) g g; param += -step_size m / (sqrt(v) /
+        bias_correction2_sqrt + eps), v replaced by its running maximum under amsgrad."""
+        small = abs(lerp_weight) < 0.5
+        for i in range(param.shape[0]):
+            p = param[i]
+            g = -grad[i] if maximize else grad[i]
+            p = p * decay
+            g = g + coupled_decay * p if coupled_decay != 0 else g
+            m = exp_avg[i]
+            if small:
+                m = m + (g - m) * lerp_weight
+            else:
+                m = g - (g - m) * lerp_complement
+            v = exp_avg_sq[i] * beta2
+            v = v + one_minus_beta2 * g * g
+            exp_avg[i] = m
+            exp_avg_sq[i] = v
+            if amsgrad:
+                v = max(max_exp_avg_sq[i], v)
+                max_exp_avg_sq[i] = v
+            denom = math.sqrt(v) / bias_correction2_sqrt + eps
+            param[i] = p + neg_step_size * m / denom
+
     return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm, rotary=rotary,
-                                 add_rows=add_rows,
+                                 add_rows=add_rows, adam_step=adam_step,
                                  softmax_backward=softmax_backward,
                                  masked_softmax=masked_softmax, gated_silu=gated_activation(False),
                                  gated_gelu_tanh=gated_activation(True))

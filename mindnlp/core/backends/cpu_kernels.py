@@ -87,6 +87,29 @@ def _map_chunks(loop, *inputs):
     return out.reshape(inputs[0].shape)
 
 
+def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, maximize, scalars):
+    """Adam's update in place, one compiled pass over contiguous parts of the flat float32
+    arrays per worker; False (nothing done) where the compiled loop cannot serve: numba
+    missing, or an array that is not C-contiguous float32. `scalars` are cpu_jit.adam_step's
+    float32 constants (decay ... eps)."""
+    compiled = cpu_jit.load()
+    arrays = (param, grad, exp_avg, exp_avg_sq) + ((max_exp_avg_sq,) if max_exp_avg_sq is not None else ())
+    if compiled is None or any(not isinstance(a, np.ndarray) or a.dtype != _F32 or not a.flags.c_contiguous
+                               for a in arrays):
+        return False
+    flats = [a.reshape(-1) for a in arrays]
+    amsgrad = max_exp_avg_sq is not None
+    if not amsgrad:
+        flats.append(np.empty(0, _F32))
+
+    def task(lo, hi):
+        start, stop = lo * BLOCK, min(hi * BLOCK, flats[0].size)
+        compiled.adam_step(*(f[start:stop] if f.size else f for f in flats), amsgrad, maximize, *scalars)
+
+    workers.run(task, -(-flats[0].size // BLOCK), min_items=_BLOCKS_PER_THREAD)
+    return True
+
+
 # Abramowitz & Stegun 7.1.26: erf(z) = 1 - t p(t) exp(-z^2), t = 1 / (1 + P z) for z >= 0, with
 # |error| < 1.5e-7, below float32's resolution of erf's values; torch's vectorized CPU erf uses
 # the same approximation. The coefficients carry GELU's factor 1/2, and P the 1/sqrt(2) of

@@ -2,11 +2,16 @@
 
 The arithmetic follows torch's single-tensor CPU path step for step (lerp for the first
 moment, `mul_` + `addcmul_` for the second, bias corrections in double precision, then
-`addcdiv_` with -lr/bias_correction1), so float32 trajectories agree to rounding.
+`addcdiv_` with -lr/bias_correction1), so float32 trajectories agree to rounding. Float32
+parameters on the CPU take the same arithmetic in one compiled pass (cpu_kernels.adam_step),
+bitwise equal to the multi-pass update and several times faster on large models.
 """
+import numpy as np
+
+from ..backends import cpu_kernels
+from ..ops._helpers import xp_of
 from .optimizer import (Optimizer, check_hyperparameter, check_unsupported_modes, float_value, lerp_,
                         new_step_counter, params_with_grad, state_array)
-from ..ops._helpers import xp_of
 
 
 class Adam(Optimizer):
@@ -45,6 +50,9 @@ class Adam(Optimizer):
                 self._init_state(p, state, amsgrad)
             state["step"]._data += 1
             step = float(state["step"]._data)
+            if self._fused_update(param, grad, state, group, step):
+                p._version[0] += 1
+                continue
             direction = -grad if group["maximize"] else grad
             if weight_decay != 0:
                 if decoupled:
@@ -73,6 +81,25 @@ class Adam(Optimizer):
             update /= denom
             param += update
             p._version[0] += 1
+
+
+    @staticmethod
+    def _fused_update(param, grad, state, group, step):
+        """The same update in one compiled pass (cpu_kernels.adam_step), with the float32
+        constants the multi-pass arithmetic below multiplies by; False where it cannot run."""
+        lr = float_value(group["lr"])
+        beta1, beta2 = (float_value(b) for b in group["betas"])
+        weight_decay = group["weight_decay"]
+        decoupled = group.get("decoupled_weight_decay", False)
+        f32 = np.float32
+        lerp_weight = 1 - beta1
+        scalars = (f32(1 - lr * weight_decay) if decoupled and weight_decay != 0 else f32(1.0),
+                   f32(weight_decay) if not decoupled and weight_decay != 0 else f32(0.0),
+                   f32(lerp_weight), f32(1.0 - lerp_weight), f32(beta2), f32(1 - beta2),
+                   f32(-lr / (1 - beta1 ** step)), f32((1 - beta2 ** step) ** 0.5), f32(group["eps"]))
+        return cpu_kernels.adam_step(param, grad, state["exp_avg"]._data, state["exp_avg_sq"]._data,
+                                     state["max_exp_avg_sq"]._data if group["amsgrad"] else None,
+                                     group["maximize"], scalars)
 
 
 class AdamW(Adam):

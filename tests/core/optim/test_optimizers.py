@@ -198,3 +198,43 @@ def test_step_hooks_and_deepcopy():
     assert calls == [opt]
     clone = copy.deepcopy(opt)
     assert clone.param_groups[0]["lr"] == 0.1
+
+
+ADAM_VARIANTS = {
+    "adam": (optim.Adam, dict(lr=0.01)),
+    "adam_coupled_decay": (optim.Adam, dict(lr=0.01, weight_decay=0.1)),
+    "adamw": (optim.AdamW, dict(lr=0.01, weight_decay=0.1)),
+    "adamw_amsgrad_maximize": (optim.AdamW, dict(lr=0.01, amsgrad=True, maximize=True)),
+    "adam_lerp_other_branch": (optim.Adam, dict(lr=0.01, betas=(0.3, 0.99))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADAM_VARIANTS))
+def test_fused_adam_step_is_bitwise_the_multi_pass_update(name, monkeypatch):
+    """Float32 CPU parameters take cpu_kernels.adam_step; the NumPy passes are the reference."""
+    from mindnlp.core.backends import cpu_jit, cpu_kernels
+
+    if cpu_jit.load() is None:
+        pytest.skip("numba is not installed: the multi-pass update is the only one")
+    cls, kwargs = ADAM_VARIANTS[name]
+    rng = np.random.default_rng(0)
+    init = rng.standard_normal((300, 257)).astype(np.float32)     # spans several worker blocks
+    grads = [rng.standard_normal(init.shape).astype(np.float32) for _ in range(4)]
+
+    def trajectory():
+        param = _leaf(init)
+        opt = cls([param], **kwargs)
+        for grad in grads:
+            param.grad = core.tensor(grad)
+            opt.step()
+        state = opt.state[param]
+        return [param.detach().numpy()] + [state[k].numpy() for k in sorted(state) if k != "step"]
+
+    original, fused_ran = cpu_kernels.adam_step, []
+    monkeypatch.setattr(cpu_kernels, "adam_step", lambda *a: fused_ran.append(original(*a)) or fused_ran[-1])
+    fused = trajectory()
+    assert fused_ran == [True] * len(grads)
+    monkeypatch.setattr(cpu_kernels, "adam_step", lambda *a: False)
+    reference = trajectory()
+    for got, want in zip(fused, reference):
+        np.testing.assert_array_equal(got, want)
