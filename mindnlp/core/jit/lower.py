@@ -28,17 +28,22 @@ def kernel_for(*ops):
     return register
 
 
-def _binder(template):
-    """A function of `values` giving template with each SlotRef replaced by values[slot];
-    the parts holding no SlotRef are built once, here, not at every replay."""
+def _slot_value(ref):
+    slot = ref.slot
+    return lambda values: values[slot]
+
+
+def _binder(template, bind_ref=_slot_value):
+    """A function of `values` giving template with each SlotRef replaced by `bind_ref(ref)`'s
+    value (values[slot] by default); the parts holding no SlotRef are built once, here, not
+    at every replay."""
     if isinstance(template, SlotRef):
-        slot = template.slot
-        return lambda values: values[slot]
+        return bind_ref(template)
     if type(template) in (tuple, list, dict) and next(iter_refs(template), None) is not None:
         if type(template) is dict:
-            items = [(k, _binder(v)) for k, v in template.items()]
+            items = [(k, _binder(v, bind_ref)) for k, v in template.items()]
             return lambda values: {k: bind(values) for k, bind in items}
-        parts, kind = [_binder(v) for v in template], type(template)
+        parts, kind = [_binder(v, bind_ref) for v in template], type(template)
         return lambda values: kind([bind(values) for bind in parts])
     return lambda values: template
 

@@ -14,25 +14,16 @@ autograd history (their history rewrites views' bases) and replaced input arrays
 """
 from .. import _tensor
 from ..ops._helpers import wrap_result
-from .graph import NO_GUARD, SlotRef
-from .lower import GuardFailure
+from .graph import NO_GUARD
+from .lower import GuardFailure, _binder
 
 
-def _binder(template):
-    """A function of the slot tensors giving `template` with each SlotRef replaced by its
-    tensor, or by the tensor's array where the op took a raw array."""
-    if isinstance(template, SlotRef):
-        slot = template.slot
-        if template.array:
-            return lambda values: values[slot]._data
-        return lambda values: values[slot]
-    if type(template) in (tuple, list, dict):
-        if type(template) is dict:
-            items = [(k, _binder(v)) for k, v in template.items()]
-            return lambda values: {k: bind(values) for k, bind in items}
-        parts, kind = [_binder(v) for v in template], type(template)
-        return lambda values: kind([bind(values) for bind in parts])
-    return lambda values: template
+def _tensor_or_array(ref):
+    """A SlotRef's tensor, or its array where the op took a raw array (an index key)."""
+    slot = ref.slot
+    if ref.array:
+        return lambda values: values[slot]._data
+    return lambda values: values[slot]
 
 
 class TrainingReplay:
@@ -42,7 +33,8 @@ class TrainingReplay:
         self.graph = graph
         self.externals = [s for s in graph.slots if s.kind == "external"]
         self._constants = [(s.index, s.value, graph.slots[s.root].mutated) for s in graph.slots if s.kind == "const"]
-        self._steps = [(node, _binder(node.args), _binder(node.kwargs)) for node in graph.nodes]
+        self._steps = [(node, _binder(node.args, _tensor_or_array), _binder(node.kwargs, _tensor_or_array))
+                       for node in graph.nodes]
 
     def run(self, inputs):
         values = dict(zip(self.graph.inputs, inputs))
