@@ -1,7 +1,7 @@
 """Prefill and decode speed of mindnlp beside HF transformers + PyTorch, in one run.
 
-    python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3] [--models gpt2 smollm qwen3 t5]
-                                  [--compiled]
+    python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3]
+                                  [--models gpt2 smollm mistral qwen3 t5] [--compiled]
 
 Each model is built once with random weights by HF transformers, saved, and loaded by both
 libraries, so both run the same float32 weights at batch size 1. Figures per model:
@@ -56,6 +56,22 @@ def build_smollm_135m(directory):
     return "SmolLM-135M-shaped Llama"
 
 
+def build_mistral_sliding(directory):
+    """SmolLM-135M's shape as a Mistral whose every layer slides over 128 positions, so decoding
+    after a longer prompt reads a window, not the whole past (the compiled steps roll a
+    window-sized static buffer)."""
+    import torch
+    import transformers
+
+    config = transformers.MistralConfig(
+        vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+        num_key_value_heads=3, head_dim=64, max_position_embeddings=2048, rms_norm_eps=1e-5, sliding_window=128,
+        tie_word_embeddings=True, bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(0)
+    transformers.MistralForCausalLM(config).save_pretrained(directory)
+    return "Mistral-shaped, window 128"
+
+
 def build_qwen3_06b(directory):
     """A random-initialised Qwen3 shaped like Qwen3-0.6B (q/k norm, 128-wide heads, tied
     embeddings over a 151,936-token vocabulary: 2.4 GB of float32 weights)."""
@@ -98,6 +114,7 @@ def build_gpt2_small(directory):
 MODEL_BUILDERS = {
     "gpt2": build_gpt2_small,
     "smollm": build_smollm_135m,
+    "mistral": build_mistral_sliding,
     "qwen3": build_qwen3_06b,
     "t5": build_t5_small,
 }

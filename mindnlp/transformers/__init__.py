@@ -267,7 +267,8 @@ _LAZY_MODEL_NAMES = {
         "get_cosine_with_hard_restarts_schedule_with_warmup", "get_inverse_sqrt_schedule",
         "get_linear_schedule_with_warmup", "get_polynomial_decay_schedule_with_warmup", "get_scheduler",
     ],
-    "cache_utils": ["Cache", "DynamicCache", "EncoderDecoderCache", "SlidingWindowCache", "StaticCache"],
+    "cache_utils": ["Cache", "DynamicCache", "EncoderDecoderCache", "SlidingWindowCache", "StaticCache", "StaticLayer",
+                    "StaticSlidingWindowLayer"],
     "generation": [
         "AlternatingCodebooksLogitsProcessor", "AsyncTextIteratorStreamer", "BayesianDetectorConfig",
         "BayesianDetectorModel", "ClassifierFreeGuidanceLogitsProcessor",

@@ -18,7 +18,7 @@ from .utils.unsupported import unsupported
 
 __all__ = [
     "Cache", "CacheLayerMixin", "DynamicCache", "DynamicLayer", "DynamicSlidingWindowLayer", "EncoderDecoderCache",
-    "SlidingWindowCache", "StaticCache", "StaticLayer",
+    "SlidingWindowCache", "StaticCache", "StaticLayer", "StaticSlidingWindowLayer",
 ]
 
 
@@ -365,6 +365,86 @@ class StaticLayer(CacheLayerMixin):
                 t.zero_()
 
 
+class StaticSlidingWindowLayer(StaticLayer):
+    """A static layer for sliding-window attention: storage for `min(sliding_window,
+    max_cache_len)` positions, the most recent ones in position order (Hugging Face's layout).
+
+    Before the window is full a new token is written after the others; once it is full the
+    buffer rolls left by one and the token goes in the last slot. A decode step (one new
+    token) does both without a Python branch: the roll is a gather whose order, and the
+    slot written, are computed from the `_length` tensor, so compiled decoding is one graph
+    before and after the window fills. Its mask sizes are then (window, a tensor offset):
+    the buffer's first slot holds position `max(length - window + 1, 0)`.
+
+    Several new tokens (a prefill, a continued chat) take Hugging Face's path: when they
+    cross the window, `update` returns the kept positions and the new ones together, so
+    every query sees its whole window, and the buffer keeps the last `window` positions.
+    """
+
+    is_sliding = True
+
+    def __init__(self, max_cache_len, sliding_window, **kwargs):
+        if not isinstance(sliding_window, int) or sliding_window < 1:
+            raise ValueError(f"sliding_window must be a positive integer, got {sliding_window!r}")
+        if not isinstance(max_cache_len, int) or max_cache_len < 1:
+            raise ValueError(f"max_cache_len must be a positive integer, got {max_cache_len!r}")
+        super().__init__(max_cache_len=min(sliding_window, max_cache_len))
+        self.sliding_window = sliding_window
+
+    @property
+    def cumulative_length(self):
+        """Positions seen so far (the buffer keeps the last `max_cache_len` of them)."""
+        return self.get_seq_length()
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        self._check_states(key_states, value_states)
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        if key_states.shape[2] == 1 and not _recording(key_states, value_states, self._key_storage,
+                                                       self._value_storage):
+            return self._decode_step(key_states, value_states)
+        return self._update_several(key_states, value_states)
+
+    def _decode_step(self, key_states, value_states):
+        window = self.max_cache_len
+        slots = core.arange(window, device=self._length.device)
+        order = (slots + (self._length >= window).to(core.int64)).clamp(max=window - 1)
+        slot = self._length.clamp(max=window - 1).reshape(1)
+        for storage, states in ((self._key_storage, key_states), (self._value_storage, value_states)):
+            storage.copy_(storage.index_select(2, order))
+            storage[:, :, slot] = states
+        self._length += 1
+        return self._key_storage, self._value_storage
+
+    def _update_several(self, key_states, value_states):
+        window, seen = self.max_cache_len, self.get_seq_length()
+        if seen + key_states.shape[2] <= window:
+            return super().update(key_states, value_states)
+        kept = min(seen, window - 1)
+        first = window - kept if seen >= window else 0
+        keys = core.cat([self._key_storage[:, :, first:first + kept], key_states], dim=2)
+        values = core.cat([self._value_storage[:, :, first:first + kept], value_states], dim=2)
+        if _recording(keys, values):
+            self._key_storage, self._value_storage = keys[:, :, -window:], values[:, :, -window:]
+        else:
+            self._key_storage.copy_(keys[:, :, -window:])
+            self._value_storage.copy_(values[:, :, -window:])
+        self._length += key_states.shape[2]
+        return keys, values
+
+    def get_mask_sizes(self, query_length):
+        """(kv_length, kv_offset) as Hugging Face's layer reports them; for one new token the
+        offset is a 0-d tensor (see the class docstring)."""
+        window = self.max_cache_len
+        if query_length == 1 and self.is_initialized:
+            return window, (self._length - (window - 1)).clamp(min=0)
+        seen = self.get_seq_length()
+        offset = max(seen - window + 1, 0)
+        if seen >= window:
+            return window - 1 + query_length, offset
+        return max(seen + query_length, window), offset
+
+
 def attention_layer_types(config):
     """Per-layer attention kind from a model config: its `layer_types`, else sliding for every
     layer when `sliding_window` (or `attention_chunk_size`) is set, else full attention."""
@@ -542,7 +622,8 @@ class DynamicCache(Cache):
 
 
 class StaticCache(Cache):
-    """A cache whose full-attention layers are allocated once for `max_cache_len` positions."""
+    """A cache of fixed shape: full-attention layers are allocated once for `max_cache_len`
+    positions, sliding-window layers for their window (`StaticSlidingWindowLayer`)."""
 
     def __init__(self, config, max_cache_len, offloading=False, offload_only_non_sliding=True, **kwargs):
         text_config = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
@@ -552,16 +633,22 @@ class StaticCache(Cache):
         layers = []
         for layer_type in layer_types:
             if layer_type in ("sliding_attention", "chunked_attention"):
-                layers.append(DynamicSlidingWindowLayer(sliding_window=_window_of(text_config, layer_type)))
+                layers.append(StaticSlidingWindowLayer(max_cache_len, _window_of(text_config, layer_type)))
             else:
                 layers.append(StaticLayer(max_cache_len=max_cache_len))
         super().__init__(layers=layers, offloading=offloading)
+        self.max_cache_len = max_cache_len
+
+    def get_max_length(self, layer_idx=None):
+        """Without layer_idx: the positions the cache was made for, the width generate() pads
+        a static cache's attention mask to (a sliding layer alone holds only its window)."""
+        return self.max_cache_len if layer_idx is None else super().get_max_length(layer_idx)
 
     def compile_leaves(self):
         """The tensors a compiled forward (core.compile) takes this cache as: every layer's
         storage and written-length tensors, which its graph reads and writes in place. None
         while a layer is unallocated (the call that allocates it runs eagerly); a reason
-        string when a layer cannot be captured (a sliding-window layer changes shape)."""
+        string when a layer cannot be captured (one that changes shape)."""
         leaves = []
         for layer in self.layers:
             if not isinstance(layer, StaticLayer):

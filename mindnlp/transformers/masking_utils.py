@@ -80,13 +80,36 @@ def find_packed_sequence_indices(position_ids):
     return sequence
 
 
+def _key_columns(attention_mask, key_positions, kv_offset, kv_length, static):
+    """The columns of a 2-D padding mask that belong to the `kv_length` keys a cache returns.
+
+    A static cache returns its whole buffer and generate() pads its mask to the cache's
+    width, so the mask may be longer than the keys (cut) or shorter (padded with zeros:
+    positions not written yet). A static sliding layer's decode step gives its offset as a
+    tensor: the columns are gathered, those past the mask's end being slots that the causal
+    part of the mask hides anyway.
+    """
+    if isinstance(kv_offset, core.Tensor):
+        return attention_mask.index_select(-1, key_positions.clamp(max=attention_mask.shape[-1] - 1))
+    if kv_offset:
+        attention_mask = attention_mask[:, kv_offset:]
+    width = attention_mask.shape[-1]
+    if static and width > kv_length:
+        return attention_mask[:, :kv_length]
+    if width < kv_length:
+        return core.cat([attention_mask, attention_mask.new_zeros((attention_mask.shape[0], kv_length - width))],
+                        dim=-1)
+    return attention_mask
+
+
 def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, past_key_values=None,
                        cache_position=None, sliding_window=None, layer_idx=None, position_ids=None, **kwargs):
     """Causal (optionally sliding-window) mask combined with padding, shape (batch, 1, q, kv).
 
     With a cache, the keys are those its layer `layer_idx` (default: the first layer of the
     matching kind) returns from `update`: a sliding-window layer returns only the window, so
-    the key axis starts at absolute position `kv_offset`, as `get_mask_sizes` reports.
+    the key axis starts at absolute position `kv_offset`, as `get_mask_sizes` reports (a 0-d
+    tensor for a static sliding-window layer's decode step, so a compiled step reads no length).
 
     Without a padding mask and without a cache, position_ids that restart mark several
     sequences packed into one row (padding-free batches): tokens then attend only within
@@ -110,18 +133,18 @@ def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, pas
             past_length = None
     if cache_position is None:
         cache_position = core.arange(past_length, past_length + q_length, device=inputs_embeds.device)
-    key_positions = core.arange(kv_offset, kv_offset + kv_length, device=inputs_embeds.device)
+    if isinstance(kv_offset, core.Tensor):
+        key_positions = core.arange(kv_length, device=inputs_embeds.device) + kv_offset
+    else:
+        key_positions = core.arange(kv_offset, kv_offset + kv_length, device=inputs_embeds.device)
     query_positions = cache_position.reshape(-1, 1)
     allowed = key_positions[None, :] <= query_positions
     if sliding_window is not None:
         allowed = allowed & (key_positions[None, :] > query_positions - sliding_window)
     allowed = allowed[None, None, :, :]
-    if attention_mask is not None and kv_offset:
-        attention_mask = attention_mask[:, kv_offset:]
-    if attention_mask is not None and past_key_values is not None and attention_mask.shape[-1] < kv_length:
-        # A static cache returns its whole buffer: positions the mask has not reached are not attended.
-        attention_mask = core.cat([attention_mask, attention_mask.new_zeros(
-            (attention_mask.shape[0], kv_length - attention_mask.shape[-1]))], dim=-1)
+    if attention_mask is not None and past_key_values is not None:
+        attention_mask = _key_columns(attention_mask, key_positions, kv_offset, kv_length,
+                                      getattr(past_key_values, "is_compileable", False))
     padding = _padding_allowed(attention_mask, kv_length)
     if padding is not None:
         allowed = allowed & padding[:, None, None, :]

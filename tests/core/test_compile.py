@@ -69,6 +69,10 @@ OPS = {
                            + core.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), (4, 5)),
     "inplace_on_intermediate": (lambda a: a.clone().mul_(2.0).add_(1.0).clamp_(max=1.5), (4, 5)),
     "setitem_on_intermediate": (lambda a: _setitem(a), (4, 5)),
+    "rounding": (lambda a: (core.round(a * 3), a.round(decimals=1), core.floor(a), core.ceil(a), core.trunc(a)),
+                 (4, 5)),
+    "pooling": (lambda a: (F.avg_pool1d(a, 3, stride=2, padding=1), F.avg_pool1d(a, 3, 2, 1, count_include_pad=False),
+                           F.avg_pool2d(a[:, None], 2, ceil_mode=True), F.adaptive_avg_pool1d(a, 3)), (2, 3, 7)),
 }
 
 

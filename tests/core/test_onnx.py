@@ -84,6 +84,12 @@ OPS = {
                                                        stride=(1, 2), padding=(1, 0)),
                                               F.max_pool1d(a, 3, stride=2, padding=1)),
                                 (2, 3, 8), (6, 3, 3)),
+    "average_pooling": (lambda a: (F.avg_pool1d(a, 3, stride=2, padding=1),
+                                   F.avg_pool1d(a, 3, stride=2, padding=1, count_include_pad=False),
+                                   F.avg_pool2d(a[:, None], 2, ceil_mode=True), F.adaptive_avg_pool1d(a, 3)),
+                        (2, 3, 7)),
+    "rounding": (lambda a: (core.round(a * 3), (a * 30).round(decimals=-1), a.round(decimals=2), core.floor(a),
+                            core.ceil(a), core.trunc(a * 3)), (4, 5)),
 }
 
 

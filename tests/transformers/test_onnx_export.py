@@ -123,12 +123,15 @@ def _decoder_with_past(model):
     return step
 
 
-@pytest.mark.parametrize("name", ["llama", "gemma", "falcon", "gpt_neox", "opt", "mixtral", "deepseek_v3"])
+@pytest.mark.parametrize("name", ["llama", "gemma", "falcon", "gpt_neox", "opt", "mixtral", "deepseek_v3", "mistral",
+                                  "gemma2", "gpt_oss"])
 def test_decoder_with_past_matches_hf_at_other_sizes(name):
     """Exported with a past of 5 and 3 new tokens for 2 rows (batch, past and new lengths
     dynamic, the mask spanning "past_sequence + sequence"); run on HF's left-padded batch split
     into a past of 10 and 4 new tokens: the new tokens' logits equal HF's, and the returned keys
-    and values equal the eager cache's."""
+    and values equal the eager cache's. Mistral, Gemma 2 and gpt-oss have sliding windows of 4,
+    shorter than both pasts: the step's cache keeps every position and the mask applies the
+    window."""
     case = Case(name, None, None)
     model = AutoModelForCausalLM.from_pretrained(os.path.join(case.dir, "model")).eval()
     layers = model.config.num_hidden_layers
@@ -141,7 +144,8 @@ def test_decoder_with_past_matches_hf_at_other_sizes(name):
         positions = positions_from_mask(mask)
         with core.no_grad():
             cache = model(input_ids=ids[:, :past_length], attention_mask=mask[:, :past_length],
-                          position_ids=positions[:, :past_length], use_cache=True).past_key_values
+                          position_ids=positions[:, :past_length], past_key_values=DynamicCache(),
+                          use_cache=True).past_key_values
         return [ids[:, past_length:], mask, positions[:, past_length:], *_flat_cache(cache)]
 
     ids, mask = _example(2, 8, model.config.vocab_size)
@@ -158,7 +162,8 @@ def test_decoder_with_past_matches_hf_at_other_sizes(name):
     for row in range(len(case.prompts)):
         assert_close(logits[row][valid[row]], case.expected["left_padded"][row][10:][valid[row]], f"{name} row {row}")
     with core.no_grad():
-        full = model(input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask), use_cache=True)
+        full = model(input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask),
+                     past_key_values=DynamicCache(), use_cache=True)
     tokens = mask.numpy().astype(bool)
     for got, expected in zip(present, _flat_cache(full.past_key_values)):
         for row in range(len(case.prompts)):

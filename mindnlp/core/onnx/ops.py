@@ -88,6 +88,20 @@ for _name in ("Neg", "Exp", "Log", "Sqrt", "Sin", "Cos", "Tan", "Tanh", "Sigmoid
 converts("_Relu")(_unary("Relu"))
 
 
+@converts("_ZeroGrad")
+def _rounding(ctx, node, x, name, decimals=0):
+    """floor, ceil, round (half to even, as NumPy's and ONNX's Round) and trunc; round to
+    `decimals` digits scales by 10**decimals around the Round, as NumPy does."""
+    b, dtype = ctx.b, ctx.out_dtype(node)
+    x = ctx.operand(x, dtype)
+    if name == "trunc":
+        return b.op("Mul", [b.op("Sign", [x]), b.op("Floor", [b.op("Abs", [x])])])
+    if name == "round" and decimals:
+        scale = b.const(10.0 ** decimals, dtype)
+        return b.op("Div", [b.op("Round", [b.op("Mul", [x, scale])]), scale])
+    return b.op(name.capitalize(), [x])
+
+
 def _composed_unary(build):
     def convert(ctx, node, x):
         return build(ctx.b, ctx.operand(x, ctx.out_dtype(node)), ctx.out_dtype(node))

@@ -490,41 +490,44 @@ def sgn(input):
 
 
 def floor(input):
-    return _rounding(input, lambda xp, a: xp.floor(a))
+    return _rounding(input, "floor")
 
 
 def ceil(input):
-    return _rounding(input, lambda xp, a: xp.ceil(a))
+    return _rounding(input, "ceil")
 
 
 def trunc(input):
-    return _rounding(input, lambda xp, a: xp.trunc(a))
+    return _rounding(input, "trunc")
 
 
 fix = trunc
 
 
 def round(input, *, decimals=0):
-    return _rounding(input, lambda xp, a: xp.round(a, decimals))
+    return _rounding(input, "round", decimals)
 
 
 class _ZeroGrad(Function):
-    """Piecewise-constant ops (floor, round, ...): gradient zero, as torch defines it."""
+    """Piecewise-constant ops (floor, ceil, trunc, round): gradient zero, as torch defines it.
+
+    The op is named by its array function's name (and round's decimals), not passed as a
+    Python function, so that a captured graph and an ONNX export can hold it."""
 
     @staticmethod
-    def forward(ctx, x, fn):
-        xp = xp_of(x)
-        return compute_float(lambda a: fn(xp, a), x._data)
+    def forward(ctx, x, name, decimals=0):
+        fn = getattr(xp_of(x), name)
+        return compute_float(lambda a: fn(a, decimals) if name == "round" else fn(a), x._data)
 
     @staticmethod
     def backward(ctx, grad):
-        return mul(grad, 0.0), None
+        return mul(grad, 0.0), None, None
 
 
-def _rounding(input, fn):
+def _rounding(input, name, decimals=0):
     if not input.is_floating_point():
         return input.clone() if hasattr(input, "clone") else input
-    return _ZeroGrad.apply(input, fn)
+    return _ZeroGrad.apply(input, name, decimals)
 
 
 def frac(input):

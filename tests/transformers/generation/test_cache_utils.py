@@ -1,5 +1,5 @@
-"""KV caches: contents equal to Hugging Face's DynamicCache / DynamicSlidingWindowLayer (fixtures),
-and growth by writing into preallocated storage."""
+"""KV caches: contents equal to Hugging Face's DynamicCache / DynamicSlidingWindowLayer /
+StaticSlidingWindowLayer (fixtures), and growth by writing into preallocated storage."""
 import json
 import os
 
@@ -10,7 +10,7 @@ from mindnlp import core
 from mindnlp.transformers import MistralConfig, Qwen2Config
 from mindnlp.transformers.cache_utils import (
     DynamicCache, DynamicLayer, DynamicSlidingWindowLayer, EncoderDecoderCache, SlidingWindowCache, StaticCache,
-    StaticLayer,
+    StaticLayer, StaticSlidingWindowLayer,
 )
 
 from .tiny_lm import FIXTURES
@@ -43,6 +43,39 @@ def test_dynamic_and_sliding_caches_match_transformers():
             cache.crop(-3)
             np.testing.assert_array_equal(cache.layers[0].keys.numpy(), ARRAYS["cropped_keys"])
     assert len(cache) == 2
+
+
+@pytest.mark.parametrize("recording", [False, True], ids=["in_place", "autograd"])
+@pytest.mark.parametrize("run", range(len(META["static_sliding"])))
+def test_static_sliding_layer_matches_transformers(run, recording):
+    """Mask sizes before each update, returned states and the buffer after it equal HF's, for
+    single tokens filling and rolling the window, several tokens into a full window, prompts
+    crossing it and a buffer shorter than the window; also while autograd records."""
+    spec = META["static_sliding"][run]
+    layer = StaticSlidingWindowLayer(max_cache_len=spec["max_cache_len"], sliding_window=spec["sliding_window"])
+    for i, step in enumerate(spec["steps"]):
+        prefix = f"ssw{run}_{i}_"
+        k, v = core.tensor(ARRAYS[prefix + "k"], requires_grad=recording), core.tensor(ARRAYS[prefix + "v"])
+        assert [int(size) for size in layer.get_mask_sizes(step["n"])] == step["mask_sizes"]
+        keys, values = layer.update(k, v)
+        for name, got in (("keys", keys), ("values", values), ("buffer_keys", layer.keys),
+                          ("buffer_values", layer.values)):
+            np.testing.assert_array_equal(got.detach().numpy(), ARRAYS[prefix + name], err_msg=f"step {i} {name}")
+        assert layer.get_seq_length() == layer.cumulative_length == step["seq_length"]
+
+
+def test_static_sliding_layer_keeps_its_storage():
+    """Decode steps write into the buffer allocated at the first update, before and after it is full."""
+    layer = StaticSlidingWindowLayer(max_cache_len=10, sliding_window=3)
+    layer.update(core.randn(1, 1, 2, 2), core.randn(1, 1, 2, 2))
+    storage = layer._key_storage
+    for _ in range(4):
+        keys, _ = layer.update(core.randn(1, 1, 1, 2), core.randn(1, 1, 1, 2))
+        assert keys is storage and storage.shape == (1, 1, 3, 2)
+    length, offset = layer.get_mask_sizes(1)
+    assert length == 3 and isinstance(offset, core.Tensor) and int(offset) == 4
+    with pytest.raises(ValueError, match="sliding_window"):
+        StaticSlidingWindowLayer(max_cache_len=10, sliding_window=0)
 
 
 def test_growth_writes_into_preallocated_storage():
@@ -114,6 +147,12 @@ def test_layers_follow_the_config():
                                                                           DynamicSlidingWindowLayer]
     static = StaticCache(config=MistralConfig(num_hidden_layers=2, sliding_window=None), max_cache_len=10)
     assert [type(layer) for layer in static.layers] == [StaticLayer, StaticLayer]
+    static = StaticCache(config=qwen, max_cache_len=20)
+    assert [type(layer) for layer in static.layers] == [StaticLayer, StaticLayer, StaticSlidingWindowLayer,
+                                                       StaticSlidingWindowLayer]
+    assert static.layers[2].max_cache_len == 8 and static.is_compileable and static.is_sliding == [False, False,
+                                                                                                    True, True]
+    assert static.get_max_length() == 20 and static.get_max_length(2) == 8
     assert SlidingWindowCache is StaticCache
 
 

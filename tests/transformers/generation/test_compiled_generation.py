@@ -1,7 +1,8 @@
 """HF's compiled-generation recipe: a static cache and `core.compile(model.forward, fullgraph=True)`.
 
 Each decode step must replay one captured graph (its cache writes replayed in place) and
-generate exactly the ids eager decoding does, with and without padding.
+generate exactly the ids eager decoding does, with and without padding, and for
+sliding-window models before and after their window fills.
 """
 import os
 
@@ -11,6 +12,8 @@ import pytest
 from mindnlp import core
 from mindnlp.transformers import AutoModelForCausalLM
 from mindnlp.transformers.cache_utils import DynamicCache, StaticCache
+
+from ..models.decoder_parity import PAD, Case
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
 # Mixtral's experts run without host-side grouping in the graph (gathering the chosen experts'
@@ -46,6 +49,36 @@ def test_compiled_static_decoding_equals_eager(name):
     assert len(compiled.graphs) == 1 and compiled.graphs[0].slots[compiled.graphs[0].inputs[0]].shape == (1, 1)
 
 
+# One family of each sliding-window kind (window 4 in the fixtures): Mistral slides on every
+# layer, Gemma 2 alternates sliding and full layers, gpt-oss alternates them with attention sinks.
+@pytest.mark.parametrize("name", ["mistral", "gemma2", "gpt_oss"])
+def test_compiled_sliding_window_decoding_equals_eager_and_hf(name):
+    """Prompts shorter and longer than the window, 10 new tokens crossing it: the same ids and
+    scores as eager decoding with a dynamic cache, one graph for every step, and HF's greedy
+    generations (left-padded batch and single prompt)."""
+    case = Case(name, None, None)
+    eager = AutoModelForCausalLM.from_pretrained(os.path.join(case.dir, "model")).eval()
+    model = AutoModelForCausalLM.from_pretrained(os.path.join(case.dir, "model")).eval()
+    compiled = _compiled(model)
+    model.generation_config.max_cache_len = 32
+    kwargs = dict(max_new_tokens=10, do_sample=False, return_dict_in_generate=True, output_scores=True)
+    rng = np.random.default_rng(2)
+    for length in (2, eager.config.sliding_window + 5):
+        ids = core.tensor(rng.integers(1, eager.config.vocab_size, (1, length)))
+        want = eager.generate(ids, **kwargs)
+        got = model.generate(ids, **kwargs)
+        assert got.sequences.tolist() == want.sequences.tolist()
+        for a, b in zip(got.scores, want.scores):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    single = model.generate(core.tensor([case.prompts[0]]), do_sample=False, max_new_tokens=10, pad_token_id=PAD)
+    np.testing.assert_array_equal(single.numpy(), case.expected["greedy_single"])
+    ids, mask = case.padded("left")
+    batch = model.generate(ids, attention_mask=mask, do_sample=False, max_new_tokens=10, pad_token_id=PAD)
+    np.testing.assert_array_equal(batch.numpy(), case.expected["greedy"])
+    assert compiled.breaks == [] and len(compiled.graphs) == 2     # batch 1 and batch 3
+
+
 def test_compiled_decoding_with_left_padding_equals_eager():
     eager = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
     model = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
@@ -58,16 +91,19 @@ def test_compiled_decoding_with_left_padding_equals_eager():
     assert compiled.breaks == [] and len(compiled.graphs) == 1
 
 
-def test_replayed_steps_write_the_static_cache():
-    """The cache a compiled step leaves equals the one an eager step leaves (positions included)."""
-    model = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+@pytest.mark.parametrize("path", [MODELS["llama"], os.path.join(FIXTURES, "decoders", "gemma2", "model")],
+                         ids=["llama", "gemma2"])
+def test_replayed_steps_write_the_static_cache(path):
+    """The cache a compiled step leaves equals the one an eager step leaves (positions included),
+    for Gemma 2 also its sliding layers' window buffers, rolled once the window (4) is full."""
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
     step = core.compile(model.forward, fullgraph=True)
     caches = [StaticCache(config=model.config, max_cache_len=12) for _ in range(2)]
-    prompt = core.tensor([[3, 1, 4, 1, 5]])
+    prompt = core.tensor([[3, 1]])
     with core.no_grad():
         for cache in caches:
-            model(prompt, past_key_values=cache, cache_position=core.arange(5))
-        for position, token in enumerate((9, 2, 6), start=5):
+            model(prompt, past_key_values=cache, cache_position=core.arange(2))
+        for position, token in enumerate((9, 2, 6, 5, 3, 5), start=2):
             args = dict(input_ids=core.tensor([[token]]), cache_position=core.tensor([position]),
                         position_ids=core.tensor([[position]]))
             got = step(past_key_values=caches[0], **args)
@@ -77,6 +113,7 @@ def test_replayed_steps_write_the_static_cache():
     assert len(step.graphs) == 1 and step.breaks == []
     for a, b in zip(caches[0].layers, caches[1].layers):
         np.testing.assert_array_equal(a.keys.numpy(), b.keys.numpy())
+        np.testing.assert_array_equal(a.values.numpy(), b.values.numpy())
         assert a.get_seq_length() == b.get_seq_length() == 8
 
 

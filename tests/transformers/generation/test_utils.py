@@ -315,11 +315,14 @@ class GenerationTesterMixin:
 
     def _check_past_key_values_for_generate(self, batch_size, past_key_values, seq_length, config):
         """A Cache with (batch, kv heads, cached length, head dim) keys and values per layer, after
-        `seq_length` positions went through it."""
+        `seq_length` positions went through it. A StaticCache (`seq_length` its max_cache_len)
+        returns whole buffers: a sliding-window layer's holds its window, itself included."""
         self.assertIsInstance(past_key_values, Cache)
         num_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
         head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         kept = _kept_positions_per_layer(config)
+        if isinstance(past_key_values, StaticCache):
+            kept = [None if layer_kept is None else layer_kept + 1 for layer_kept in kept]
         self.assertEqual(len(past_key_values.layers), len(kept))
         for layer, layer_kept in zip(past_key_values.layers, kept):
             expected = (batch_size, num_heads, _cached_length(layer_kept, seq_length), head_dim)

@@ -7,7 +7,7 @@ averaging matrices, one per spatial dim.
 import numpy as np
 
 from ... import ops
-from ...ops._helpers import wrap, xp_of
+from ...ops._helpers import wrap, wrap_constant, xp_of
 from .vision import Im2Col, pair
 
 __all__ = [
@@ -125,13 +125,16 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     cols = Im2Col.apply(x, kernel, dilation, pads, stride, 0.0)
     sums = ops.sum(cols.reshape(n, c, kernel[0] * kernel[1], oh, ow), dim=2)
     if divisor_override:
-        out = ops.div(sums, float(divisor_override))
-    else:
-        div_h = _avg_divisor(h, oh, kernel[0], stride[0], padding[0], count_include_pad)
-        div_w = _avg_divisor(w, ow, kernel[1], stride[1], padding[1], count_include_pad)
-        divisor = np.outer(div_h, div_w).astype(np.float64 if x.dtype.itemsize == 8 else np.float32)
-        out = ops.div(sums, wrap(xp_of(x).asarray(divisor)).to(x.dtype))
-    return _restore(out, unbatched, spatial)
+        return _restore(ops.div(sums, float(divisor_override)), unbatched, spatial)
+    div_h = _avg_divisor(h, oh, kernel[0], stride[0], padding[0], count_include_pad)
+    div_w = _avg_divisor(w, ow, kernel[1], stride[1], padding[1], count_include_pad)
+    divisor = np.outer(div_h, div_w)
+    if (divisor == divisor.flat[0]).all():
+        # Every window is whole: a Python number, which an export with dynamic sizes keeps.
+        return _restore(ops.div(sums, float(divisor.flat[0])), unbatched, spatial)
+    # Computed from the sizes only: a captured graph (and an export) keeps it as a constant.
+    divisor = wrap_constant(xp_of(x).asarray(divisor.astype(np.float64 if x.dtype.itemsize == 8 else np.float32)))
+    return _restore(ops.div(sums, divisor.to(x.dtype)), unbatched, spatial)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -168,8 +171,8 @@ def adaptive_avg_pool2d(input, output_size):
     oh, ow = _adaptive_sizes(output_size, (h, w))
     xp = xp_of(input)
     np_dtype = np.float64 if input.dtype.itemsize == 8 else np.float32
-    a_h = wrap(xp.asarray(_adaptive_matrix(h, oh, np_dtype))).to(input.dtype)
-    a_w = wrap(xp.asarray(_adaptive_matrix(w, ow, np_dtype).T)).to(input.dtype)
+    a_h = wrap_constant(xp.asarray(_adaptive_matrix(h, oh, np_dtype))).to(input.dtype)
+    a_w = wrap_constant(xp.asarray(_adaptive_matrix(w, ow, np_dtype).T)).to(input.dtype)
     return ops.matmul(ops.matmul(a_h, input), a_w)
 
 
@@ -179,5 +182,5 @@ def adaptive_avg_pool1d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
     (length,) = _adaptive_sizes(output_size, (input.shape[-1],))
     np_dtype = np.float64 if input.dtype.itemsize == 8 else np.float32
-    a = wrap(xp_of(input).asarray(_adaptive_matrix(input.shape[-1], length, np_dtype).T)).to(input.dtype)
+    a = wrap_constant(xp_of(input).asarray(_adaptive_matrix(input.shape[-1], length, np_dtype).T)).to(input.dtype)
     return ops.matmul(input, a)
