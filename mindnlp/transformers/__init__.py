@@ -75,6 +75,11 @@ from .processing_utils import ProcessorMixin
 from .models.whisper.feature_extraction_whisper import WhisperFeatureExtractor
 from .models.whisper.processing_whisper import WhisperProcessor
 from .models.auto.feature_extraction_auto import AutoFeatureExtractor
+from .image_processing_utils import BaseImageProcessor
+from .models.siglip.image_processing_siglip import SiglipImageProcessor
+from .models.gemma3.image_processing_gemma3 import Gemma3ImageProcessor
+from .models.gemma3.processing_gemma3 import Gemma3Processor
+from .models.auto.image_processing_auto import AutoImageProcessor
 from .utils import is_mlx_available, is_torch_available, logging
 from .utils.quantization_config import BitsAndBytesConfig, QuantizationConfigMixin, QuantoConfig
 from .utils.unsupported import unsupported
@@ -83,7 +88,6 @@ ByT5Tokenizer = unsupported("ByT5Tokenizer", "the ByT5 byte-level tokenizer")
 SpeechEncoderDecoderModel = unsupported("SpeechEncoderDecoderModel", "speech encoder-decoder models")
 ImageGPTForCausalImageModeling = unsupported("ImageGPTForCausalImageModeling", "ImageGPT (image models)")
 Florence2Config = unsupported("Florence2Config", "Florence-2 (vision-language) models")
-Gemma3Processor = unsupported("Gemma3Processor", "the multimodal Gemma 3's image processing")
 
 # Model classes import the modeling stack (core.nn, caches, generation) on first use, so that
 # configs and tokenizers stay cheap to import.

@@ -80,9 +80,11 @@ class FeatureExtractionMixin:
 
     # derived from the settings at construction, so never written to the file
     _derived_attributes = ()
+    # the key that names the class in the file (image processors write `image_processor_type`)
+    _type_key = "feature_extractor_type"
 
     def __init__(self, **kwargs):
-        kwargs.pop("feature_extractor_type", None)
+        kwargs.pop(self._type_key, None)
         kwargs.pop("processor_class", None)
         for key, value in kwargs.items():
             setattr(self, key, value)
@@ -90,7 +92,7 @@ class FeatureExtractionMixin:
     def to_dict(self):
         output = {key: copy.deepcopy(value) for key, value in self.__dict__.items()
                   if not key.startswith("_") and key not in self._derived_attributes}
-        output["feature_extractor_type"] = type(self).__name__
+        output[self._type_key] = type(self).__name__
         return output
 
     def to_json_string(self):

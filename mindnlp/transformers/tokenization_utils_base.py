@@ -367,7 +367,7 @@ class PreTrainedTokenizerBase:
                 elif value is not None:
                     raise TypeError(f"extra_special_tokens must be a list of tokens or a dict of named tokens, got {type(value).__name__}")
             elif key.endswith("_token") and isinstance(value, (str, AddedToken)):
-                model_specific[kwargs.pop(key)] = value
+                model_specific[key] = kwargs.pop(key)
         for key, value in model_specific.items():
             self._check_token_value(key, value)
             if key not in self.SPECIAL_TOKENS_ATTRIBUTES:

@@ -8,4 +8,5 @@ from .modeling_auto import (
     AutoModelForPreTraining, AutoModelForQuestionAnswering, AutoModelForSequenceClassification,
     AutoModelForTokenClassification, get_values,
 )
+from .image_processing_auto import IMAGE_PROCESSOR_MAPPING, AutoImageProcessor
 from .tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer

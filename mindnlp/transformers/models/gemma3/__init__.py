@@ -1,1 +1,3 @@
 from .configuration_gemma3 import Gemma3Config, Gemma3TextConfig
+from .image_processing_gemma3 import Gemma3ImageProcessor
+from .processing_gemma3 import Gemma3Processor

@@ -1,1 +1,2 @@
 from .configuration_siglip import SiglipVisionConfig
+from .image_processing_siglip import SiglipImageProcessor
