@@ -13,6 +13,8 @@ import copy
 import json
 import os
 
+import numpy as np
+
 from .feature_extraction_utils import BatchFeature, FeatureExtractionMixin
 from .image_utils import (fetch_images, make_flat_list_of_images, normalize, rescale, resize,
                           to_channels_first)
@@ -84,24 +86,29 @@ class BaseImageProcessor(FeatureExtractionMixin):
     def __call__(self, images, **kwargs):
         return self.preprocess(images, **kwargs)
 
-    def preprocess(self, images, return_tensors=None, input_data_format=None, **kwargs):
+    def preprocess(self, images, return_tensors=None, input_data_format=None, data_format="channels_first",
+                   **kwargs):
         """`pixel_values` (and a subclass's other fields) for an image or a (nested) list of them.
         Keyword arguments override the settings for this call; `input_data_format`
         ("channels_first" / "channels_last") says where NumPy arrays keep their channels when
-        their shape cannot tell."""
+        their shape cannot tell, `data_format` where the pixel values keep them."""
         unknown = sorted(set(kwargs) - set(self.settings))
         if unknown:
             raise TypeError(f"{type(self).__name__} got unexpected arguments {unknown}; its settings are "
                             f"{list(self.settings)}")
-        if input_data_format not in _DATA_FORMATS:
-            raise ValueError(f"input_data_format must be 'channels_first' or 'channels_last', got {input_data_format!r}")
+        for name, value in (("input_data_format", input_data_format), ("data_format", data_format)):
+            if value not in _DATA_FORMATS or (value is None and name == "data_format"):
+                raise ValueError(f"{name} must be 'channels_first' or 'channels_last', got {value!r}")
         options = {name: getattr(self, name) if kwargs.get(name) is None else kwargs[name] for name in self.settings}
         options["size"] = get_size_dict(options["size"], self.default_to_square)
         self._check(options)
         images = make_flat_list_of_images(fetch_images(images))
         images = [to_channels_first(image, options["do_convert_rgb"], _DATA_FORMATS[input_data_format])
                   for image in images]
-        return self._preprocess(images, return_tensors=return_tensors, **options)
+        out = self._preprocess(images, **options)
+        if data_format == "channels_last":
+            out["pixel_values"] = [np.moveaxis(image, 0, -1) for image in out["pixel_values"]]
+        return out.convert_to_tensors(return_tensors)
 
     @staticmethod
     def _check(options):
@@ -112,9 +119,9 @@ class BaseImageProcessor(FeatureExtractionMixin):
         if options["do_resize"] and (options["size"] is None or options["resample"] is None):
             raise ValueError("size and resample must be set when do_resize is True")
 
-    def _preprocess(self, images, return_tensors=None, **options):
-        return BatchFeature({"pixel_values": [self.transform(image, **options) for image in images]},
-                            tensor_type=return_tensors)
+    def _preprocess(self, images, **options):
+        """The outputs for channels-first images, as lists (one entry per image)."""
+        return BatchFeature({"pixel_values": [self.transform(image, **options) for image in images]})
 
     def transform(self, image, do_resize, size, resample, do_rescale, rescale_factor, do_normalize, image_mean,
                   image_std, **_):

@@ -114,7 +114,7 @@ def infer_channels_first(image):
     if image.shape[-1] in CHANNELS:
         return False
     raise ValueError(f"cannot tell the channels of an image of shape {image.shape}: neither the first nor the last "
-                     f"dimension is {' , '.join(map(str, CHANNELS))}")
+                     f"dimension is {', '.join(map(str, CHANNELS))}")
 
 
 def to_channels_first(image, do_convert_rgb=True, channels_first=None):

@@ -22,7 +22,8 @@ def expected():
 
 @pytest.fixture(scope="module")
 def images():
-    return [PIL.Image.open(os.path.join(FIXTURES, "images", name)) for name in ("wide.png", "tall_rgba.png", "gray.png")]
+    names = ("wide.png", "tall_rgba.png", "gray.png")
+    return [PIL.Image.open(os.path.join(FIXTURES, "images", name)) for name in names]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,10 @@ def test_tensors_lists_and_channel_layouts(siglip, expected):
     last = siglip(square, input_data_format="channels_last", return_tensors="np")["pixel_values"]
     first = siglip(np.moveaxis(square, -1, 0), return_tensors="np")["pixel_values"]
     np.testing.assert_array_equal(last, first)
+    assert not np.array_equal(siglip(square, return_tensors="np")["pixel_values"], last)
+    np.testing.assert_array_equal(siglip(square, input_data_format="channels_last", data_format="channels_last",
+                                         return_tensors="np")["pixel_values"],
+                                  np.moveaxis(first, 1, -1))
 
 
 def test_save_and_load_write_hf_settings(siglip, tmp_path):
@@ -116,6 +121,8 @@ def test_bad_inputs_get_clear_errors(siglip, tmp_path):
         siglip(np.zeros((4, 4, 3), np.uint8), image_mean=[0.5, 0.5])
     with pytest.raises(ValueError, match="input_data_format"):
         siglip(np.zeros((4, 4, 3), np.uint8), input_data_format="nhwc")
+    with pytest.raises(ValueError, match="data_format must be"):
+        siglip(np.zeros((4, 4, 3), np.uint8), data_format=None)
     with pytest.raises(ValueError, match="size must have"):
         SiglipImageProcessor(size={"longest_edge": 4})
     unset = SiglipImageProcessor()

@@ -39,13 +39,13 @@ class Gemma3ImageProcessor(SiglipImageProcessor):
     pan_and_scan_max_num_crops = None
     pan_and_scan_min_ratio_to_activate = None
 
-    def _preprocess(self, images, return_tensors=None, **options):
+    def _preprocess(self, images, **options):
         pixel_values, num_crops = [], []
         for image in images:
             crops = self._crops(image, **options) if options["do_pan_and_scan"] else []
             pixel_values += [self.transform(view, **options) for view in [image, *crops]]
             num_crops.append(len(crops))
-        return BatchFeature({"pixel_values": pixel_values, "num_crops": num_crops}, tensor_type=return_tensors)
+        return BatchFeature({"pixel_values": pixel_values, "num_crops": num_crops})
 
     @staticmethod
     def _crops(image, pan_and_scan_min_crop_size, pan_and_scan_max_num_crops, pan_and_scan_min_ratio_to_activate,

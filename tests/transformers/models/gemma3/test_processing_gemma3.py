@@ -175,3 +175,24 @@ def test_bad_inputs_get_clear_errors(processor, images):
     tokenizer = AutoTokenizer.from_pretrained(os.path.join(FIXTURES, "tokenizers", "llama_chat"))
     with pytest.raises(ValueError, match="lacks \\['boi_token', 'eoi_token', 'image_token'\\]"):
         Gemma3Processor(processor.image_processor, tokenizer)
+
+
+def test_hub_layout_loads(images, expected, tmp_path):
+    """The hub's Gemma 3 repos keep the image settings in preprocessor_config.json, unset ones
+    as null, and only `image_seq_length` in processor_config.json."""
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        (tmp_path / name).write_bytes(open(os.path.join(PROCESSOR, name), "rb").read())
+    with open(os.path.join(PROCESSOR, "processor_config.json"), encoding="utf-8") as reader:
+        settings = json.load(reader)["image_processor"]
+    settings.update(do_convert_rgb=None, do_pan_and_scan=None, pan_and_scan_max_num_crops=None,
+                    pan_and_scan_min_crop_size=None, pan_and_scan_min_ratio_to_activate=None, image_seq_length=4,
+                    processor_class="Gemma3Processor")
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps(settings))
+    (tmp_path / "processor_config.json").write_text(json.dumps({"image_seq_length": 4,
+                                                                "processor_class": "Gemma3Processor"}))
+    processor = AutoProcessor.from_pretrained(tmp_path)
+    batch = processor(text=PROMPTS, images=[[images[0]], [images[1], images[2]]], padding=True, return_tensors="np")
+    assert_matches(batch, expected, "processor_batch")
+    crops = processor(text=["See <start_of_image> now."], images=[images[0]], return_tensors="np",
+                      images_kwargs=PAN_AND_SCAN)
+    assert_matches(crops, expected, "processor_pan_and_scan")
