@@ -3,6 +3,7 @@ tests/fixtures/make_image_processing_fixtures.py, the inputs they take, their fi
 errors of inputs they cannot take."""
 import json
 import os
+import sys
 
 import numpy as np
 import PIL.Image
@@ -129,3 +130,13 @@ def test_bad_inputs_get_clear_errors(siglip, tmp_path):
     unset.image_std = None
     with pytest.raises(ValueError, match="image_mean and image_std"):
         unset(np.zeros((4, 4, 3), np.uint8))
+
+
+def test_without_pillow_the_error_says_how_to_install_it(monkeypatch):
+    from mindnlp.transformers import image_utils
+
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    monkeypatch.setitem(sys.modules, "PIL.Image", None)
+    with pytest.raises(ImportError, match="mindnlp\\[vision\\]"):
+        image_utils.resize(np.zeros((3, 4, 4), np.uint8), 2, 2, resample=2)
+    assert not image_utils.is_pil_image(np.zeros((4, 4, 3)))
