@@ -16,7 +16,8 @@ libraries, so both run the same float32 weights at batch size 1. Figures per mod
 The last column is the decode rate's weight traffic (every weight read once per token) as a
 fraction of the machine's copy bandwidth: the ceiling of weight-streaming decoding. With
 `--compiled`, decoder-only models are also timed with a static cache and `core.compile`d
-forward (HF's compiled-generation recipe).
+forward (HF's compiled-generation recipe); with `--torch-compile`, torch runs the same recipe
+through torch.compile.
 
 Both come from the same runs, timed by a logits processor that notes each step. The best of
 `repeats` runs is reported (timings on a shared machine only get slower), then mindnlp /
@@ -156,12 +157,17 @@ def timed_generate(generate, repeats):
     return min(prefill), min(decode)
 
 
-def measure_torch(directory, prompt, new_tokens, repeats):
+def measure_torch(directory, prompt, new_tokens, repeats, compiled=False):
+    """torch eager; with `compiled`, the same recipe as mindnlp's compiled run through
+    torch.compile (inductor; the warm-up call pays its compilation)."""
     import torch
     import transformers
 
     auto = transformers.AutoModelForSeq2SeqLM if _is_seq2seq(directory) else transformers.AutoModelForCausalLM
     model = auto.from_pretrained(directory, dtype=torch.float32).eval()
+    if compiled:
+        model.generation_config.cache_implementation = "static"
+        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
     ids = torch.tensor(prompt)[None]
 
     def generate(clock):
@@ -226,8 +232,8 @@ def run_task(task, directory, args):
         return MODEL_BUILDERS[task.split(":", 1)[1]](directory)
     with open(os.path.join(directory, "prompt.json"), encoding="utf-8") as fh:
         prompt = json.load(fh)
-    if task == "torch":
-        times = measure_torch(directory, prompt, args.new_tokens, args.repeats)
+    if task.startswith("torch"):
+        times = measure_torch(directory, prompt, args.new_tokens, args.repeats, compiled=task == "torch.compile")
     else:
         times = measure_mindnlp(directory, prompt, args.new_tokens, args.repeats, compiled=task == "compiled")
     return rates(*times, args.prompt_length)
@@ -241,6 +247,8 @@ def main():
     parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
     parser.add_argument("--compiled", action="store_true",
                         help="also time mindnlp's compiled decoding (static cache + core.compile)")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also time torch.compile on the same recipe (compiles for minutes on a small machine)")
     parser.add_argument("--task", help=argparse.SUPPRESS)
     parser.add_argument("--directory", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -252,7 +260,7 @@ def main():
     print(line)
     print(f"batch 1, float32, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
           f"best of {args.repeats}")
-    header = f"{'model':28} {'library':9} {'prefill tok/s':>14} {'decode tok/s':>13}"
+    header = f"{'model':28} {'library':13} {'prefill tok/s':>14} {'decode tok/s':>13}"
     for key in args.models:
         with tempfile.TemporaryDirectory() as directory:
             name = child(f"build:{key}", directory, args)
@@ -261,16 +269,21 @@ def main():
             libraries = ["torch", "mindnlp"]
             if args.compiled and not _is_seq2seq(directory):
                 libraries.append("compiled")
+            if args.torch_compile:
+                libraries.append("torch.compile")
             results = {library: child(library, directory, args) for library in libraries}
             weight_bytes = _weight_bytes(directory)
         print(header + f" {'of copy roofline':>17}")
         for library, (prefill, decode) in results.items():
             streamed = weight_bytes * decode / 1e9 / copy_gbs
-            print(f"{name:28} {library:9} {prefill:14.1f} {decode:13.2f} {streamed:17.0%}")
+            print(f"{name:28} {library:13} {prefill:14.1f} {decode:13.2f} {streamed:17.0%}")
         (tp, td) = results["torch"]
-        for library in [k for k in results if k != "torch"]:
+        for library in [k for k in results if not k.startswith("torch")]:
             mp, md = results[library]
-            print(f"{name:28} {'ratio':9} {mp / tp:13.2f}x {md / td:12.2f}x   ({library} / torch)")
+            print(f"{name:28} {'ratio':13} {mp / tp:13.2f}x {md / td:12.2f}x   ({library} / torch)")
+        if "torch.compile" in results and "compiled" in results:
+            (cp, cd), (mp, md) = results["torch.compile"], results["compiled"]
+            print(f"{name:28} {'ratio':13} {mp / cp:13.2f}x {md / cd:12.2f}x   (compiled / torch.compile)")
 
 
 if __name__ == "__main__":
