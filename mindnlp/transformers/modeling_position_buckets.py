@@ -1,7 +1,7 @@
 """Relative positions mapped to a bounded set of buckets, as position-aware attention biases read them.
 
 `relative_position_bucket` is Mesh TensorFlow's scheme, which T5 and MPNet use for their learned
-per-head attention biases (`bucket_bias` looks the biases up); `log_bucket_position` is
+per-head attention biases (`bucket_bias` and `bucket_bias_at` look the biases up); `log_bucket_position` is
 DeBERTa-v2's, whose buckets index relative position embeddings.
 """
 import math
@@ -50,6 +50,16 @@ def bucket_bias(embedding, query_length, key_length, past_length=0, device=None,
     # Row i reads distances -(past_length + i) .. key_length - 1 - past_length: the window
     # starting at query_length - 1 - i, so the unfolded windows are the rows in reverse.
     return per_distance.t().unfold(1, key_length, 1).flip(1).unsqueeze(0)
+
+
+def bucket_bias_at(embedding, query_positions, key_length, **bucket_options):
+    """bucket_bias for queries at the positions a tensor holds (`cache_position`), keys at 0 ..
+    key_length - 1: the layout of a static cache, whose buffer holds unwritten positions after
+    the queries, and where the positions are a tensor so that one compiled decoding step
+    serves every position. Bucketed pair by pair (a decoding step has one query row)."""
+    keys = core.arange(key_length, dtype=core.int64, device=query_positions.device)
+    buckets = relative_position_bucket(keys[None, :] - query_positions.long()[:, None], **bucket_options)
+    return embedding(buckets).permute(2, 0, 1).unsqueeze(0)
 
 
 def log_bucket_position(relative_position, bucket_size, max_position):
