@@ -172,6 +172,18 @@ def test_relative_position_buckets_match_hf_table():
     assert causal[:40 - 19] == [7] * 21
 
 
+@pytest.mark.parametrize("num_buckets, max_distance", [(32, 128), (8, 20), (32, 8)])
+def test_buckets_read_from_a_table_are_the_computed_ones(num_buckets, max_distance):
+    """The table of the distances up to max_distance gives every distance's bucket, farther ones
+    included (max_distance below num_buckets: computed, no saturation to rely on)."""
+    from mindnlp.transformers.modeling_position_buckets import _buckets_of, relative_position_bucket
+
+    distances = core.arange(-300, 301)
+    for bidirectional in (True, False):
+        options = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+        assert core.equal(_buckets_of(distances, **options), relative_position_bucket(distances, **options))
+
+
 @pytest.mark.parametrize("query_length, key_length, past_length", [(7, 7, 0), (1, 9, 8), (3, 10, 7), (5, 2, 0)])
 def test_bucket_bias_is_the_pairwise_lookup_laid_out_heads_first(query_length, key_length, past_length):
     """The bias built from one bucket per distance equals looking up every (query, key) pair, and
