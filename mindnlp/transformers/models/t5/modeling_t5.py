@@ -290,6 +290,7 @@ class T5PreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _no_split_modules = ["T5Block"]
     _keep_in_fp32_modules = ["wo"]
+    _can_compile_fullgraph = True  # HF's flag: generate() with static caches, decoding steps under core.compile
 
     def _init_weights(self, module):
         """HF's T5 initialisation: every matrix is normal with a std of initializer_factor

@@ -84,17 +84,21 @@ def test_generate_matches_hf(case, name):
     assert type(out).__name__ == type_name
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("name", ["greedy", "beam", "beam_never"])
-def test_compiled_generation_matches_hf(case, name):
-    """HF's compiled-generation recipe (static caches, forward under core.compile): every
-    decoding step after the first replays one graph, and the ids and scores are HF's. The
-    position bias is looked up at `cache_position`, since a static cache's keys fill a buffer
-    of fixed length."""
+def test_static_cache_generation_matches_hf(case, name, compiled):
+    """Static caches give HF's ids and scores, eager and under HF's compiled-generation recipe
+    (every decoding step after the first replays one graph). The position bias is looked up
+    at `cache_position`: a static cache's keys fill a buffer of fixed length."""
     model = case.load().eval()
-    compiled = compiled_for_generation(model)
+    if compiled:
+        step = compiled_for_generation(model)
+    else:
+        model.generation_config.cache_implementation = "static"
     out = check_generate_matches_hf(case, model, name)
     assert isinstance(out.past_key_values.self_attention_cache, StaticCache)
-    check_compiled_steps(compiled)
+    if compiled:
+        check_compiled_steps(step)
 
 
 @pytest.mark.parametrize("settings", [dict(max_new_tokens=6), dict(max_new_tokens=6, num_beams=3,
