@@ -103,6 +103,27 @@ def test_compiled_generation_matches_hf(case):
     check_compiled_steps(compiled)
 
 
+def test_compiled_generation_continues_a_masked_prefix_and_samples_as_eager():
+    """A decoder prefix with its attention mask (padded to the static cache's length, one shape
+    for every step) and sampling (drawn outside the compiled forward) give eager's ids."""
+    case = Case("bart")
+    eager, model = case.load().eval(), case.load().eval()
+    compiled = compiled_for_generation(model)
+    ids, mask, _, _ = case.inputs()
+    prefix = core.tensor([[2, 5, 6]] * ids.shape[0])
+    settings = dict(attention_mask=mask, max_new_tokens=6, decoder_input_ids=prefix,
+                    decoder_attention_mask=core.ones_like(prefix))
+    assert model.generate(ids, **settings).tolist() == eager.generate(ids, **settings).tolist()
+    for seed in (0, 1):
+        core.manual_seed(seed)
+        want = eager.generate(ids, attention_mask=mask, max_new_tokens=6, do_sample=True, top_k=5)
+        core.manual_seed(seed)
+        assert model.generate(ids, attention_mask=mask, max_new_tokens=6, do_sample=True, top_k=5).tolist() == \
+            want.tolist()
+    check_compiled_steps(compiled)
+    assert len(compiled.graphs) == 2    # a step with the decoder's mask, a step without
+
+
 def test_generate_without_cache_matches_with_cache(case):
     model = case.load()
     ids, mask, _, _ = case.inputs()
