@@ -679,11 +679,11 @@ class EncoderDecoderCache(Cache):
         and only steps that read them back are captured."""
         parts = []
         for cache in (self.self_attention_cache, self.cross_attention_cache):
-            if not hasattr(cache, "compile_leaves"):
-                return f"its {type(cache).__name__} changes shape as it fills"
-            parts.append(cache.compile_leaves())
-        if any(isinstance(part, str) for part in parts):
-            return next(part for part in parts if isinstance(part, str))
+            part = cache.compile_leaves() if hasattr(cache, "compile_leaves") else \
+                f"its {type(cache).__name__} changes shape as it fills"
+            if isinstance(part, str):
+                return part
+            parts.append(part)
         if None in parts or not (self.is_updated and all(self.is_updated.values())):
             return None
         return parts[0] + parts[1]
