@@ -1614,6 +1614,11 @@ class GenerationMixin:
             cache = model_kwargs.get("past_key_values")
             if cache is not None:
                 beam_idx = self._flatten_beam_dim(running_beam_indices[..., cur_len - decoder_prompt_len]).long()
+                if isinstance(cache, EncoderDecoderCache):
+                    # A prompt's beams attend to its encoder output repeated per beam: their
+                    # cross-attention keys are equal rows, which a reordering within the prompt's
+                    # beams would only copy (every layer's encoder-length keys, every step).
+                    cache = cache.self_attention_cache
                 cache.reorder_cache(beam_idx)
 
             cur_len += 1
