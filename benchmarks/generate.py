@@ -15,9 +15,10 @@ libraries, so both run the same float32 weights at batch size 1. Figures per mod
 
 The last column is the decode rate's weight traffic (every weight read once per token) as a
 fraction of the machine's copy bandwidth: the ceiling of weight-streaming decoding. With
-`--compiled`, decoder-only models are also timed with a static cache and `core.compile`d
-forward (HF's compiled-generation recipe); with `--torch-compile`, torch runs the same recipe
-through torch.compile.
+`--compiled`, mindnlp is also timed with static caches and a `core.compile`d forward (HF's
+compiled-generation recipe; for T5, static self- and cross-attention caches, the encoder's
+pass and the decoder's first step eager, every later step a replayed graph); with
+`--torch-compile`, torch runs the same recipe through torch.compile.
 
 Both come from the same runs, timed by a logits processor that notes each step. The best of
 `repeats` runs is reported (timings on a shared machine only get slower), then mindnlp /
@@ -267,7 +268,7 @@ def main():
             with open(os.path.join(directory, "prompt.json"), "w", encoding="utf-8") as fh:
                 json.dump(rng.integers(1, 1000, size=args.prompt_length).tolist(), fh)
             libraries = ["torch", "mindnlp"]
-            if args.compiled and not _is_seq2seq(directory):
+            if args.compiled:
                 libraries.append("compiled")
             if args.torch_compile:
                 libraries.append("torch.compile")

@@ -759,6 +759,22 @@ class EncoderDecoderCache(Cache):
     def is_compileable(self):
         return self.self_attention_cache.is_compileable
 
+    def compile_leaves(self):
+        """The tensors a compiled decoder step takes this cache as (see StaticCache.compile_leaves):
+        both halves' storage. None until every cross-attention layer holds the encoder's keys:
+        the step that projects them takes another path through the model, so it runs eagerly,
+        and only steps that read them back are captured."""
+        parts = []
+        for cache in (self.self_attention_cache, self.cross_attention_cache):
+            part = cache.compile_leaves() if hasattr(cache, "compile_leaves") else \
+                f"its {type(cache).__name__} changes shape as it fills"
+            if isinstance(part, str):
+                return part
+            parts.append(part)
+        if None in parts or not (self.is_updated and all(self.is_updated.values())):
+            return None
+        return parts[0] + parts[1]
+
     @property
     def is_croppable(self):
         return self.self_attention_cache.is_croppable

@@ -114,11 +114,18 @@ def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, pas
     Without a padding mask and without a cache, position_ids that restart mark several
     sequences packed into one row (padding-free batches): tokens then attend only within
     their own sequence.
+
+    None when nothing is hidden: one new token without padding after every key a growing
+    cache holds (a decoding step). A static cache returns unwritten positions too, which
+    the mask hides.
     """
     dtype = inputs_embeds.dtype
     batch, q_length = inputs_embeds.shape[0], inputs_embeds.shape[1]
     if attention_mask is not None and attention_mask.ndim == 4:
         return attention_mask if attention_mask.is_floating_point() else _to_additive(attention_mask.to(core.bool), dtype)
+    if q_length == 1 and attention_mask is None and sliding_window is None \
+            and not getattr(past_key_values, "is_compileable", False):
+        return None
     past_length, kv_offset = 0, 0
     kv_length = attention_mask.shape[-1] if attention_mask is not None else q_length
     if past_key_values is not None:

@@ -1,7 +1,7 @@
 """Relative positions mapped to a bounded set of buckets, as position-aware attention biases read them.
 
 `relative_position_bucket` is Mesh TensorFlow's scheme, which T5 and MPNet use for their learned
-per-head attention biases (`bucket_bias` looks the biases up); `log_bucket_position` is
+per-head attention biases (`bucket_bias` and `bucket_bias_at` look the biases up); `log_bucket_position` is
 DeBERTa-v2's, whose buckets index relative position embeddings.
 """
 import math
@@ -34,6 +34,26 @@ def relative_position_bucket(relative_position, bidirectional=True, num_buckets=
     return buckets + core.where(is_small, relative_position, if_large)
 
 
+_BUCKET_TABLES = {}
+
+
+def _buckets_of(distances, **bucket_options):
+    """relative_position_bucket(distances), read from a table of the buckets of the distances
+    -max_distance .. max_distance computed once: farther distances fall in their direction's
+    last bucket, so the clamped distance's entry is theirs. Three ops instead of a dozen at
+    every decoding step."""
+    max_distance = bucket_options.get("max_distance", 128)
+    if max_distance < bucket_options.get("num_buckets", 32):
+        # Log-spaced buckets that do not reach max_distance: no saturation to rely on.
+        return relative_position_bucket(distances, **bucket_options)
+    key = (str(distances.device), tuple(sorted(bucket_options.items())))
+    table = _BUCKET_TABLES.get(key)
+    if table is None:
+        reach = core.arange(-max_distance, max_distance + 1, dtype=core.int64, device=distances.device)
+        table = _BUCKET_TABLES[key] = relative_position_bucket(reach, **bucket_options)
+    return table[distances.clamp(-max_distance, max_distance) + max_distance]
+
+
 def bucket_bias(embedding, query_length, key_length, past_length=0, device=None, **bucket_options):
     """(1, heads, query_length, key_length): `embedding`'s learned bias (one value per head) of
     the bucket of each key position j - query position i, query i sitting at past_length + i.
@@ -46,10 +66,20 @@ def bucket_bias(embedding, query_length, key_length, past_length=0, device=None,
     """
     distances = core.arange(-(past_length + query_length - 1), key_length - past_length, dtype=core.int64,
                             device=device)
-    per_distance = embedding(relative_position_bucket(distances, **bucket_options))     # (distances, heads)
+    per_distance = embedding(_buckets_of(distances, **bucket_options))     # (distances, heads)
     # Row i reads distances -(past_length + i) .. key_length - 1 - past_length: the window
     # starting at query_length - 1 - i, so the unfolded windows are the rows in reverse.
     return per_distance.t().unfold(1, key_length, 1).flip(1).unsqueeze(0)
+
+
+def bucket_bias_at(embedding, query_positions, key_length, **bucket_options):
+    """bucket_bias for queries at the positions a tensor holds (`cache_position`), keys at 0 ..
+    key_length - 1: the layout of a static cache, whose buffer holds unwritten positions after
+    the queries, and where the positions are a tensor so that one compiled decoding step
+    serves every position. Bucketed pair by pair (a decoding step has one query row)."""
+    keys = core.arange(key_length, dtype=core.int64, device=query_positions.device)
+    buckets = _buckets_of(keys[None, :] - query_positions.long()[:, None], **bucket_options)
+    return embedding(buckets).permute(2, 0, 1).unsqueeze(0)
 
 
 def log_bucket_position(relative_position, bucket_size, max_position):

@@ -1,8 +1,10 @@
-"""Masks built from position_ids of packed (padding-free) batches."""
+"""Masks built from position_ids of packed (padding-free) batches, and the decoding step that needs none."""
 import numpy as np
 
 from mindnlp import core
+from mindnlp.transformers.cache_utils import DynamicCache, StaticCache
 from mindnlp.transformers.masking_utils import create_causal_mask, find_packed_sequence_indices
+from mindnlp.transformers import LlamaConfig
 
 
 def test_packed_sequence_indices_follow_position_restarts():
@@ -21,3 +23,20 @@ def test_packed_rows_attend_only_within_their_sequence():
     # a padding mask or a cache means the positions are not a packing: plain causal
     padded = create_causal_mask(None, embeds, core.ones(1, 5), None, position_ids=core.tensor([[0, 1, 2, 0, 1]]))
     np.testing.assert_array_equal((padded[0, 0] == 0).numpy(), np.tril(np.ones((5, 5), bool)))
+
+
+def test_a_decoding_step_without_padding_needs_no_mask():
+    """One new token after every key of a growing cache sees them all: no mask (None). Padding,
+    a static cache's unwritten positions or several new tokens still need one."""
+    cache = DynamicCache()
+    cache.update(core.zeros(1, 2, 3, 4), core.zeros(1, 2, 3, 4), 0)
+    step = core.zeros(1, 1, 8)
+    assert create_causal_mask(None, step, None, cache) is None
+    padded = create_causal_mask(None, step, core.tensor([[0, 1, 1, 1]]), cache)
+    assert (padded[0, 0, 0] == 0).tolist() == [False, True, True, True]
+    two = create_causal_mask(None, core.zeros(1, 2, 8), None, cache)
+    assert (two[0, 0] == 0).tolist() == [[True, True, True, True, False], [True] * 5]
+    static = StaticCache(config=LlamaConfig(num_hidden_layers=1), max_cache_len=6)
+    static.update(core.zeros(1, 2, 3, 4), core.zeros(1, 2, 3, 4), 0)
+    hidden = create_causal_mask(None, step, None, static, cache_position=core.tensor([3]))
+    assert (hidden[0, 0, 0] == 0).tolist() == [True] * 4 + [False] * 2

@@ -266,6 +266,30 @@ def _check_prompt(model, inputs, kwargs):
                          "pass the attention_mask the tokenizer returned with these ids")
 
 
+def _padded_to_cache(attention_mask, cache):
+    """A 2-D attention mask padded with zeros to a static cache's length: every step then sees
+    a mask of one shape, so one compiled graph serves them all."""
+    if attention_mask.ndim != 2 or not cache.is_compileable:
+        return attention_mask
+    width = cache.get_max_length()
+    if attention_mask.shape[1] >= width:
+        return attention_mask
+    padding = attention_mask.new_zeros((attention_mask.shape[0], width - attention_mask.shape[1]))
+    return core.cat([attention_mask, padding], dim=1)
+
+
+def _decoder_static_cache(config, max_cache_len):
+    """A StaticCache of one layer per decoder layer of an encoder-decoder. Its config's
+    num_hidden_layers counts the encoder's (BART, Whisper) or both stacks' (T5) layers, and a
+    layer no step writes would keep the cache from being captured as a compiled step's input."""
+    cache = StaticCache(config=config, max_cache_len=max_cache_len)
+    depth = next((getattr(config, name) for name in ("decoder_layers", "num_decoder_layers")
+                  if getattr(config, name, None) is not None), None)
+    if depth is not None:
+        del cache.layers[depth:]
+    return cache
+
+
 def _accepts(fn, name):
     """Whether fn takes keyword `name` (explicitly, or through **kwargs)."""
     params = inspect.signature(fn).parameters
@@ -313,6 +337,9 @@ class GenerationMixin:
             for key, value in kwargs.items():
                 if key not in ("labels", "next_sequence_length", "decoder_input_ids"):
                     model_inputs[key] = value
+            if model_inputs.get("decoder_attention_mask") is not None and past_key_values is not None:
+                model_inputs["decoder_attention_mask"] = _padded_to_cache(model_inputs["decoder_attention_mask"],
+                                                                          past_key_values)
             return model_inputs
         model_inputs = {}
         if inputs_embeds is not None and is_first_iteration:
@@ -328,12 +355,8 @@ class GenerationMixin:
 
         if past_key_values is not None:
             model_inputs["past_key_values"] = past_key_values
-            if attention_mask is not None and attention_mask.ndim == 2 and past_key_values.is_compileable:
-                # A static cache's steps all see a mask of its full length: one shape, one compiled graph.
-                width = past_key_values.get_max_length()
-                if attention_mask.shape[1] < width:
-                    attention_mask = core.cat([attention_mask, attention_mask.new_zeros(
-                        (attention_mask.shape[0], width - attention_mask.shape[1]))], dim=1)
+            if attention_mask is not None:
+                attention_mask = _padded_to_cache(attention_mask, past_key_values)
         for name in ("position_ids", "token_type_ids"):
             value = kwargs.pop(name, None)
             if value is not None:
@@ -739,7 +762,15 @@ class GenerationMixin:
         if implementation in STATIC_CACHE_IMPLEMENTATIONS:
             if generation_config.max_cache_len is not None:
                 max_cache_length = max(max_cache_length, generation_config.max_cache_len)
-            model_kwargs["past_key_values"] = StaticCache(config=text_config, max_cache_len=max_cache_length)
+            if self.config.is_encoder_decoder:
+                # As HF: the cross-attention keys get a static cache too, as long as the encoder
+                # output, so that every decoding step reads buffers of one shape.
+                encoder_length = model_kwargs["encoder_outputs"][0].shape[1]
+                model_kwargs["past_key_values"] = EncoderDecoderCache(
+                    _decoder_static_cache(text_config, max_cache_length),
+                    _decoder_static_cache(text_config, encoder_length))
+            else:
+                model_kwargs["past_key_values"] = StaticCache(config=text_config, max_cache_len=max_cache_length)
         elif implementation in (None, "dynamic"):
             model_kwargs["past_key_values"] = DynamicCache(config=text_config)
         elif implementation == "dynamic_full":
@@ -1270,12 +1301,13 @@ class GenerationMixin:
                     next_sequence_length = input_ids.shape[1] - past_length
         model_inputs = self.prepare_inputs_for_generation(
             input_ids, next_sequence_length=next_sequence_length, is_first_iteration=True, **model_kwargs)
-        if cache is not None and cache.is_compileable and not self.config.is_encoder_decoder \
+        if cache is not None and cache.is_compileable \
                 and "cache_position" not in model_inputs and _accepts(self.forward, "cache_position"):
             # Positions as a tensor that advances each step (_update_model_kwargs_for_generation):
             # a compiled step then never reads the static cache's length back into Python.
-            fed = model_inputs.get("input_ids")
-            fed = model_inputs["inputs_embeds"] if fed is None else fed
+            prefix = "decoder_" if self.config.is_encoder_decoder else ""
+            fed = model_inputs.get(prefix + "input_ids")
+            fed = model_inputs[prefix + "inputs_embeds"] if fed is None else fed
             model_kwargs["cache_position"] = model_inputs["cache_position"] = core.arange(
                 past_length, past_length + fed.shape[1], device=fed.device)
         return self(**model_inputs, return_dict=True)
@@ -1582,6 +1614,11 @@ class GenerationMixin:
             cache = model_kwargs.get("past_key_values")
             if cache is not None:
                 beam_idx = self._flatten_beam_dim(running_beam_indices[..., cur_len - decoder_prompt_len]).long()
+                if isinstance(cache, EncoderDecoderCache):
+                    # A prompt's beams attend to its encoder output repeated per beam: their
+                    # cross-attention keys are equal rows, which a reordering within the prompt's
+                    # beams would only copy (every layer's encoder-length keys, every step).
+                    cache = cache.self_attention_cache
                 cache.reorder_cache(beam_idx)
 
             cur_len += 1

@@ -228,6 +228,28 @@ def test_encoder_decoder_cache():
         EncoderDecoderCache()
 
 
+def test_encoder_decoder_cache_as_a_compiled_steps_argument():
+    """Two static caches stand for their storage in a compiled call once every layer holds the
+    encoder's keys; before that (and after a reset) the call runs eagerly; a dynamic half says why
+    it cannot be captured."""
+    config = MistralConfig(num_hidden_layers=2, sliding_window=None)
+    cache = EncoderDecoderCache(StaticCache(config=config, max_cache_len=6),
+                                StaticCache(config=config, max_cache_len=4))
+    assert cache.compile_leaves() is None and cache.is_updated == {0: False, 1: False}
+    for layer_idx in range(2):
+        cache.self_attention_cache.update(core.randn(1, 2, 1, 3), core.randn(1, 2, 1, 3), layer_idx)
+        cache.cross_attention_cache.update(core.randn(1, 2, 4, 3), core.randn(1, 2, 4, 3), layer_idx)
+        cache.is_updated[layer_idx] = True
+        assert (cache.compile_leaves() is None) == (layer_idx == 0)
+    leaves = cache.compile_leaves()
+    assert len(leaves) == 12 and leaves[:6] == cache.self_attention_cache.compile_leaves()
+    assert leaves[6:] == cache.cross_attention_cache.compile_leaves()
+    cache.reset()
+    assert cache.compile_leaves() is None and cache.get_seq_length() == 0
+    dynamic = EncoderDecoderCache(StaticCache(config=config, max_cache_len=6), DynamicCache())
+    assert "DynamicCache" in dynamic.compile_leaves()
+
+
 def test_indexing_gives_a_layers_keys_and_values():
     cache = DynamicCache()
     k, v = core.randn(1, 2, 3, 4), core.randn(1, 2, 3, 4)

@@ -73,6 +73,42 @@ def check_lm_logits_and_loss(case, attn):
     assert_close(loss, case.expected["loss"], f"{case.name} loss")
 
 
+def check_generate_matches_hf(case, model, name):
+    """generate() with the fixture's settings `name` gives HF's sequences and scores."""
+    ids, mask, _, _ = case.inputs()
+    settings = case.info["generate"][name]
+    out = model.generate(ids, attention_mask=mask, do_sample=False, return_dict_in_generate=True,
+                         output_scores=True, **settings)
+    expected = case.expected[f"generate/{name}/sequences"]
+    assert out.sequences.tolist() == expected.tolist(), f"{case.name} {name}"
+    assert_close(core.stack(list(out.scores), dim=1), case.expected[f"generate/{name}/scores"],
+                 f"{case.name} {name} scores")
+    if f"generate/{name}/sequences_scores" in case.expected:
+        assert_close(out.sequences_scores, case.expected[f"generate/{name}/sequences_scores"],
+                     f"{case.name} {name} sequence scores")
+    return out
+
+
+def compiled_for_generation(model):
+    """HF's compiled-generation recipe: static caches and the forward under core.compile with
+    fullgraph=True (a graph break raises). Returns the compiled forward."""
+    model.generation_config.cache_implementation = "static"
+    model.forward = core.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    return model.forward
+
+
+def check_compiled_steps(compiled):
+    """No break, and every graph that takes the cache is a decoding step of one new token per
+    row: the first decoder call of a generate() allocates the caches and runs eagerly (a call
+    without a cache, as Whisper's language detection, is a graph of its own)."""
+    assert compiled.breaks == []
+    steps = [graph for key, graph in zip(compiled.guards(), compiled.graphs)
+             if "EncoderDecoderCache" in repr(key)]
+    assert steps
+    for graph in steps:
+        assert graph.slots[graph.inputs[0]].shape[1:] == (1,)
+
+
 def tiny_marian_translator():
     """(model, tokenizer): one-layer Marian weights drawn wide (init_std 0.5, seeded) so that
     generations vary, over the fixture's shared sentencepiece tokenizer."""

@@ -208,6 +208,7 @@ class BartPreTrainedModel(PreTrainedModel):
     _keys_to_ignore_on_load_unexpected = ["encoder.version", "decoder.version"]
     _no_split_modules = [r"BartEncoderLayer", r"BartDecoderLayer"]
     _supports_sdpa = True
+    _can_compile_fullgraph = True  # HF's flag: generate() with static caches, decoding steps under core.compile
 
     def _init_weights(self, module):
         super()._init_weights(module)

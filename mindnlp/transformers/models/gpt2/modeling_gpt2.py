@@ -279,13 +279,8 @@ class GPT2Model(GPT2PreTrainedModel):
 
         if cache_position is None:
             cache_position = core.arange(past_length, past_length + query_length, device=inputs_embeds.device)
-        # One new token without padding may attend to every cached key: no mask to build (a
-        # static cache returns its unwritten positions too, which the causal mask hides).
-        if query_length == 1 and attention_mask is None and not getattr(past_key_values, "is_compileable", False):
-            causal_mask = None
-        else:
-            causal_mask = create_causal_mask(self.config, inputs_embeds, attention_mask, past_key_values,
-                                             cache_position=cache_position, position_ids=position_ids)
+        causal_mask = create_causal_mask(self.config, inputs_embeds, attention_mask, past_key_values,
+                                         cache_position=cache_position, position_ids=position_ids)
         if encoder_hidden_states is not None:
             encoder_attention_mask = create_bidirectional_mask(self.config, inputs_embeds, encoder_attention_mask,
                                                                encoder_hidden_states=encoder_hidden_states)

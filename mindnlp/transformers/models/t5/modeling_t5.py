@@ -22,7 +22,7 @@ from ...loss_utils import masked_lm_loss
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
 from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_layers import GradientCheckpointingLayer, LayerOutputs, output_flags, span_fields
-from ...modeling_position_buckets import bucket_bias, relative_position_bucket
+from ...modeling_position_buckets import bucket_bias, bucket_bias_at, relative_position_bucket
 from ...modeling_outputs import (
     BaseModelOutputWithPastAndCrossAttentions,
     Seq2SeqLMOutput,
@@ -140,21 +140,27 @@ class T5Attention(nn.Module):
 
     _relative_position_bucket = staticmethod(relative_position_bucket)
 
-    def compute_bias(self, query_length, key_length, device=None, past_length=0):
-        """(1, heads, query_length, key_length) learned bias; query i sits at position past_length + i."""
+    def compute_bias(self, query_length, key_length, device=None, past_length=0, cache_position=None):
+        """(1, heads, query_length, key_length) learned bias; query i sits at position past_length + i,
+        or at cache_position[i] when that tensor is given (HF's argument)."""
         if device is None:
             device = self.relative_attention_bias.weight.device
-        return bucket_bias(self.relative_attention_bias, query_length, key_length, past_length, device,
-                           bidirectional=not self.is_decoder, num_buckets=self.relative_attention_num_buckets,
-                           max_distance=self.relative_attention_max_distance)
+        options = dict(bidirectional=not self.is_decoder, num_buckets=self.relative_attention_num_buckets,
+                       max_distance=self.relative_attention_max_distance)
+        if cache_position is not None:
+            return bucket_bias_at(self.relative_attention_bias, cache_position.to(device), key_length, **options)
+        return bucket_bias(self.relative_attention_bias, query_length, key_length, past_length, device, **options)
 
     def _key_value(self, states):
         return split_heads(self.k(states), self.key_value_proj_dim), split_heads(self.v(states),
                                                                                  self.key_value_proj_dim)
 
     def forward(self, hidden_states, mask=None, key_value_states=None, position_bias=None, past_key_values=None,
-                output_attentions=False, **kwargs):
-        """Returns (output, position_bias with the mask added, attention probabilities or None)."""
+                output_attentions=False, cache_position=None, **kwargs):
+        """Returns (output, position_bias with the mask added, attention probabilities or None).
+
+        The queries sit after the cached keys; a static cache returns its whole buffer, so
+        there their positions are `cache_position`'s."""
         batch_size, seq_length = hidden_states.shape[:2]
         is_cross_attention = key_value_states is not None
         query = split_heads(self.q(hidden_states), self.key_value_proj_dim)
@@ -177,8 +183,10 @@ class T5Attention(nn.Module):
             key_length = key.shape[-2]
             if self.has_relative_attention_bias:
                 past_length = key_length - seq_length if not is_cross_attention else 0
+                static = cache_position is not None and cache is not None and cache.is_compileable
                 position_bias = self.compute_bias(seq_length, key_length, device=query.device,
-                                                  past_length=past_length)
+                                                  past_length=past_length,
+                                                  cache_position=cache_position if static else None)
             else:
                 position_bias = core.zeros((1, self.n_heads, seq_length, key_length), dtype=query.dtype,
                                            device=query.device)
@@ -204,10 +212,10 @@ class T5LayerSelfAttention(nn.Module):
         self.dropout = nn.Dropout(config.dropout_rate)
 
     def forward(self, hidden_states, attention_mask=None, position_bias=None, past_key_values=None,
-                output_attentions=False, **kwargs):
+                output_attentions=False, cache_position=None, **kwargs):
         output, position_bias, weights = self.SelfAttention(
             self.layer_norm(hidden_states), mask=attention_mask, position_bias=position_bias,
-            past_key_values=past_key_values, output_attentions=output_attentions)
+            past_key_values=past_key_values, output_attentions=output_attentions, cache_position=cache_position)
         return hidden_states + self.dropout(output), position_bias, weights
 
 
@@ -252,13 +260,13 @@ class T5Block(GradientCheckpointingLayer):
 
     def forward(self, hidden_states, attention_mask=None, position_bias=None, encoder_hidden_states=None,
                 encoder_attention_mask=None, encoder_decoder_position_bias=None, past_key_values=None,
-                output_attentions=False, **kwargs):
+                output_attentions=False, cache_position=None, **kwargs):
         """Returns (hidden states, self-attention bias, self-attention probabilities,
         cross-attention bias, cross-attention probabilities); the last two are None without
         cross-attention, probabilities None unless asked for."""
         hidden_states, self_bias, self_weights = self.layer[0](
             hidden_states, attention_mask=attention_mask, position_bias=position_bias,
-            past_key_values=past_key_values, output_attentions=output_attentions)
+            past_key_values=past_key_values, output_attentions=output_attentions, cache_position=cache_position)
         hidden_states = _clamp_float16(hidden_states)
         cross_bias = cross_weights = None
         if self.is_decoder and encoder_hidden_states is not None:
@@ -282,6 +290,7 @@ class T5PreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _no_split_modules = ["T5Block"]
     _keep_in_fp32_modules = ["wo"]
+    _can_compile_fullgraph = True  # HF's flag: generate() with static caches, decoding steps under core.compile
 
     def _init_weights(self, module):
         """HF's T5 initialisation: every matrix is normal with a std of initializer_factor
@@ -380,6 +389,11 @@ class T5Stack(T5PreTrainedModel):
                     if self.config.is_encoder_decoder else DynamicCache()
             self_cache = past_key_values.self_attention_cache \
                 if isinstance(past_key_values, EncoderDecoderCache) else past_key_values
+            if cache_position is None and self_cache is not None and self_cache.is_compileable:
+                # A static cache's buffer does not tell where the new tokens go: its length does.
+                past_length = self_cache.get_seq_length()
+                cache_position = core.arange(past_length, past_length + inputs_embeds.shape[1],
+                                             device=inputs_embeds.device)
             mask = create_causal_mask(self.config, inputs_embeds, attention_mask, self_cache,
                                       cache_position=cache_position)
         else:
@@ -398,7 +412,7 @@ class T5Stack(T5PreTrainedModel):
             hidden_states, position_bias, weights, cross_bias, cross_weights = block(
                 hidden_states, mask, position_bias, encoder_hidden_states, encoder_mask,
                 encoder_decoder_position_bias, past_key_values=past_key_values,
-                output_attentions=output_attentions)
+                output_attentions=output_attentions, cache_position=cache_position)
             if self.is_decoder and encoder_hidden_states is not None:
                 encoder_decoder_position_bias = cross_bias
             collected.add_attentions(weights, cross_weights)

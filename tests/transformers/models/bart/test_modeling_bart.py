@@ -13,7 +13,10 @@ from mindnlp import core
 from mindnlp import transformers
 from mindnlp.core.serialization import load_safetensors
 
-from ..seq2seq_parity import Seq2SeqCase, assert_close, check_lm_logits_and_loss
+from mindnlp.transformers.cache_utils import StaticCache
+
+from ..seq2seq_parity import (Seq2SeqCase, assert_close, check_compiled_steps, check_generate_matches_hf,
+                              check_lm_logits_and_loss, compiled_for_generation)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "bart")
 CASES = {
@@ -85,17 +88,40 @@ def test_task_heads(case):
 
 def test_generate_matches_hf(case):
     model = case.load()
+    for name in case.info["generate"]:
+        check_generate_matches_hf(case, model, name)
+
+
+def test_compiled_generation_matches_hf(case):
+    """HF's compiled-generation recipe (static caches, forward under core.compile): greedy
+    decoding and beam search replay one graph per step shape and give HF's ids and scores."""
+    model = case.load().eval()
+    compiled = compiled_for_generation(model)
+    for name in case.info["generate"]:
+        out = check_generate_matches_hf(case, model, name)
+        assert isinstance(out.past_key_values.cross_attention_cache, StaticCache)
+    check_compiled_steps(compiled)
+
+
+def test_compiled_generation_continues_a_masked_prefix_and_samples_as_eager():
+    """A decoder prefix with its attention mask (padded to the static cache's length, one shape
+    for every step) and sampling (drawn outside the compiled forward) give eager's ids."""
+    case = Case("bart")
+    eager, model = case.load().eval(), case.load().eval()
+    compiled = compiled_for_generation(model)
     ids, mask, _, _ = case.inputs()
-    for name, settings in case.info["generate"].items():
-        out = model.generate(ids, attention_mask=mask, do_sample=False, return_dict_in_generate=True,
-                             output_scores=True, **settings)
-        expected = case.expected[f"generate/{name}/sequences"]
-        assert out.sequences.tolist() == expected.tolist(), f"{case.name} {name}"
-        assert_close(core.stack(list(out.scores), dim=1), case.expected[f"generate/{name}/scores"],
-                     f"{case.name} {name} scores")
-        if f"generate/{name}/sequences_scores" in case.expected:
-            assert_close(out.sequences_scores, case.expected[f"generate/{name}/sequences_scores"],
-                         f"{case.name} {name} sequence scores")
+    prefix = core.tensor([[2, 5, 6]] * ids.shape[0])
+    settings = dict(attention_mask=mask, max_new_tokens=6, decoder_input_ids=prefix,
+                    decoder_attention_mask=core.ones_like(prefix))
+    assert model.generate(ids, **settings).tolist() == eager.generate(ids, **settings).tolist()
+    for seed in (0, 1):
+        core.manual_seed(seed)
+        want = eager.generate(ids, attention_mask=mask, max_new_tokens=6, do_sample=True, top_k=5)
+        core.manual_seed(seed)
+        assert model.generate(ids, attention_mask=mask, max_new_tokens=6, do_sample=True, top_k=5).tolist() == \
+            want.tolist()
+    check_compiled_steps(compiled)
+    assert len(compiled.graphs) == 2    # a step with the decoder's mask, a step without
 
 
 def test_generate_without_cache_matches_with_cache(case):

@@ -12,7 +12,10 @@ from mindnlp import core
 from mindnlp.core.serialization import load_safetensors
 from mindnlp import transformers
 
-from ..seq2seq_parity import Seq2SeqCase, assert_close, check_lm_logits_and_loss
+from mindnlp.transformers.cache_utils import StaticCache
+
+from ..seq2seq_parity import (Seq2SeqCase, assert_close, check_compiled_steps, check_generate_matches_hf,
+                              check_lm_logits_and_loss, compiled_for_generation)
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "t5")
 CASES = {"t5_v1_0": "T5", "t5_v1_1": "T5", "mt5": "MT5"}
@@ -76,20 +79,26 @@ def test_task_heads(case):
 @pytest.mark.parametrize("name", ["greedy", "greedy_ngram_forced_eos", "greedy_encoder_ngram_forced_bos", "beam",
                                   "beam_never"])
 def test_generate_matches_hf(case, name):
-    model = case.load()
-    ids, mask, _, _ = case.inputs()
-    settings = case.info["generate"][name]
-    out = model.generate(ids, attention_mask=mask, do_sample=False, return_dict_in_generate=True,
-                         output_scores=True, **settings)
-    expected = case.expected[f"generate/{name}/sequences"]
-    assert out.sequences.tolist() == expected.tolist(), f"{case.name} {name}"
-    assert_close(core.stack(list(out.scores), dim=1), case.expected[f"generate/{name}/scores"],
-                 f"{case.name} {name} scores")
-    if f"generate/{name}/sequences_scores" in case.expected:
-        assert_close(out.sequences_scores, case.expected[f"generate/{name}/sequences_scores"],
-                     f"{case.name} {name} sequence scores")
+    out = check_generate_matches_hf(case, case.load(), name)
     type_name = "GenerateBeamEncoderDecoderOutput" if "beam" in name else "GenerateEncoderDecoderOutput"
     assert type(out).__name__ == type_name
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("name", ["greedy", "beam", "beam_never"])
+def test_static_cache_generation_matches_hf(case, name, compiled):
+    """Static caches give HF's ids and scores, eager and under HF's compiled-generation recipe
+    (every decoding step after the first replays one graph). The position bias is looked up
+    at `cache_position`: a static cache's keys fill a buffer of fixed length."""
+    model = case.load().eval()
+    if compiled:
+        step = compiled_for_generation(model)
+    else:
+        model.generation_config.cache_implementation = "static"
+    out = check_generate_matches_hf(case, model, name)
+    assert isinstance(out.past_key_values.self_attention_cache, StaticCache)
+    if compiled:
+        check_compiled_steps(step)
 
 
 @pytest.mark.parametrize("settings", [dict(max_new_tokens=6), dict(max_new_tokens=6, num_beams=3,
@@ -167,10 +176,23 @@ def test_relative_position_buckets_match_hf_table():
     assert causal[:40 - 19] == [7] * 21
 
 
+@pytest.mark.parametrize("num_buckets, max_distance", [(32, 128), (8, 20), (32, 8)])
+def test_buckets_read_from_a_table_are_the_computed_ones(num_buckets, max_distance):
+    """The table of the distances up to max_distance gives every distance's bucket, farther ones
+    included (max_distance below num_buckets: computed, no saturation to rely on)."""
+    from mindnlp.transformers.modeling_position_buckets import _buckets_of, relative_position_bucket
+
+    distances = core.arange(-300, 301)
+    for bidirectional in (True, False):
+        options = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+        assert core.equal(_buckets_of(distances, **options), relative_position_bucket(distances, **options))
+
+
 @pytest.mark.parametrize("query_length, key_length, past_length", [(7, 7, 0), (1, 9, 8), (3, 10, 7), (5, 2, 0)])
 def test_bucket_bias_is_the_pairwise_lookup_laid_out_heads_first(query_length, key_length, past_length):
-    """The bias built from one bucket per distance equals looking up every (query, key) pair."""
-    from mindnlp.transformers.modeling_position_buckets import bucket_bias, relative_position_bucket
+    """The bias built from one bucket per distance equals looking up every (query, key) pair, and
+    so does the bias of queries placed by a position tensor (a static cache's decoding step)."""
+    from mindnlp.transformers.modeling_position_buckets import bucket_bias, bucket_bias_at, relative_position_bucket
 
     core.manual_seed(0)
     table = core.nn.Embedding(8, 3)
@@ -180,6 +202,8 @@ def test_bucket_bias_is_the_pairwise_lookup_laid_out_heads_first(query_length, k
     pairwise = table(relative_position_bucket(core.arange(key_length)[None, :] - queries, **options))
     assert tuple(bias.shape) == (1, 3, query_length, key_length) and bias.is_contiguous()
     assert core.equal(bias, pairwise.permute(2, 0, 1).unsqueeze(0))
+    at_positions = bucket_bias_at(table, core.arange(past_length, past_length + query_length), key_length, **options)
+    assert core.equal(at_positions, bias)
 
 
 def test_shift_right_and_its_errors():

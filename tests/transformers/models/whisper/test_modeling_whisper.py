@@ -16,7 +16,7 @@ from mindnlp.transformers import (AutoModelForSpeechSeq2Seq, WhisperConfig, Whis
 from mindnlp.transformers.models.whisper.generation_whisper import _dynamic_time_warping, _median_filter
 from mindnlp.transformers.models.whisper.modeling_whisper import sinusoids
 
-from ..seq2seq_parity import assert_close
+from ..seq2seq_parity import assert_close, check_compiled_steps, compiled_for_generation
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "whisper")
 MODEL = os.path.join(FIXTURES, "model")
@@ -122,6 +122,21 @@ def check_generation(name, out, expected):
 def test_generate_matches_hf(expected, model, name):
     out = model.generate(core.tensor(expected[0]["features"]), **GENERATIONS[name])
     check_generation(name, out, expected)
+
+
+def test_compiled_generation_matches_hf(expected):
+    """HF's compiled-generation recipe (static self- and cross-attention caches, forward under
+    core.compile): Whisper's language and task tokens, timestamps, long-form windows and beam
+    search give HF's ids, each decoding step a replayed graph."""
+    model = WhisperForConditionalGeneration.from_pretrained(MODEL).eval()
+    compiled = compiled_for_generation(model)
+    for name in ("french", "detected_language", "timestamps_segments", "beam"):
+        check_generation(name, model.generate(core.tensor(expected[0]["features"]), **GENERATIONS[name]), expected)
+    arrays = expected[0]
+    out = model.generate(core.tensor(arrays["long_features"]), language="en", return_segments=True,
+                         attention_mask=core.tensor(arrays["long_attention_mask"]))
+    check_generation("long_form", out, expected)
+    check_compiled_steps(compiled)
 
 
 def test_generate_with_prompt_matches_hf(expected, model):
