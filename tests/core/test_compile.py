@@ -375,8 +375,8 @@ def test_direct_kernels_replay_like_forward(dtype):
 
 
 def test_decoding_step_ops_replay_through_direct_kernels():
-    """A decoding step's one-row products (Linear's, and GPT-2's x @ W), norms, gated
-    activation and attention replay through their compiled kernels called directly (not
+    """A decoding step's one-row products (Linear's, and GPT-2's x @ W), norms, activations
+    (gated or not) and attention replay through their compiled kernels called directly (not
     the ops' forward), bit for bit as eager computes them."""
     from mindnlp.core.backends import cpu_jit
     from mindnlp.core.nn.functional.activation import gated_product
@@ -395,8 +395,9 @@ def test_decoding_step_ops_replay_through_direct_kernels():
         keys[:, :, 8:9] = F.linear(h, wk).view(1, 1, 2, 32).transpose(1, 2)
         values[:, :, 8:9] = F.linear(h, wv).view(1, 1, 2, 32).transpose(1, 2)
         attn = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=True)
-        return (attn.transpose(1, 2).reshape(1, 1, 128), gated_product(F.linear(h, wg), F.linear(h, wu)),
-                core.matmul(h.view(1, 128), wm))
+        gate = F.linear(h, wg)
+        return (attn.transpose(1, 2).reshape(1, 1, 128), gated_product(gate, F.linear(h, wu)),
+                core.matmul(h.view(1, 128), wm), F.gelu(gate), F.gelu(gate, approximate="tanh"), F.silu(gate))
 
     compiled = core.compile(step)
     with core.no_grad():
@@ -412,5 +413,7 @@ def test_decoding_step_ops_replay_through_direct_kernels():
     names = {}
     for i, node in enumerate(entry.compiled.graph.nodes):
         names.setdefault(node.name, set()).add(kernels[f"k{i}"].__name__)
-    assert [names[op] for op in ("_Linear", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention")] == [
-        {"linear"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}]
+    ops = ("_Linear", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention", "_GeluExact", "_GeluTanh",
+           "_Silu")
+    assert [names[op] for op in ops] == [{"linear"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
+        {"activation"}] * 3

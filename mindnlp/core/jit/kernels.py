@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..backends import cpu_jit, cpu_kernels
-from ..nn.functional.activation import _GatedProduct
+from ..nn.functional.activation import _GatedProduct, _GeluExact, _GeluTanh, _Silu
 from ..nn.functional.attention import ScaledDotProductAttention
 from ..nn.functional.linear import _Linear
 from ..nn.functional.normalization import _LayerNorm
@@ -188,6 +188,32 @@ def _gated_product(node, graph):
         loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
         return out
     return gated
+
+
+# op -> how its eager forward calls the compiled loop on a flat float32 array.
+_ACTIVATIONS = {_GeluTanh: lambda c: lambda x, out: c.gated_gelu_tanh(x, None, out),
+                _Silu: lambda c: lambda x, out: c.gated_silu(x, None, out),
+                _GeluExact: lambda c: lambda x, out: c.gelu(x, out)}
+
+
+@kernel_for(*_ACTIVATIONS)
+def _activation(node, graph):
+    """GELU or SiLU of a few rows: the compiled loop once, without the forward's dispatch
+    through the backend's kernel table and work splitting (tens of microseconds on a
+    3072-wide row, ten times the loop)."""
+    compiled = cpu_jit.load()
+    if compiled is None or _float32_operands(node, graph) is None:
+        return None
+    shape = graph.slots[node.args[0].slot].shape
+    if math.prod(shape) > _INLINE:
+        return None
+    loop = _ACTIVATIONS[node.op](compiled)
+
+    def activation(x):
+        out = np.empty(shape, _F32)
+        loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+        return out
+    return activation
 
 
 @kernel_for(ScaledDotProductAttention)
