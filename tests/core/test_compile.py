@@ -335,6 +335,22 @@ def test_passes_fold_constants_and_drop_dead_code():
     assert "unused" not in str(graph)
 
 
+def test_bias_add_fuses_into_the_product():
+    """x @ W + b (GPT-2's Conv1D) replays as one product that adds the bias, equal to eager;
+    a product read elsewhere too keeps its own node."""
+    from mindnlp.core.backends import cpu_jit
+
+    rng = np.random.default_rng(0)
+    w, bias = (core.tensor(rng.standard_normal(shape).astype(np.float32)) for shape in [(128, 96), (96,)])
+    fused = _replays_like_eager(lambda x: (bias + x @ w, x @ w + bias), (1, 128))
+    assert [n.name for n in fused.graphs[0].nodes] == ["matmul_bias", "matmul_bias"]
+    if cpu_jit.parallel() is not None:     # the one-row product runs the matrix-vector kernels directly
+        (entry,) = fused._cache.values()
+        assert {entry.compiled._replay.__globals__[f"k{i}"].__name__ for i in range(2)} == {"matmul_bias"}
+    shared = _replays_like_eager(lambda x: (lambda p: (p, p + bias))(x @ w), (3, 128))
+    assert [n.name for n in shared.graphs[0].nodes] == ["MatMul", "Add"]
+
+
 def test_graph_mode_switch_compiles_top_level_models():
     import mindnlp
     from mindnlp.transformers import AutoModel

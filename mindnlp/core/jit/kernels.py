@@ -20,6 +20,7 @@ from ..nn.functional.attention import ScaledDotProductAttention
 from ..nn.functional.linear import _Linear
 from ..nn.functional.normalization import _LayerNorm
 from ..ops import elementwise, linalg, shape
+from . import passes
 from .graph import SlotRef
 from .lower import generic_kernel, kernel_for
 
@@ -143,6 +144,19 @@ def _matmul(node, graph):
     def matmul(a, b):
         return product(a, b, None, a, b)
     return matmul
+
+
+@kernel_for(passes.matmul_bias)
+def _matmul_bias(node, graph):
+    """a @ b + bias of a few rows (GPT-2's Conv1D projections, fused by passes.fuse_bias_add)."""
+    a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args[:2])
+    if not _few_rows(node, graph, a_shape, *b_shape):
+        return None
+    product = _matrix_vector(a_shape[0], b_shape[1], graph.slots[node.outputs[0]].shape, passes.matmul_bias)
+
+    def matmul_bias(a, b, bias):
+        return product(a, b, bias, a, b, bias)
+    return matmul_bias
 
 
 @kernel_for(_LayerNorm)
