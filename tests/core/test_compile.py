@@ -241,6 +241,30 @@ def test_input_mutation_is_replayed():
     assert len(compiled.graphs) == 1
 
 
+def test_cache_write_at_a_position_tensor_is_replayed():
+    """A static cache's write `cache[:, :, position] = value` (position a one-element index
+    tensor) replays through a slice; a position past the end wraps or raises as eagerly."""
+    def write(cache, value, position):
+        cache[:, :, position] = value
+        return cache.sum()
+
+    compiled = core.compile(write)
+    caches = [core.zeros(1, 2, 5, 3), core.zeros(1, 2, 5, 3)]
+    with core.no_grad():
+        for pos in [0, 3, 4, -1]:
+            value = core.full((2, 1, 3), float(pos + 7))
+            position = core.tensor([pos])
+            _assert_same(compiled(caches[0], value, position), write(caches[1], value, position))
+            _assert_same(caches[0], caches[1])
+        with pytest.raises(IndexError):
+            compiled(caches[0], value, core.tensor([5]))
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    (entry,) = compiled._cache.values()
+    kernels = entry.compiled._replay.__globals__
+    assert [kernels[f"k{i}"].__name__ for i, n in enumerate(entry.compiled.graph.nodes) if n.name == "assign"] == [
+        "assign_position"]
+
+
 def test_constant_outputs_are_not_shared_between_calls():
     compiled = core.compile(lambda x: (x + 1, core.zeros(2)))
     with core.no_grad():

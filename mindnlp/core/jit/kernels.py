@@ -19,7 +19,7 @@ from ..nn.functional.activation import _GatedProduct, _GeluExact, _GeluTanh, _Si
 from ..nn.functional.attention import ScaledDotProductAttention
 from ..nn.functional.linear import _Linear
 from ..nn.functional.normalization import _LayerNorm
-from ..ops import elementwise, linalg, shape
+from ..ops import elementwise, inplace, linalg, shape
 from . import passes
 from .graph import SlotRef
 from .lower import generic_kernel, kernel_for
@@ -64,6 +64,36 @@ def _slice(node, graph):
         return None
     key = node.args[1]
     return lambda a: a[key]
+
+
+@kernel_for(inplace.assign)
+def _assign(node, graph):
+    """A cache write `target[:, :, position] = value` whose position is a one-element index
+    array (a static cache's cache_position) writes through a basic slice instead: NumPy's
+    indexed assignment costs several times the copy. A position out of the target's range
+    takes the indexed path, which wraps or raises as the eager write did."""
+    if len(node.args) != 3 or node.kwargs or type(node.args[2]) is not tuple:
+        return None
+    target, value, key = node.args
+    arrays = [(axis, k) for axis, k in enumerate(key) if isinstance(k, SlotRef)]
+    if len(arrays) != 1 or any(k != slice(None) for k in key if not isinstance(k, SlotRef)):
+        return None
+    axis, index = arrays[0]
+    slot = graph.slots[index.slot]
+    if slot.shape != (1,) or slot.dtype.kind not in "iu" or not isinstance(target, SlotRef) or \
+            [target.slot, getattr(value, "slot", None), index.slot] != node.reads():
+        return None
+    size = graph.slots[target.slot].shape[axis]
+    head = (slice(None),) * axis
+
+    def assign_position(t, v, position):
+        i = int(position[0])
+        if 0 <= i < size:
+            t[head + (slice(i, i + 1),)] = v
+        else:
+            t[head + (position,)] = v
+        return t
+    return assign_position
 
 
 _BINARY = {elementwise.Add: np.add, elementwise.Sub: np.subtract, elementwise.Mul: np.multiply,
