@@ -52,6 +52,7 @@ def min_work(name):
 _BLOCKS_PER_THREAD = 8
 
 _F32 = np.float32
+_F32_DTYPE = np.dtype(np.float32)
 
 
 def _flat(a):
@@ -775,13 +776,15 @@ def rotary(x, cos, sin):
     that layout (a view again), so rotating costs one pass and no transposing copy.
     """
     compiled = cpu_jit.load()
-    rows = np.swapaxes(x, 1, 2)
-    if (compiled is None or x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not rows.flags.c_contiguous
-            or x.dtype != _F32 or cos.dtype != _F32 or sin.dtype != _F32):
+    if compiled is None or x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not (
+            x.dtype == cos.dtype == sin.dtype == _F32_DTYPE):
         return None
-    out = np.empty(rows.shape, dtype=_F32)
+    rows = x.transpose(0, 2, 1, 3)      # the method, not np.swapaxes: a decoding step calls this per layer
+    if not rows.flags.c_contiguous:
+        return None
+    out = np.empty(rows.shape, _F32_DTYPE)
     compiled.rotary(rows, np.ascontiguousarray(cos), np.ascontiguousarray(sin), out)
-    return np.swapaxes(out, 1, 2)
+    return out.transpose(0, 2, 1, 3)
 
 
 KERNELS = {
