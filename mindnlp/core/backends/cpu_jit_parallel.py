@@ -1,10 +1,13 @@
-"""Compiled matrix-vector products on numba's own thread pool (imported only with numba).
+"""Compiled matrix-vector products and decoding attention on numba's own thread pool
+(imported only with numba).
 
 Decoding multiplies one row (or a few) by every weight matrix: the product is memory-bound
 and takes tens of microseconds, too short for a hand-off to Python worker threads and
 exactly where OpenBLAS's threads would be woken (and then spin, slowing what follows).
 Each weight is read once for all of x's rows, and its rows (or columns) are split over
-numba's threads. cpu_jit.parallel() decides whether numba's pool qualifies.
+numba's threads. Attention of a step's query reads the whole KV cache, memory-bound the
+same way: its query heads are split over the threads. cpu_jit.parallel() decides whether
+numba's pool qualifies.
 """
 import threading
 
@@ -159,6 +162,7 @@ def _attention_values(probs, v, out, lo, hi):
 
 @numba.njit(nogil=True, cache=True, parallel=True)
 def _split_scores(q, k, scores, parts):
+    """_attention_scores with the query heads in `parts` bands, one per thread."""
     items = scores.shape[0]
     for part in numba.prange(parts):
         _attention_scores(q, k, scores, items * part // parts, items * (part + 1) // parts)
@@ -166,6 +170,7 @@ def _split_scores(q, k, scores, parts):
 
 @numba.njit(nogil=True, cache=True, parallel=True)
 def _split_values(probs, v, out, parts):
+    """_attention_values with the query heads in `parts` bands, one per thread."""
     items = probs.shape[0]
     for part in numba.prange(parts):
         _attention_values(probs, v, out, items * part // parts, items * (part + 1) // parts)

@@ -77,6 +77,8 @@ def eliminate_dead_code(graph):
 
 
 def fuse_bias_add(graph):
+    """Replace each MatMul + Add(bias) pair the module docstring describes by one matmul_bias
+    node, at the Add's place (its operands are all computed by then)."""
     slots = graph.slots
     readers = {}
     for node in graph.nodes:
