@@ -245,6 +245,30 @@ def test_input_mutation_is_replayed():
     assert len(compiled.graphs) == 1
 
 
+def test_cache_write_at_a_position_tensor_is_replayed():
+    """A static cache's write `cache[:, :, position] = value` (position a one-element index
+    tensor) replays through a slice; a position past the end wraps or raises as eagerly."""
+    def write(cache, value, position):
+        cache[:, :, position] = value
+        return cache.sum()
+
+    compiled = core.compile(write)
+    caches = [core.zeros(1, 2, 5, 3), core.zeros(1, 2, 5, 3)]
+    with core.no_grad():
+        for pos in [0, 3, 4, -1]:
+            value = core.full((2, 1, 3), float(pos + 7))
+            position = core.tensor([pos])
+            _assert_same(compiled(caches[0], value, position), write(caches[1], value, position))
+            _assert_same(caches[0], caches[1])
+        with pytest.raises(IndexError):
+            compiled(caches[0], value, core.tensor([5]))
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    (entry,) = compiled._cache.values()
+    kernels = entry.compiled._replay.__globals__
+    assert [kernels[f"k{i}"].__name__ for i, n in enumerate(entry.compiled.graph.nodes) if n.name == "assign"] == [
+        "assign_position"]
+
+
 def test_constant_outputs_are_not_shared_between_calls():
     compiled = core.compile(lambda x: (x + 1, core.zeros(2)))
     with core.no_grad():
@@ -330,6 +354,22 @@ def test_passes_fold_constants_and_drop_dead_code():
     assert "unused" not in str(graph)
 
 
+def test_bias_add_fuses_into_the_product():
+    """x @ W + b (GPT-2's Conv1D) replays as one product that adds the bias, equal to eager;
+    a product read elsewhere too keeps its own node."""
+    from mindnlp.core.backends import cpu_jit
+
+    rng = np.random.default_rng(0)
+    w, bias = (core.tensor(rng.standard_normal(shape).astype(np.float32)) for shape in [(128, 96), (96,)])
+    fused = _replays_like_eager(lambda x: (bias + x @ w, x @ w + bias), (1, 128))
+    assert [n.name for n in fused.graphs[0].nodes] == ["matmul_bias", "matmul_bias"]
+    if cpu_jit.parallel() is not None:     # the one-row product runs the matrix-vector kernels directly
+        (entry,) = fused._cache.values()
+        assert {entry.compiled._replay.__globals__[f"k{i}"].__name__ for i in range(2)} == {"matmul_bias"}
+    shared = _replays_like_eager(lambda x: (lambda p: (p, p + bias))(x @ w), (3, 128))
+    assert [n.name for n in shared.graphs[0].nodes] == ["MatMul", "Add"]
+
+
 def test_graph_mode_switch_compiles_top_level_models():
     import mindnlp
     from mindnlp.transformers import AutoModel
@@ -370,8 +410,8 @@ def test_direct_kernels_replay_like_forward(dtype):
 
 
 def test_decoding_step_ops_replay_through_direct_kernels():
-    """A decoding step's one-row products (Linear's, and GPT-2's x @ W), norms, gated
-    activation and attention replay through their compiled kernels called directly (not
+    """A decoding step's one-row products (Linear's, and GPT-2's x @ W), norms, activations
+    (gated or not) and attention replay through their compiled kernels called directly (not
     the ops' forward), bit for bit as eager computes them."""
     from mindnlp.core.backends import cpu_jit
     from mindnlp.core.nn.functional.activation import gated_product
@@ -390,8 +430,9 @@ def test_decoding_step_ops_replay_through_direct_kernels():
         keys[:, :, 8:9] = F.linear(h, wk).view(1, 1, 2, 32).transpose(1, 2)
         values[:, :, 8:9] = F.linear(h, wv).view(1, 1, 2, 32).transpose(1, 2)
         attn = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=True)
-        return (attn.transpose(1, 2).reshape(1, 1, 128), gated_product(F.linear(h, wg), F.linear(h, wu)),
-                core.matmul(h.view(1, 128), wm))
+        gate = F.linear(h, wg)
+        return (attn.transpose(1, 2).reshape(1, 1, 128), gated_product(gate, F.linear(h, wu)),
+                core.matmul(h.view(1, 128), wm), F.gelu(gate), F.gelu(gate, approximate="tanh"), F.silu(gate))
 
     compiled = core.compile(step)
     with core.no_grad():
@@ -407,5 +448,7 @@ def test_decoding_step_ops_replay_through_direct_kernels():
     names = {}
     for i, node in enumerate(entry.compiled.graph.nodes):
         names.setdefault(node.name, set()).add(kernels[f"k{i}"].__name__)
-    assert [names[op] for op in ("_Linear", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention")] == [
-        {"linear"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}]
+    ops = ("_Linear", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention", "_GeluExact", "_GeluTanh",
+           "_Silu")
+    assert [names[op] for op in ops] == [{"linear"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
+        {"activation"}] * 3

@@ -52,6 +52,7 @@ def min_work(name):
 _BLOCKS_PER_THREAD = 8
 
 _F32 = np.float32
+_F32_DTYPE = np.dtype(np.float32)
 
 
 def _flat(a):
@@ -425,6 +426,9 @@ _SMALL_PRODUCT = 1 << 21
 # A matrix product is split by rows (or, for few rows, by columns) over the workers, each
 # getting at least this many.
 _MIN_ROWS_PER_THREAD = 32
+# Keys and values of at least this many bytes are read by numba's threads together (a
+# decoding step against a cache of a few hundred positions); fewer by the calling thread.
+_SPLIT_ATTENTION_BYTES = 1 << 19
 # Products of at most this many rows (decoding's matrix-vector products) are memory-bound
 # and short: OpenBLAS's threads, which wake faster than ours, serve them.
 _FEW_ROWS = 16
@@ -708,12 +712,18 @@ def _blas_rows(a):
 
 def small_attention(q, k, v, mask, scale, groups=1):
     """attention's output (no probabilities, no dropout) for attention below
-    MIN_WORK["attention"] (a decoding step's query against its cache), as three calls on the
-    calling thread: the work units and the composed ops' passes cost tens of microseconds
-    there, the work itself a few. The query heads sharing a key/value head are multiplied
-    together, as keys times queries (the keys' rows are contiguous: BLAS reads them in
-    place); the scores are normalised by the compiled masked softmax. None where this does
-    not serve (no numba; not 4-d float32 with matching batches).
+    MIN_WORK["attention"] (a decoding step's query against its cache): the work units and
+    the composed ops' passes cost tens of microseconds there, the work itself a few. Keys
+    and values in arrays of their own (a cache) are read in place by numba's loops, one
+    pass over the keys and one over the values, on numba's threads (split by query heads)
+    once the cache is long enough to repay waking them (a decoding step reads its whole
+    cache: GPT-2's at 520 positions is 38 MB a token, whose 12 layers took 4.2 ms through
+    BLAS, 3.7 ms in the loops on one thread and 2.2 ms split over two). Views of a longer
+    cache, or no numba pool, go to BLAS on the calling thread, the query heads sharing a
+    key/value head multiplied together as keys times queries (the keys' rows are
+    contiguous: BLAS reads them in place). The scores are normalised by the compiled masked
+    softmax either way. None where this does not serve (no numba; not 4-d float32 with
+    matching batches).
     """
     compiled = cpu_jit.load()
     if compiled is None or q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or not (
@@ -722,20 +732,35 @@ def small_attention(q, k, v, mask, scale, groups=1):
         return None
     batch, heads, L, E = q.shape
     kv_heads, S = k.shape[1], k.shape[2]
+    scores_shape = (batch, heads, L, S)
+    parallel = cpu_jit.parallel()
+    if parallel is not None and k.flags.c_contiguous and v.flags.c_contiguous:
+        out = np.empty((batch, heads, L, v.shape[3]), _F32)
+        mask = _softmax_mask(mask, scores_shape, batch * heads, L)
+        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, compiled.masked_softmax, out,
+                           split=k.nbytes + v.nbytes >= _SPLIT_ATTENTION_BYTES)
+        return out
     rows = groups * L
     # (E, rows) C-contiguous: OpenBLAS multiplies a few columns several times faster in this
     # layout than as the transposed view of the queries' rows.
     queries = np.ascontiguousarray(np.swapaxes(q.reshape(batch, kv_heads, rows, E), -1, -2))
-    if mask is not None:
-        mask = np.asarray(mask, dtype=_F32)
-        if all(n == 1 for n in mask.shape[:-1]):
-            mask = np.ascontiguousarray(mask.reshape(1, 1, S))
-        else:
-            mask = np.ascontiguousarray(np.broadcast_to(mask, (batch, heads, L, S))).reshape(batch * kv_heads, rows, S)
+    mask = _softmax_mask(mask, scores_shape, batch * kv_heads, rows)
     with blas_threads.single():     # products this small lose more to a thread hand-off than they gain
         scores = np.ascontiguousarray(np.swapaxes(np.matmul(k, queries), -1, -2))
         compiled.masked_softmax(scores.reshape(batch * kv_heads, rows, S), mask, _F32(scale))
         return np.matmul(scores, v).reshape(batch, heads, L, v.shape[3])
+
+
+def _softmax_mask(mask, scores_shape, n, rows):
+    """An attention mask (broadcastable to the scores' (B, H, L, S)) as masked_softmax reads
+    it beside the scores viewed as (n, rows, S): (1, 1, S) when every row shares it, else
+    expanded to the scores' shape."""
+    if mask is None:
+        return None
+    mask = np.asarray(mask, dtype=_F32)
+    if all(d == 1 for d in mask.shape[:-1]):
+        return np.ascontiguousarray(mask.reshape(1, 1, scores_shape[-1]))
+    return np.ascontiguousarray(np.broadcast_to(mask, scores_shape)).reshape(n, rows, scores_shape[-1])
 
 
 def _heads_inside_rows(lead, L, Ev, n_head_dims):
@@ -774,13 +799,15 @@ def rotary(x, cos, sin):
     that layout (a view again), so rotating costs one pass and no transposing copy.
     """
     compiled = cpu_jit.load()
-    rows = np.swapaxes(x, 1, 2)
-    if (compiled is None or x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not rows.flags.c_contiguous
-            or x.dtype != _F32 or cos.dtype != _F32 or sin.dtype != _F32):
+    if compiled is None or x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not (
+            x.dtype == cos.dtype == sin.dtype == _F32_DTYPE):
         return None
-    out = np.empty(rows.shape, dtype=_F32)
+    rows = x.transpose(0, 2, 1, 3)      # the method, not np.swapaxes: a decoding step calls this per layer
+    if not rows.flags.c_contiguous:
+        return None
+    out = np.empty(rows.shape, _F32_DTYPE)
     compiled.rotary(rows, np.ascontiguousarray(cos), np.ascontiguousarray(sin), out)
-    return np.swapaxes(out, 1, 2)
+    return out.transpose(0, 2, 1, 3)
 
 
 KERNELS = {

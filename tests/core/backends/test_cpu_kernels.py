@@ -179,10 +179,19 @@ def test_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, dead_
     ((2, 4, 7, 16), (2, 4, 30, 16), (7, 30), 1, True),            # shared mask, fully masked rows
     ((2, 4, 5, 16), (2, 2, 9, 16), None, 2, False),               # no mask
 ])
-def test_small_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, groups, dead_rows, kernel_flavour):
+@pytest.mark.parametrize("cache", ["own", "own, split over threads", "view"])
+def test_small_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, groups, dead_rows, cache,
+                                                  kernel_flavour, monkeypatch):
+    """Keys and values in arrays of their own are read by compiled loops, on the calling
+    thread or split by query heads over numba's; views of a longer cache (not contiguous)
+    go through BLAS."""
     q, k, v, mask, _ = _attention_case(q_shape, kv_shape, mask_shape, dead_rows)
     # A query split from a projection's rows is a strided view: the loop reads it in place.
     q = np.ascontiguousarray(np.swapaxes(q, 1, 2)).swapaxes(1, 2)
+    if cache == "own, split over threads":
+        monkeypatch.setattr(K, "_SPLIT_ATTENTION_BYTES", 0)
+    if cache == "view":
+        k, v = (np.concatenate([a, a[:, :, :3]], axis=2)[:, :, :a.shape[2]] for a in (k, v))
     out = K.small_attention(q, k, v, mask, 0.3, groups)
     if kernel_flavour == "numpy":      # the loop is numba's: the op keeps its composed path
         assert out is None
