@@ -142,7 +142,8 @@ class FalconModel(DecoderModel, FalconPreTrainedModel):
                                        device=inputs_embeds.device)
         bias = alibi_bias(attention_mask, self.config.num_attention_heads, inputs_embeds.dtype)
         bias = bias / math.sqrt(self.config.head_dim)
-        return {kind: core.where(mask < -1, mask, bias) for kind, mask in masks.items()}
+        # a mask of None (every key visible) leaves the bias alone
+        return {kind: bias if mask is None else core.where(mask < -1, mask, bias) for kind, mask in masks.items()}
 
 
 class FalconForCausalLM(GenericForCausalLM, FalconPreTrainedModel, GenerationMixin):
