@@ -83,15 +83,17 @@ def test_a_transposed_weight_is_quantized_row_major(bits, group_size, scheme):
             np.testing.assert_array_equal(part.numpy(), expected.numpy())
 
 
-@pytest.mark.parametrize("reference,scheme,group_size", [("quanto_int4", "affine", 128), ("bnb_nf4", "nf4", 64),
-                                                         ("bnb_fp4", "fp4", 64)])
-def test_quantized_weight_reads_back_as_its_library_computes_it(reference, scheme, group_size):
-    """tests/fixtures/quantization: the libraries' documented formulas computed with torch
-    (make_quantization_fixtures.py; quanto and bitsandbytes are not installed there)."""
+@pytest.mark.parametrize("weight", ["normal", "grid"])
+@pytest.mark.parametrize("reference,bits,group_size,scheme", [
+    ("quanto_int8", 8, None, "symmetric"), ("quanto_int4", 4, 128, "affine"), ("bnb_nf4", 4, 64, "nf4"),
+    ("bnb_fp4", 4, 64, "fp4")])
+def test_quantized_weight_reads_back_as_its_library_computes_it(weight, reference, bits, group_size, scheme):
+    """tests/fixtures/quantization: optimum-quanto's and bitsandbytes' own quantize-dequantize
+    (make_quantization_fixtures.py), equal to the bit, on a grid weight too, whose ties round
+    one way or the other as the quantizer's float operations go."""
     fixture = np.load(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "quantization", "reference.npz"))
-    weight = core.tensor(fixture["weight"])
-    _, dense = _quantized(weight, 4, group_size, scheme)
-    np.testing.assert_allclose(dense, fixture[reference], rtol=0, atol=1e-6 * np.abs(fixture["weight"]).max())
+    _, dense = _quantized(core.tensor(fixture[weight]), bits, group_size, scheme)
+    np.testing.assert_array_equal(dense, fixture[f"{weight}/{reference}"])
 
 
 def test_affine_int4_spans_each_groups_range():

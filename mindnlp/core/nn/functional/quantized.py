@@ -66,6 +66,14 @@ def _inverse(xp, scales):
     return xp.where(scales != 0, 1 / xp.where(scales != 0, scales, 1), 0).astype(_F32)
 
 
+def _levels(xp, blocks, scales):
+    """blocks / scale per group (0 where the scale is 0), divided as optimum-quanto divides:
+    weights read from a GGUF file lie on a grid, so many fall exactly half-way between two
+    levels, where multiplying by the reciprocal instead rounds some of them the other way."""
+    nonzero = (scales != 0)[:, :, None]
+    return xp.where(nonzero, blocks / xp.where(nonzero, scales[:, :, None], 1), 0)
+
+
 def _nearest_code(xp, values, codebook):
     """The index of the codebook entry nearest to each value (ties to the lower entry)."""
     order = np.argsort(codebook, kind="stable")
@@ -105,7 +113,7 @@ def quantize_weight(weight, bits, group_size=None, scheme="symmetric"):
         low, high = blocks.min(axis=2), blocks.max(axis=2)
         scales = ((high - low) / _F32(2 ** bits - 1)).astype(_F32)
         offsets = low.astype(_F32)
-        levels = xp.clip(xp.rint((blocks - offsets[:, :, None]) * _inverse(xp, scales)[:, :, None]), 0, 2 ** bits - 1)
+        levels = xp.clip(xp.rint(_levels(xp, blocks - offsets[:, :, None], scales)), 0, 2 ** bits - 1)
         q = levels.astype(np.uint8).reshape(n, k) if bits == 8 else _pack_nibbles(levels.astype(np.uint8))
     elif scheme in CODEBOOKS:
         scales = xp.abs(blocks).max(axis=2).astype(_F32)
@@ -113,7 +121,7 @@ def quantize_weight(weight, bits, group_size=None, scheme="symmetric"):
         q = _pack_nibbles(codes)
     elif bits == 8:
         scales = (xp.abs(blocks).max(axis=2) / _F32(127.0)).astype(_F32)
-        q = xp.clip(xp.rint(blocks * _inverse(xp, scales)[:, :, None]), -127, 127).astype(np.int8).reshape(n, k)
+        q = xp.clip(xp.rint(_levels(xp, blocks, scales)), -127, 127).astype(np.int8).reshape(n, k)
     else:
         top = xp.take_along_axis(blocks, xp.abs(blocks).argmax(axis=2)[:, :, None], axis=2)[:, :, 0]
         scales = (top / _F32(-8.0)).astype(_F32)
