@@ -852,10 +852,30 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         if self._untie_pairs_the_checkpoint_holds({to_model_key(k) for k in checkpoint.keys}):
             own = self.state_dict(keep_vars=True)
         found, unexpected, mismatched = set(), [], []
+        own_layouts = _modules_with_own_layout(self)
+        pending = {}
+
+        def hand_over(model_key, value):
+            """Gather a self-serialising module's tensors; it reads them once all are in."""
+            name, module, keys = own_layouts[model_key]
+            gathered = pending.setdefault(name, {})
+            gathered[model_key] = value
+            if len(gathered) < len(keys):
+                return
+            del pending[name]
+            missing_here, errors = [], []
+            module._load_from_state_dict(gathered, f"{name}." if name else "", {}, True, missing_here, [], errors)
+            if errors or missing_here:
+                raise RuntimeError(f"Error(s) in loading state_dict for {self.__class__.__name__}:\n\t"
+                                   + "\n\t".join(errors + [f"missing {k}" for k in missing_here]))
+            found.update(keys)
 
         def consume(shard):
             for key, value in shard.items():
                 model_key = to_model_key(key)
+                if model_key in own_layouts:
+                    hand_over(model_key, value)
+                    continue
                 if model_key is None or model_key not in own:
                     unexpected.append(key)
                     continue
@@ -882,6 +902,10 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
         for shard in checkpoint.shards():
             consume(shard)
+        incomplete = sorted(k for k in own_layouts if k not in found)
+        if incomplete:  # a quantized layer has nothing to initialise itself from
+            raise RuntimeError(f"Error(s) in loading state_dict for {self.__class__.__name__}: the checkpoint lacks "
+                               f"{incomplete[:8]}{' ...' if len(incomplete) > 8 else ''}, which its layers' format needs")
 
         missing = {k for k in own if k not in found}
         self.tie_weights(missing)
@@ -953,6 +977,20 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                 f"Some weights of {name} were not initialized from the model checkpoint at {source} and are newly "
                 f"initialized because the shapes did not match:\n{lines}"
             )
+
+
+def _modules_with_own_layout(model):
+    """{state-dict key: (module name, module, all its keys)} for the modules that write a
+    layout of their own (a _save_to_state_dict of their own, as bitsandbytes' layers write its
+    format) and so must read it themselves, from all their tensors at once."""
+    layouts = {}
+    for name, module in model.named_modules():
+        if type(module)._save_to_state_dict is nn.Module._save_to_state_dict:
+            continue
+        keys = {}
+        module._save_to_state_dict(keys, f"{name}." if name else "", True)
+        layouts.update({key: (name, module, set(keys)) for key in keys})
+    return layouts
 
 
 def _same_values(a, b):

@@ -11,6 +11,7 @@ import re
 from ... import core
 from ...core import nn
 from ..pytorch_utils import Conv1D
+from .bitsandbytes import Linear4bit, Linear8bitLt
 
 __all__ = ["get_keys_to_not_convert", "replace_with_quantized_linear", "should_convert_module"]
 
@@ -50,31 +51,44 @@ def replace_with_quantized_linear(model, quantization_config, quantize=True, req
     checkpoint that already holds the quantized tensors. With `required`, a model left with
     no layer to convert is an error (not so for a GGUF model whose blocks are kept quantized).
     """
-    bits, scheme = quantization_config.weight_bits, quantization_config.scheme
-    double_quant = getattr(quantization_config, "bnb_4bit_use_double_quant", False) and bits == 4
     skips = modules_to_not_convert(model, quantization_config)
     converted = []
     for name, module in list(model.named_modules()):
         if not isinstance(module, (nn.Linear, Conv1D)) or not should_convert_module(name, skips):
             continue
         weight = module.weight.t() if isinstance(module, Conv1D) else module.weight
-        out_features, in_features = weight.shape
-        group_size = quantization_config.group_size_for(in_features)
-        if bits == 4 and group_size is None:
-            continue  # no group size divides the width: the layer stays in float
-        if quantize:
-            layer = nn.QuantizedLinear.from_float(weight, module.bias, bits, group_size, scheme)
-            if double_quant:
-                layer.weight_scale = nn.functional.quantized.round_scales_to_8_bits(layer.weight_scale)
-        else:
-            layer = nn.QuantizedLinear(in_features, out_features, module.bias is not None, bits, group_size,
-                                       device=weight.device, scheme=scheme)
+        layer = _quantized_layer(quantization_config, weight, module.bias, quantize)
+        if layer is None:
+            continue  # no format fits the layer's width: it stays in float
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name) if parent_name else model, child, layer)
         converted.append(name)
     if required and not converted:
         raise ValueError("quantization_config matched no linear layer of the model: nothing was quantized")
     return converted
+
+
+def _quantized_layer(config, weight, bias, quantize):
+    """The quantized layer standing for a float (out, in) weight: holding it quantized, or
+    empty (quantize=False) for a checkpoint's quantized tensors to fill; None if none fits."""
+    out_features, in_features = weight.shape
+    if config.quant_method == "bitsandbytes":
+        if config.load_in_8bit:
+            return (Linear8bitLt.from_float(weight, bias) if quantize else
+                    Linear8bitLt(in_features, out_features, bias is not None, device=weight.device))
+        if in_features % 2:
+            return None
+        options = dict(quant_type=config.bnb_4bit_quant_type, compress_statistics=config.bnb_4bit_use_double_quant)
+        return (Linear4bit.from_float(weight, bias, **options) if quantize else
+                Linear4bit(in_features, out_features, bias is not None, device=weight.device, **options))
+    bits, scheme = config.weight_bits, config.scheme
+    group_size = config.group_size_for(in_features)
+    if bits == 4 and group_size is None:
+        return None
+    if quantize:
+        return nn.QuantizedLinear.from_float(weight, bias, bits, group_size, scheme)
+    return nn.QuantizedLinear(in_features, out_features, bias is not None, bits, group_size, device=weight.device,
+                              scheme=scheme)
 
 
 def mark_quantized(model, quantization_config):

@@ -2,15 +2,14 @@
 
 `from_pretrained(..., quantization_config=QuantoConfig(weights="int4"))` and the
 bitsandbytes recipes (`BitsAndBytesConfig(load_in_4bit=True, ...)`) both map onto the CPU
-formats of core.nn.QuantizedLinear. Activations stay float32. Each config says what its
-library does: quanto's int8 is symmetric with one scale per output row and its int4 is
-affine (a scale and an offset per group of 128 inputs, its default); bitsandbytes' 8-bit
-is the same int8 and its 4-bit is its NF4 or FP4 codebook with one absmax scale per block
-of 64. What differs from bitsandbytes, said plainly: its int8 outlier decomposition
-(`llm_int8_threshold`) is not reproduced, and double quantization rounds the block scales
-to 8 bits as its memory saving does but keeps them widened to float32 (see
-`BitsAndBytesConfig`). The config is written into config.json as HF writes it, so a saved
-quantized model reloads quantized.
+kernels of core.nn.QuantizedLinear. Activations stay float32. Each config rounds as its library
+does: quanto's int8 is symmetric with one scale per output row and its int4 is affine (a scale
+and an offset per group of 128 inputs, its default); bitsandbytes' layers (its own format on
+disk, see integrations/bitsandbytes.py) are LLM.int8's rows and its NF4 or FP4 codebook with one
+absmax per block of 64 weights, double-quantized on request. What differs from bitsandbytes,
+said plainly: its int8 product, which also rounds the activations to int8 and keeps outlier
+columns (`llm_int8_threshold`) in float16, is not reproduced. The config is written into
+config.json as HF writes it, so a saved quantized model reloads quantized.
 """
 import copy
 import json
@@ -143,14 +142,14 @@ class QuantoConfig(QuantizationConfigMixin):
 
 
 class BitsAndBytesConfig(QuantizationConfigMixin):
-    """bitsandbytes' config, so copied QLoRA recipes run on a CPU: load_in_8bit gives int8
-    per output row, load_in_4bit its `bnb_4bit_quant_type` codebook ("nf4" or "fp4", 4-bit
-    codes times one absmax scale per block of 64 inputs). `bnb_4bit_use_double_quant` rounds
-    each block's scale to 8 bits in blocks of 256 around their mean, as bitsandbytes' nested
-    quantization does (it rounds to its 8-bit dynamic code, this to uniform levels; see
-    round_scales_to_8_bits), but keeps them as float32: the rounding, not the memory saving.
-    `bnb_4bit_compute_dtype` is recorded; products compute in float32 whatever it says
-    (float16/bfloat16 are storage dtypes on CPU)."""
+    """bitsandbytes' config, so copied QLoRA recipes and its `*-bnb-4bit` checkpoints run on a
+    CPU: load_in_8bit gives LLM.int8's int8 rows (the weight rounded to float16, then to 127
+    levels of each row's absmax), load_in_4bit its `bnb_4bit_quant_type` codebook ("nf4" or
+    "fp4", 4-bit codes times one absmax per block of 64 weights of the flattened weight).
+    `bnb_4bit_use_double_quant` stores those absmax values as bitsandbytes does, in 8-bit
+    blocks of 256 around their mean (its dynamic map), and computes with their decoded values;
+    the kernels read them decoded to float32. `bnb_4bit_compute_dtype` is recorded; products
+    compute in float32 whatever it says (float16/bfloat16 are storage dtypes on CPU)."""
 
     def __init__(self, load_in_8bit=False, load_in_4bit=False, llm_int8_threshold=6.0, llm_int8_skip_modules=None,
                  llm_int8_enable_fp32_cpu_offload=False, llm_int8_has_fp16_weight=False, bnb_4bit_compute_dtype=None,

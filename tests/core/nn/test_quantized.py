@@ -96,6 +96,39 @@ def test_quantized_weight_reads_back_as_its_library_computes_it(weight, referenc
     np.testing.assert_array_equal(dense, fixture[f"{weight}/{reference}"])
 
 
+@pytest.mark.parametrize("weight", ["normal", "narrow", "wide"])
+def test_bitsandbytes_layers_read_back_as_bitsandbytes_computes_them(weight):
+    """Linear4bit's flat blocks of 64, which span rows of a 32- or 96-wide weight, and its
+    double quantization (absmax codes against bitsandbytes' own: its CPU search picks the
+    farther of two codes for about one value in 700, hence the tolerance of one code step)."""
+    from mindnlp.transformers.integrations.bitsandbytes import Linear4bit
+
+    fixture = np.load(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "quantization", "reference.npz"))
+    layer = Linear4bit.from_float(core.tensor(fixture[weight]), quant_type="nf4")
+    np.testing.assert_array_equal(layer.dequantized_weight().numpy(), fixture[f"{weight}/bnb_nf4"])
+    if weight == "normal":
+        nested = Linear4bit.from_float(core.tensor(fixture[weight]), quant_type="nf4", compress_statistics=True)
+        np.testing.assert_allclose(nested.dequantized_weight().numpy(), fixture["normal/bnb_nf4_double"], rtol=1e-6,
+                                   atol=1e-7)
+
+
+def test_blockwise_8_bit_codes_are_the_nearest_of_the_dynamic_map():
+    values = core.tensor(RNG.standard_normal(600).astype(np.float32))
+    code = F.quantized.dynamic_code()
+    assert code.shape == (256,) and code[0] < -0.99 and code[-1] == 1.0 and np.all(np.diff(code) >= 0)
+    codes, absmax = F.quantized.quantize_blockwise(values, code, 256)
+    assert tuple(absmax.shape) == (3,)
+    np.testing.assert_array_equal(absmax.numpy(), np.abs(np.pad(values.numpy(), (0, 168))).reshape(3, 256).max(1))
+    decoded = F.quantized.dequantize_blockwise(codes, absmax, code, 256).numpy()
+    normed = values.numpy() / np.repeat(absmax.numpy(), 256)[:600]
+    searched = code.copy()
+    searched[0] = -1.0
+    nearest = np.abs(normed[:, None] - searched[None, :]).min(axis=1)
+    chosen = np.abs(normed - searched[codes.numpy()])
+    np.testing.assert_array_equal(chosen, nearest)
+    np.testing.assert_allclose(decoded, code[codes.numpy()] * np.repeat(absmax.numpy(), 256)[:600])
+
+
 def test_affine_int4_spans_each_groups_range():
     weight = _weight()
     q, scales, offsets = F.quantize_weight(weight, 4, 32, "affine")

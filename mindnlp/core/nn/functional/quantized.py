@@ -26,7 +26,8 @@ from ...autograd.function import Function
 from ...backends import backend_for_array
 from ...ops._helpers import xp_of
 
-__all__ = ["CODEBOOKS", "SCHEMES", "dequantize_weight", "quantize_weight", "quantized_linear", "round_scales_to_8_bits"]
+__all__ = ["CODEBOOKS", "SCHEMES", "dequantize_blockwise", "dequantize_weight", "dynamic_code", "quantize_blockwise",
+           "quantize_weight", "quantized_linear"]
 
 _F32 = np.float32
 # bitsandbytes' 4-bit codebooks, as its get_4bit_type writes them (bitsandbytes/functional.py;
@@ -131,20 +132,48 @@ def quantize_weight(weight, bits, group_size=None, scheme="symmetric"):
     return _wrap(q), _wrap(scales.astype(_F32)), None if offsets is None else _wrap(offsets)
 
 
-def round_scales_to_8_bits(scales, block=256):
-    """The scales (any shape) as bitsandbytes' double quantization leaves them: their mean
-    taken off, then each block of `block` rounded to 8 bits with its own absmax, the mean
-    added back. (bitsandbytes rounds to its 8-bit dynamic code, a float-like map; this rounds
-    to 255 uniform levels, which is at least as fine for the block's largest values.)"""
-    xp = xp_of(scales)
-    flat = scales._data.astype(_F32).reshape(-1)
-    mean = flat.mean(dtype=_F32)
-    padded = xp.zeros(-(-flat.size // block) * block, _F32)
-    padded[:flat.size] = flat - mean
-    blocks = padded.reshape(-1, block)
-    top = xp.abs(blocks).max(axis=1, keepdims=True) / _F32(127.0)
-    rounded = xp.rint(blocks * _inverse(xp, top)) * top + mean
-    return _wrap(rounded.reshape(-1)[:flat.size].reshape(scales.shape).astype(_F32))
+def dynamic_code():
+    """bitsandbytes' signed 8-bit dynamic map (create_dynamic_map): 256 sorted values in
+    [-1, 1], for each exponent 10^-6 .. 10^0 the midpoints of an evenly split [0.1, 1] (2^i of
+    them for the i-th), both signs, and 0 and 1. Computed in float64 and rounded once; torch's
+    float32 linspace leaves some of bitsandbytes' own entries one unit in the last place off,
+    and a checkpoint carries its map (nested_quant_map), which loading keeps."""
+    values = [0.0, 1.0]
+    for i in range(7):
+        bounds = np.linspace(0.1, 1.0, 2 ** i + 1)
+        means = (bounds[:-1] + bounds[1:]) / 2 * 10.0 ** (i - 6)
+        values += list(means) + list(-means)
+    return np.sort(np.array(values, _F32))
+
+
+def quantize_blockwise(values, code, block_size=256):
+    """(codes uint8, absmax float32 per block) of a float32 tensor, as bitsandbytes' CPU
+    quantize_blockwise computes them: each value divided by its block's largest magnitude,
+    then the index of the nearest entry of the sorted 256-entry `code` (its first entry taken
+    as -1; on a tie, the lower one)."""
+    xp = xp_of(values)
+    flat = values._data.astype(_F32).reshape(-1)
+    count = -(-flat.size // block_size)
+    padded = xp.zeros(count * block_size, _F32)
+    padded[:flat.size] = flat
+    absmax = xp.abs(padded.reshape(count, block_size)).max(axis=1)
+    divisor = xp.where(absmax > 0, absmax, _F32(1))[:, None]
+    normed = (padded.reshape(count, block_size) / divisor).reshape(-1)[:flat.size]
+    code = xp.array(code._data if isinstance(code, Tensor) else code, dtype=_F32)
+    code[0] = -1.0
+    left = xp.clip(xp.searchsorted(code, normed, side="right") - 1, 0, code.size - 2)
+    right_is_nearer = xp.abs(normed - code[left + 1]) < xp.abs(normed - code[left])
+    codes = (left + right_is_nearer).astype(np.uint8)
+    return _wrap(codes.reshape(values.shape)), _wrap(absmax.astype(_F32))
+
+
+def dequantize_blockwise(codes, absmax, code, block_size=256):
+    """The float32 values (codes' shape) that blockwise `codes` with `absmax` per block stand for."""
+    xp = xp_of(codes)
+    flat = codes._data.reshape(-1)
+    blocks = xp.arange(flat.size) // block_size
+    values = xp.asarray(code._data if isinstance(code, Tensor) else code, dtype=_F32)[flat] * absmax._data[blocks]
+    return _wrap(values.astype(_F32).reshape(codes.shape))
 
 
 def _dequantize_arrays(xp, q, scales, bits, offsets=None, codebook=None):
