@@ -54,8 +54,8 @@ def main():
         repeats = max(5, min(200, int(2e8 // size)))
         tensor = core.ones(n)
         array = np.ones(n, dtype=np.float32)
-        ours = best_time(lambda: dist.all_reduce(tensor), repeats)
-        theirs = best_time(lambda: MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, array, MPI.SUM), repeats)
+        ours = best_time(lambda tensor=tensor: dist.all_reduce(tensor), repeats)
+        theirs = best_time(lambda array=array: MPI.COMM_WORLD.Allreduce(MPI.IN_PLACE, array, MPI.SUM), repeats)
         if rank == 0:
             bus = 2 * (world - 1) / world
             print(f"{size:>12} {ours * 1e6:>11.1f} {theirs * 1e6:>9.1f} {size / ours * bus / 1e9:>19.2f} "

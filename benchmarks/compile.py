@@ -84,16 +84,16 @@ def main():
         x = core.tensor(ids)
         compiled = core.compile(model.forward)
         with core.no_grad():
-            eager_s = _time(lambda: model(input_ids=x, **extra), args.repeats)
+            eager_s = _time(lambda model=model, x=x, extra=extra: model(input_ids=x, **extra), args.repeats)
             compiled(input_ids=x, **extra)
             assert not compiled.breaks, compiled.breaks
-            compiled_s = _time(lambda: compiled(input_ids=x, **extra), args.repeats)
+            compiled_s = _time(lambda compiled=compiled, x=x, extra=extra: compiled(input_ids=x, **extra), args.repeats)
         torch_cell, ratio_cell = "-", "-"
         if torch is not None:
             ref = make_torch()
             tx = torch.tensor(ids)
             with torch.no_grad():
-                torch_s = _time(lambda: ref(input_ids=tx, **extra), args.repeats)
+                torch_s = _time(lambda ref=ref, tx=tx, extra=extra: ref(input_ids=tx, **extra), args.repeats)
             torch_cell, ratio_cell = f"{torch_s * 1e3:.3f}", f"{torch_s / compiled_s:.2f}x"
         peak = _flops(model, ids) / compiled_s / 1e9 / gflops
         print(f"{name:34} {eager_s * 1e3:9.3f} {compiled_s * 1e3:12.3f} {eager_s / compiled_s:7.2f}x {peak:8.2%} "

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mindnlp: Hugging Face models on a PyTorch-compatible tensor core of its own.
 
 Subpackages are imported on first use so that `import mindnlp` stays cheap:

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """MindSpore's execution-mode switch: `mindnlp.set_context(mode=mindnlp.GRAPH_MODE)`.
 
 PYNATIVE_MODE (the default) runs every op eagerly. Under GRAPH_MODE a top-level

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Make "mindnlp" a `datasets` format (core/utils/data/hf_datasets.py) as soon as `datasets` is
 imported, whichever is imported first, without importing `datasets` (or the core) when it is
 not used: `import mindnlp` stays cheap."""

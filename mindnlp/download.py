@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Download a Hub repository: what `mindnlp download` runs.
 
 huggingface_hub supplies the protocol: the repository and tree listings (`HfApi`), the

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Which Hugging Face Hub endpoint to talk to.
 
 One resolution rule shared by `mindnlp download` and `from_pretrained(mirror=, endpoint=)`:

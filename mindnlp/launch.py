@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The launcher: `mindnlp run --nproc-per-node N script.py args...` (also
 `python -m mindnlp.launch ...`) starts N processes of the script through MPI's
 `mpiexec`, as torchrun does for torch.

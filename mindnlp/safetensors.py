@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`safetensors.torch` for mindnlp: the same functions, reading and writing mindnlp.core tensors.
 
 Code written against safetensors changes only its import:

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mindnlp.core: a PyTorch-compatible tensor and autograd engine (`from mindnlp import core as torch`)."""
 import importlib as _importlib
 

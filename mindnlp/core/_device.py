@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`core.device`: where a tensor's array lives ("cpu", "cuda:0", "meta"), and the default
 device of the factory functions.
 

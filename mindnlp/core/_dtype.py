@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Tensor dtypes and PyTorch's type-promotion rules.
 
 NumPy's promotion differs from torch's (int64 + float32 gives float64 in NumPy, float32 in

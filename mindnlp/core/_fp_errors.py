@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """NumPy's floating-point warnings, silenced while an op computes.
 
 torch returns inf or NaN for log(0), 0/0, sqrt(-1), inf - inf or an overflow without a

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """NumPy's argument names that torch's functions accept too: `axis` for `dim`, `keepdims` for
 `keepdim` (torch.sum(x, axis=0), torch.cat(ts, axis=1), x.mean(axis=0, keepdims=True))."""
 import functools

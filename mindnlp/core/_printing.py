@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Tensor repr in torch's format: `tensor([[1.0000, 2.5000]], requires_grad=True)`.
 
 Follows torch's printing rules (precision 4, 80 columns, summarised with 3 edge items above

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Tensor`: a backend array with a dtype, a device and autograd bookkeeping.
 
 The array (`_data`) is a NumPy array on cpu or a CuPy array on cuda. Operators and most

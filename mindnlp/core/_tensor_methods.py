@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Bind the ops as Tensor methods and operators, and their in-place `_` variants."""
 from . import _dtype, ops
 from ._numpy_names import accept_numpy_names

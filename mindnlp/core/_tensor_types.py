@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """torch's legacy tensor types: `core.FloatTensor`, `core.LongTensor`, ... for the CPU dtypes.
 
 As in torch, each is a type whose isinstance check asks for a cpu tensor of its dtype

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """torch.compiler's names: `reset`, `explain`, and the graph-mode settings."""
 from .jit import GraphBreak, config, explain, reset  # noqa: F401
 

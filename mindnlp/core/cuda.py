@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`core.cuda`: GPU availability and synchronisation, backed by CuPy when installed."""
 from .backends import cuda_available, get_backend
 

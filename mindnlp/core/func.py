@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Functional transforms in the MindSpore/functorch style: grad and value_and_grad.
 
 `grad(fn)` returns a function computing d fn / d args. The transforms compose: each

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`core.linalg`: norms, solves, inverses and decompositions (torch.linalg's names and semantics).
 
 Norms are differentiable through the core's reductions. `solve`, `inv` and `det` have

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Random number generation: `Generator`, `manual_seed`, and the sampling ops.
 
 Numbers are drawn on the host by NumPy's PCG64 and moved to the tensor's device, so a seed

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """torch.testing: `assert_close`, the deprecated `assert_allclose`, and `make_tensor`.
 
 `assert_close` follows torch's rules. Inputs are compared pairwise after recursing into

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Parameter-efficient fine-tuning with Hugging Face peft's API and on-disk format.
 
 `from mindnlp.peft import LoraConfig, get_peft_model, PeftModel` works as the same names do

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PeftConfig`: the adapter configuration, stored as HF peft's adapter_config.json.
 
 Configs are dataclasses. `to_dict`/`save_pretrained` write the same JSON HF peft writes, and

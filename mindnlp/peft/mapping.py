@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The registry of PEFT methods, and `get_peft_model`.
 
 A method registers its config class, its tuner (the `BaseTuner` subclass that injects its

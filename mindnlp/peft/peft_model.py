@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PeftModel`: a base model plus named adapters, saved and loaded in HF peft's format.
 
 Layer-injecting methods (LoRA, IA3, ...) live in `self.base_model`, a `BaseTuner` wrapping the

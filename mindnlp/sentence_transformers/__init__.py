@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """sentence-transformers' embedding models on mindnlp.core: load the folders it writes, `encode`,
 `similarity`, and save folders it reads back. No torch needed.
 

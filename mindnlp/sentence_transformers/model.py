@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SentenceTransformer: a sentence-transformers model folder run on mindnlp.core.
 
 The folder (local, or a hub repo resolved like `from_pretrained`, through the shared HF cache)

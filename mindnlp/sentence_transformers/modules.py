@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The modules a sentence-transformers folder chains: Transformer → Pooling → Dense → Normalize.
 
 Each module reads and writes the files sentence-transformers keeps for it (the Transformer in

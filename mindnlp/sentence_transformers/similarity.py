@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Similarity scores between embeddings, as sentence-transformers defines them (higher = more similar).
 
 Each function takes core tensors, NumPy arrays or lists of vectors and returns a core float

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Hugging Face transformers' public API on mindnlp.core.
 
 `from mindnlp.transformers import AutoModel, AutoTokenizer` works as the same names do in

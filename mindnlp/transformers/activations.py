@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`ACT2FN`: activation modules by the names configs use ("gelu", "gelu_new", "silu", ...)."""
 from .. import core
 from ..core import nn

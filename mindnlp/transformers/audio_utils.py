@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Audio helpers in NumPy shared by the speech models: reading WAV files with the standard
 library, resampling, mel filter banks, windows, the short-time Fourier transform and the
 (log-)mel spectrograms built on it, and SpecAugment's random span masks.

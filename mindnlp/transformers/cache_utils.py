@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Key/value caches for autoregressive decoding, with Hugging Face transformers v5's API.
 
 A `Cache` is a list of per-layer caches. Attention layer `i` calls
@@ -53,9 +54,25 @@ class CacheLayerMixin:
     def keys(self):
         return self._filled(self._key_storage)
 
+    @keys.setter
+    def keys(self, states):
+        self._hold(states, "_key_storage")
+
     @property
     def values(self):
         return self._filled(self._value_storage)
+
+    @values.setter
+    def values(self, states):
+        self._hold(states, "_value_storage")
+
+    def _hold(self, states, storage_name):
+        """`layer.keys = states` (HF's layers are plain attributes): the states become the valid
+        part; being the caller's tensor, they are copied before anything is written into them."""
+        setattr(self, storage_name, states)
+        self._start, self._end = 0, states.shape[2]
+        self._owns_storage = False
+        self.is_initialized = True
 
     def _filled(self, storage):
         """The valid part of a storage tensor, as a view; sliced on the arrays (no graph node:
@@ -522,6 +539,10 @@ class Cache:
         if layer_idx is None:
             return max((layer.get_max_length() for layer in self.layers), default=-1)
         return self.layers[layer_idx].get_max_length()
+
+    def get_max_cache_shape(self, layer_idx=0):
+        """HF v5's name: the most positions layer `layer_idx` holds; -1 for no limit."""
+        return self.get_max_length(layer_idx)
 
     def get_mask_sizes(self, query_length, layer_idx=0):
         """(kv_length, kv_offset): how many keys layer `layer_idx` will attend over for

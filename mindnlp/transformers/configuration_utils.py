@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PreTrainedConfig`: a model's hyper-parameters, read from and written to config.json.
 
 The on-disk format and the in-memory behaviour follow Hugging Face transformers v5, so that a

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Which key renamings apply to a model's checkpoints (HF v5's conversion registry).
 
 "legacy" holds renamings of old checkpoint formats that any model may meet (TF-era

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Build a `tokenizers.Tokenizer` from the vocabulary files of checkpoints that ship no
 tokenizer.json: a WordPiece vocab.txt (BERT), a byte-level BPE vocab.json + merges.txt (GPT-2,
 RoBERTa, Qwen2), or a sentencepiece model (tokenizer.model: Llama, Gemma, T5-style unigram;

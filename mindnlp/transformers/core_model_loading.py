@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Checkpoint key conversion, as Hugging Face v5 applies it while loading and reverses it on saving.
 
 A `WeightRenaming` maps checkpoint keys matching one of its source patterns (regular

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SequenceFeatureExtractor: the padding and truncation of audio (or any sequence of feature
 vectors) shared by speech feature extractors, as Hugging Face's.
 

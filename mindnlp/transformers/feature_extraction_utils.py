@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Feature extractors: what turns raw audio into a model's input arrays, with Hugging Face's
 names and files.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """BaseImageProcessor: what turns images into a vision model's `pixel_values`, with Hugging
 Face's names, settings and files.
 

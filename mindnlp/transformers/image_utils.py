@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Images as the image processors take them: PIL images, NumPy arrays (height x width x channels
 or channels x height x width, uint8 or float) and mindnlp tensors, one by one, in a list, or in a
 list per prompt; local image files are opened with Pillow (no URL is fetched).

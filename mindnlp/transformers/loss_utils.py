@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The losses heads compute when labels are given, with HF's conventions (-100 is ignored)."""
 from .. import core
 from ..core import nn

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Attention masks as models consume them: additive float masks of shape (batch, 1, q, kv).
 
 A 0/1 padding mask (batch, kv) from the tokenizer becomes 0 where a key may be attended and
@@ -14,15 +15,17 @@ def _min_value(dtype):
 
 
 def _padding_allowed(attention_mask, kv_length):
-    """(batch, kv) bool of keys that are not padding, or None when nothing is padded."""
+    """(batch, kv) bool of keys that are not padding, or None when nothing is padded. A longer
+    mask is read for its first kv_length columns, as transformers indexes it."""
     if attention_mask is None:
         return None
-    if attention_mask.shape[-1] != kv_length:
+    if attention_mask.shape[-1] < kv_length:
         raise ValueError(
             f"attention_mask has length {attention_mask.shape[-1]} but the keys have length {kv_length}"
         )
-    allowed = attention_mask.to(core.bool)
-    return allowed
+    if attention_mask.shape[-1] > kv_length:
+        attention_mask = attention_mask[..., :kv_length]
+    return attention_mask.to(core.bool)
 
 
 def _to_additive(allowed, dtype):
@@ -127,7 +130,7 @@ def create_causal_mask(config=None, inputs_embeds=None, attention_mask=None, pas
             and not getattr(past_key_values, "is_compileable", False):
         return None
     past_length, kv_offset = 0, 0
-    kv_length = attention_mask.shape[-1] if attention_mask is not None else q_length
+    kv_length = q_length  # without a cache the keys are the queries' own
     if past_key_values is not None:
         if layer_idx is None:
             layer_idx = _first_layer(past_key_values, sliding_window is not None)

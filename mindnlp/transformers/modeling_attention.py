@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The attention kernels models choose from with `config._attn_implementation`.
 
 "eager" spells attention out (matmul, mask, softmax, dropout, matmul) and can return the

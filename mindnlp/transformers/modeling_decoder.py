@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The blocks of a Llama-style decoder, written once for every family built like it.
 
 A decoder family is declared as its difference from these blocks (see docs/adding_a_model.md):
@@ -238,6 +239,7 @@ class DecoderPreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _supports_sdpa = True
     _supports_attention_backend = True
+    _can_compile_fullgraph = True  # HF's flag: static caches, masks and decoding steps under core.compile
 
     def _init_weights(self, module):
         super()._init_weights(module)

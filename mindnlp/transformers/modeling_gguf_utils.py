@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Reading GGUF files (llama.cpp's format): the config from the metadata, the weights dequantized.
 
 `from_pretrained(folder_or_repo, gguf_file=NAME)` on a config or model class goes through here,

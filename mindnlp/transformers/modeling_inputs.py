@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Checks of what a user passes to a model, shared by every family through `PreTrainedModel`.
 
 Two kinds, split by cost:

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Layer base classes and the task heads that many families share.
 
 The heads are mixins in the manner of HF's `GenericFor...` classes: a family declares

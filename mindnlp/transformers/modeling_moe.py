@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The mixture-of-experts blocks of decoder families (Mixtral, Qwen2-MoE, Qwen3-MoE, ...), written once.
 
 A sparse MoE block replaces a layer's MLP: a router scores every expert for every token,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Output dataclasses of the model heads, with Hugging Face's names and field order."""
 from dataclasses import dataclass
 from typing import Optional

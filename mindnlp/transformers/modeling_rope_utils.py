@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Rotary position embedding (RoPE) parameters: standardisation, validation, inverse frequencies.
 
 A config describes its RoPE in one dict, `config.rope_parameters`, as Hugging Face transformers

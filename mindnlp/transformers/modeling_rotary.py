@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Rotary position embeddings applied to queries and keys, as one autograd node per tensor.
 
 x·cos + rotate_half(x)·sin spelled with core ops costs seven dispatched ops per tensor and

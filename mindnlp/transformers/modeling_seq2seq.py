@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """What every encoder-decoder family (T5, BART, mBART, Marian) does the same way around its
 encoder and decoder stacks.
 

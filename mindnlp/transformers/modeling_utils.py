@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PreTrainedModel`: loading, saving and the common plumbing of every model.
 
 `from_pretrained` reads Hugging Face checkpoints as they are published (safetensors,
@@ -292,15 +293,19 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             self._apply_own_init(self)
         self.tie_weights()
 
-    def _apply_own_init(self, module):
+    def _apply_own_init(self, module, only=None):
         """`_initialize_weights` over `module`'s tree, children first as `Module.apply`; a nested
-        model (a multimodal model's vision tower) initialises its own modules by its own rules."""
+        model (a multimodal model's vision tower) initialises its own modules by its own rules.
+        `only`: the ids of the modules to initialise, which hold their ancestors too."""
         for child in module.children():
+            if only is not None and id(child) not in only:
+                continue
             if isinstance(child, PreTrainedModel):
-                child._apply_own_init(child)
+                child._apply_own_init(child, only)
             else:
-                self._apply_own_init(child)
-        self._initialize_weights(module)
+                self._apply_own_init(child, only)
+        if only is None or id(module) in only:
+            self._initialize_weights(module)
 
     def _initialize_weights(self, module):
         if getattr(module, "_is_hf_initialized", False):
@@ -309,10 +314,16 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         module._is_hf_initialized = True
 
     def _init_weights(self, module):
-        """HF's default initialisation: normal(0, std) for Linear/Embedding, 1/0 for norms; the std is
-        `initializer_range`, or `init_std` in the configs that name it so (BART, Marian)."""
-        std = getattr(self.config, "initializer_range", None) or getattr(self.config, "init_std", 0.02)
-        if isinstance(module, nn.Linear):
+        """HF's default initialisation: normal(0, std) for linear, convolution and embedding
+        weights, 1/0 for norms (batch norms' statistics reset too); the std is
+        `initializer_range`, `init_std` (BART, Marian) or `initializer_factor`, as the config names it."""
+        if hasattr(self.config, "initializer_range"):
+            std = self.config.initializer_range or 0.02
+        elif hasattr(self.config, "init_std"):
+            std = self.config.init_std
+        else:
+            std = getattr(self.config, "initializer_factor", 0.02)
+        if isinstance(module, (nn.Linear, nn.Conv1d, nn.Conv2d, nn.ConvTranspose1d, nn.ConvTranspose2d)):
             nn.init.normal_(module.weight, mean=0.0, std=std)
             if module.bias is not None:
                 nn.init.zeros_(module.bias)
@@ -321,11 +332,17 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             if module.padding_idx is not None:
                 # through nn.init on a view of the row: in place, and skipped under no_init_weights
                 nn.init.zeros_(module.weight[module.padding_idx])
-        elif isinstance(module, (nn.LayerNorm, nn.GroupNorm)):
+        elif isinstance(module, (nn.GroupNorm, nn.BatchNorm1d, nn.BatchNorm2d)) or any(
+                kind in type(module).__name__ for kind in ("LayerNorm", "RMSNorm")):
+            # by name, as HF matches them: families name their own norm classes
             if getattr(module, "weight", None) is not None:
                 nn.init.ones_(module.weight)
             if getattr(module, "bias", None) is not None:
                 nn.init.zeros_(module.bias)
+            if getattr(module, "running_mean", None) is not None:
+                nn.init.zeros_(module.running_mean)
+                nn.init.ones_(module.running_var)
+                nn.init.zeros_(module.num_batches_tracked)
         elif hasattr(module, "original_inv_freq") and hasattr(module, "config"):
             # A rotary embedding: its frequencies are a function of the config, never stored in a
             # checkpoint, so initialising means computing them again (a model built on meta needs it).
@@ -584,6 +601,18 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
 
     def set_output_embeddings(self, new_embeddings):
         raise NotImplementedError(f"{self.__class__.__name__} does not define set_output_embeddings")
+
+    def get_compiled_call(self, compile_config=None):
+        """`self.__call__` under core.compile (HF's hook, which generate() uses for decoding
+        steps with a static cache while the prompt's pass stays eager); made again only when
+        `compile_config` changes."""
+        from .generation.configuration_utils import CompileConfig
+
+        compile_config = compile_config or CompileConfig()
+        if "_compiled_call" not in self.__dict__ or self.__dict__.get("_last_compile_config") != compile_config:
+            self.__dict__["_last_compile_config"] = compile_config
+            self.__dict__["_compiled_call"] = core.compile(self.__call__, **compile_config.to_dict())
+        return self.__dict__["_compiled_call"]
 
     def dequantize(self):
         """Turn a model quantized at load time back into float32 linear layers (HF's dequantize)."""
@@ -939,23 +968,45 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         return untied
 
     def _initialize_missing(self, missing):
-        """Run _init_weights on modules owning a parameter the checkpoint did not provide.
-
-        The module's other tensors keep their loaded values (a head whose weight is tied to the
-        loaded embeddings but whose bias is new must not re-initialise the embeddings).
-        """
+        """Initialise what the checkpoint did not provide as __init__ would have: each module
+        owning a missing tensor, and its ancestors (a parent may initialise its children, as
+        ModernBERT's attention does its projections), runs `_initialize_weights`, children
+        first, by the model owning it. Loaded tensors keep their values: while this runs their
+        storage is set aside, and what an initialiser writes to them lands in scratch arrays."""
         if not missing:
             return
+        pending = set()
         for name, module in self.named_modules():
-            own = {(f"{name}.{p}" if name else p): t for p, t in
-                   list(module.named_parameters(recurse=False)) + list(module.named_buffers(recurse=False))}
-            if any(k in missing for k in own):
-                loaded = [(t, t.detach().clone()) for k, t in own.items() if k not in missing]
-                module._is_hf_initialized = False
-                self._init_weights(module)
-                with core.no_grad():
-                    for tensor, value in loaded:
-                        tensor.copy_(value)
+            own = [f"{name}.{key}" if name else key for key, _ in
+                   list(module.named_parameters(recurse=False)) + list(module.named_buffers(recurse=False))]
+            if any(key in missing for key in own):
+                parts = name.split(".") if name else []
+                pending.update(id(self.get_submodule(".".join(parts[:i]))) for i in range(len(parts) + 1))
+        tensors = self.state_dict(keep_vars=True)
+        initialised = {id(t) for key, t in tensors.items() if key in missing}  # a tied tensor under any name
+        loaded = {id(t): t for t in tensors.values() if id(t) not in initialised}
+        kept = {key: tensor._data for key, tensor in loaded.items()}
+        for tensor in loaded.values():
+            tensor._data = core.empty_like(tensor)._data
+        # __init__ ties after initialising: a tied target's own initialiser must not reach its source
+        untied = {}
+        for target, source in self._tied_mapping().items():
+            shared = self.get_parameter(source)
+            if self.get_parameter(target) is shared and id(shared) in initialised:
+                parent_name, _, name = target.rpartition(".")
+                parent = self.get_submodule(parent_name) if parent_name else self
+                setattr(parent, name, nn.Parameter(core.empty_like(shared), requires_grad=shared.requires_grad))
+                untied[(parent, name)] = shared
+        try:
+            for module in self.modules():
+                if id(module) in pending:
+                    module._is_hf_initialized = False
+            self._apply_own_init(self, only=pending)
+        finally:
+            for key, tensor in loaded.items():
+                tensor._data = kept[key]
+            for (parent, name), shared in untied.items():
+                setattr(parent, name, shared)
 
     def _report_loading(self, info, source):
         name = self.__class__.__name__

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Learning-rate schedules of Hugging Face transformers, as `LambdaLR`s over core optimizers,
 and HF's Adafactor optimizer with its proxy schedule.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ProcessorMixin: one object for a model whose inputs need more than a tokenizer (Whisper: a
 feature extractor for the audio and a tokenizer for the text; Gemma 3: an image processor and a
 tokenizer), saved to and loaded from one folder as Hugging Face's processors are: each part

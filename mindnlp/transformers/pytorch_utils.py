@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Layers and helpers Hugging Face model code imports from `transformers.pytorch_utils`."""
 from .. import core
 from ..core import nn

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Hugging Face transformers' test helpers under their names, so HF test files port by changing imports.
 
 "torch" in these names means `mindnlp.core`: `require_torch` always runs the test, and

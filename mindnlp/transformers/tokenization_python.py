@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PythonBackend` (also named `PreTrainedTokenizer`): the base of tokenizers written in Python.
 
 A subclass supplies the vocabulary and the splitting of plain text (`_tokenize`,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """What every tokenizer shares, whatever does the splitting: the encoded-batch container, special
 tokens, padding and truncation options, chat templates, and the on-disk format.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PreTrainedTokenizerFast`: a tokenizer whose splitting, vocabulary and alignment come from a
 `tokenizers.Tokenizer` (the Rust library HF's fast tokenizers wrap).
 

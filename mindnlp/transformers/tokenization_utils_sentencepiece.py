@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`SentencePieceBackend`: a Python tokenizer over a sentencepiece `.model` file (HF v5's base of
 slow sentencepiece tokenizers: T5, Llama, XLNet, ... and remote-code ones).
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Trainer`: the training and evaluation loop of Hugging Face transformers, on mindnlp.core.
 
 The public surface (arguments, methods, callbacks, checkpoint layout, logged keys) is HF's, so a

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Callbacks: hooks the Trainer calls at each event of the loop, and the state they read.
 
 `TrainerState` is what `trainer_state.json` holds (steps, log history, best metric). Callbacks

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Loss helpers of the Trainer (HF's `trainer_pt_utils`): label smoothing."""
 from dataclasses import dataclass
 

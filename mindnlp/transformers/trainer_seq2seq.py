@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Seq2SeqTrainer`: the Trainer, with evaluation and prediction that can generate.
 
 With `args.predict_with_generate`, `prediction_step` returns the ids `model.generate` produces

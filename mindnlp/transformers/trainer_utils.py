@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Small pieces the Trainer is built from: strategy enums, output tuples, seeding, checkpoint
 folders and the epoch-seeded sampler that makes `resume_from_checkpoint` replay the same data.
 

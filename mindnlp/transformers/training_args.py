@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`TrainingArguments`: the Trainer's settings, with Hugging Face's names, defaults and checks.
 
 The v4 spellings scripts still use (`evaluation_strategy`, `warmup_ratio`, `group_by_length`,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Seq2SeqTrainingArguments`: the Trainer's settings plus how evaluation generates (HF's names)."""
 from dataclasses import dataclass
 from pathlib import Path

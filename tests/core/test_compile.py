@@ -345,7 +345,7 @@ def test_passes_fold_constants_and_drop_dead_code():
     def fn(x):
         positions = core.arange(x.shape[-1]).float()
         table = (positions * 0.5).exp().unsqueeze(0)           # constant: folded
-        unused = x.sin() * 3                                     # dead: dropped
+        unused = x.sin() * 3  # noqa: F841 (dead: dropped)
         return x * table
 
     compiled = _replays_like_eager(fn, (2, 4))

@@ -249,10 +249,7 @@ def test_kept_blocks_are_not_saved_and_need_a_gguf_file(tmp_path):
 def test_packaged_gemma3_with_its_blocks_kept_answers_as_transformers_does(packaged_gemma3):
     """dequantize=False on Gemma 3 270M Q4_K_M: all its linear weights (Q4_K, Q5_0, Q6_K, Q8_0)
     and its tied head stay quantized; logits and greedy ids as HF's."""
-    from mindnlp.transformers import AutoTokenizer
-
     folder, name, expected = packaged_gemma3
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dequantize=False)
     assert set(model.gguf_quantized_modules.values()) == {"Q4_K", "Q5_0", "Q6_K", "Q8_0"}
     assert not any(isinstance(m, core.nn.Linear) for m in model.modules())

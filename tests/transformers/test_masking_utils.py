@@ -1,5 +1,6 @@
 """Masks built from position_ids of packed (padding-free) batches, and the decoding step that needs none."""
 import numpy as np
+import pytest
 
 from mindnlp import core
 from mindnlp.transformers.cache_utils import DynamicCache, StaticCache
@@ -40,3 +41,14 @@ def test_a_decoding_step_without_padding_needs_no_mask():
     static.update(core.zeros(1, 2, 3, 4), core.zeros(1, 2, 3, 4), 0)
     hidden = create_causal_mask(None, step, None, static, cache_position=core.tensor([3]))
     assert (hidden[0, 0, 0] == 0).tolist() == [True] * 4 + [False] * 2
+
+
+def test_a_padding_mask_longer_than_the_keys_is_read_for_its_first_columns():
+    """As transformers indexes it: without a cache the keys are the queries, and a longer 2-D
+    mask's first columns apply; a shorter one names the mismatch."""
+    embeds = core.zeros(1, 3, 4)
+    mask = create_causal_mask(None, embeds, core.tensor([[0, 1, 1, 1, 1]]), None)
+    assert tuple(mask.shape) == (1, 1, 3, 3)
+    assert (mask[0, 0] == 0).tolist() == [[False, False, False], [False, True, False], [False, True, True]]
+    with pytest.raises(ValueError, match="attention_mask has length 2 but the keys have length 3"):
+        create_causal_mask(None, embeds, core.tensor([[1, 1]]), None)

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Automatic mixed precision: `autocast` and the per-op cast policy that ops consult.
 
 Inside `autocast(device_type, dtype)`, ops listed as *lower precision* (matrix products,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`GradScaler`: dynamic loss scaling for float16 training, with torch's semantics.
 
 The loss is multiplied by `scale` before backward so small float16 gradients do not

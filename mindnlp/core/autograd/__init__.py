@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Reverse-mode automatic differentiation: Function, backward, grad, gradcheck, grad modes."""
 from .engine import run_backward
 from .function import Function, Node, once_differentiable

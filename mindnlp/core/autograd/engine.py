@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The backward pass: walk the recorded graph from the outputs in dependency order.
 
 Each node runs once, after every node that feeds it a gradient has run, with the summed

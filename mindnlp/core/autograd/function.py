@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Function`: an operation with a forward and a backward, recorded as a graph node.
 
 Every core op and every user-defined autograd function is a `Function` subclass. `apply`

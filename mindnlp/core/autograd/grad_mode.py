@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Whether operations are recorded for backward: no_grad, enable_grad, set_grad_enabled,
 inference_mode.
 

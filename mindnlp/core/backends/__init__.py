@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Device backends: which array library holds a device's data and how arrays move.
 
 A backend is a small object: `xp` (the array module ops are written against), its device

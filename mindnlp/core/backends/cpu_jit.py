@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Compiled CPU kernels built with numba (a dependency; the NumPy kernels serve where it cannot be imported).
 
 A chain of NumPy ufuncs cannot match one compiled, vectorised loop: exact GELU as a blocked

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Compiled matrix-vector products and decoding attention on numba's own thread pool
 (imported only with numba).
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Compiled products with weight-only quantized matrices (imported only with numba).
 
 Decoding is bound by reading the weights: an int8 matrix is a quarter, an int4 one an

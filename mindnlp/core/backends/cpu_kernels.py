@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Fused float32 kernels of the CPU backend, for the ops that dominate transformer models.
 
 NumPy runs each ufunc on one core and makes one full pass over memory per operation, so a

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The CPU backend's threads: one pool of workers, and BLAS kept off its own.
 
 Every parallel kernel runs on `workers`, a persistent pool with one thread per core this

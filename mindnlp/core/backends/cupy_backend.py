@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The CUDA backend: CuPy arrays on the current GPU."""
 import numpy as np
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The meta device: tensors that have a shape and a dtype and no data.
 
 A meta tensor's array is a `MetaArray`. The ops are written once against NumPy, and NumPy

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The CPU backend: NumPy arrays, float16/bfloat16 computed in float32."""
 import ctypes
 import platform

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """torch.distributed's API on MPI: process groups, collectives, point-to-point, objects.
 
 Start one process per worker with `mindnlp run --nproc-per-node N script.py` (or

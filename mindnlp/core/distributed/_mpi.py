@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The MPI process group: torch.distributed's collectives on an MPI communicator (mpi4py).
 
 MPI knows NumPy's dtypes but not float16 or bfloat16, and it reads host memory: a tensor

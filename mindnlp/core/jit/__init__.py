@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Graph mode: capture a function's core ops once, replay them without per-op dispatch.
 
 `core.compile(fn_or_module)` (torch.compile's contract) and `mindnlp.set_context(

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Compiled backward: an eager step's backward pass captured once per structure, then replayed.
 
 MindSpore's division of labour: the forward runs eagerly, where users debug; the backward,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Capture: run a function eagerly once while recording every core op into a `Graph`.
 
 Recording hooks sit where every op passes: `Function.apply` (the dispatch of every core

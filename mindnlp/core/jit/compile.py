@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`compile`: torch.compile's contract on capture-and-replay graphs.
 
 A compiled callable keeps a cache of graphs keyed by guards: the shape, dtype, device and

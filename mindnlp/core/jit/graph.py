@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The captured computation: slots holding arrays, and nodes of the core's own ops.
 
 A `Graph` is straight-line code. Every array the computation touches lives in a numbered

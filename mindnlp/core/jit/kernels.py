@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Direct array kernels for the ops a replay runs most, registered in lower.KERNELS.
 
 A decode step's graph is mostly views, elementwise arithmetic and one-row products and

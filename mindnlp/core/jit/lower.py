@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Lowering: a Graph becomes one generated Python function of straight-line kernel calls.
 
 Each node becomes one call `s7 = k3(s2, s5)` on the slots' arrays: no Tensor objects, no

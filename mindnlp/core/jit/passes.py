@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Passes on a captured Graph, run before lowering.
 
 Constant folding: a node that reads only constants (slots made from Python values and

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Compiled forward for calls that record autograd history (training steps).
 
 An array replay (`lower.CompiledGraph`) cannot serve a call whose outputs need a backward:

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`core.nn`: modules, parameters, layers, functional ops, init and utilities (torch.nn)."""
 from . import functional, init, utils
 from .modules.activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Weight initialization (torch.nn.init): in-place fills run under no_grad.
 
 Fan computations, gains, bounds and error messages follow torch; the random numbers come

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Parameter` and `Buffer`: tensors that a Module registers when they are assigned to it.
 
 A Parameter is a Tensor subclass sharing the array (and version counter) of the tensor it

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ONNX export of models and functions: `core.onnx.export`, torch.onnx.export's contract.
 
 Built on core.jit's captured graphs (trace.py), an op -> converter table (ops.py) and the

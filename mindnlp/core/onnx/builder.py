@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Building the ONNX graph: unique names, nodes, initializers, and sizes computed at run time.
 
 A size that follows the dynamic axes (a symbolic.Poly) is computed in the exported graph

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`export`: torch.onnx.export's contract, built from core.jit's captured graph.
 
 The model is captured on the example arguments (and, for dynamic axes, at a few other

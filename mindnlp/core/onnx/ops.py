@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The converter table: each core op of a captured graph as ONNX ops.
 
 A converter is `fn(ctx, node, *args, **kwargs)` registered under the op's name (the

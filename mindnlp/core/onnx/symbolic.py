@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Sizes as polynomials of the dynamic axes, found by capturing at several sizes.
 
 A captured graph holds plain integers where the program computed a size (`view(b, s, h, d)`,

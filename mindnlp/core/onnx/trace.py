@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Capture a model for export, once per size the dynamic axes take, and merge the captures.
 
 The graph is core.jit's (capture.py): each op with its non-tensor arguments as constants.

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The operator set, each op written once against the backend's array module."""
 from .conversion import cast, clone, contiguous, to_device
 from .creation import *  # noqa: F401,F403  (the creation functions are the public API)

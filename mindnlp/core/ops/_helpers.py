@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Shared plumbing for ops: array module lookup, operand promotion, device checks."""
 import numpy as np
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """torch's `out=` argument: an op's result written into a tensor the caller gives.
 
 The op runs as usual (without recording: torch refuses `out=` when autograd would have to

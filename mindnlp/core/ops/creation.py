@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Tensor creation: from data, filled, ranges, identity.
 
 Called without a device, these factories use the default device (core.get_default_device;

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Indexing: tensor[key], tensor[key] = value, gather/scatter, index_select, masks, nonzero."""
 import numpy as np
 

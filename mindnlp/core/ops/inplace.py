@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """In-place updates: write a result into a tensor's memory and rebase its autograd history.
 
 An in-place op is computed functionally and then copied into the target's array, so views

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Matrix products and triangular masks: matmul, bmm, einsum, baddbmm, outer, tril/triu.
 
 Products go to BLAS through `xp.matmul`; float16/bfloat16 are multiplied in float32. Stacks

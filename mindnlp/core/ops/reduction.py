@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Reductions over dimensions: sum, mean, max/min (with indices), amax/amin, arg*, all/any."""
 import functools
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Views and movement: reshape, permute, expand, squeeze, cat/stack, split, flip, roll, ...
 
 View ops return arrays that share memory with their input (NumPy views), and the output

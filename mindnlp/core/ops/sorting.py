@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Sorting, selection, searching and counting: sort/argsort/topk/kthvalue, unique,
 searchsorted/bucketize, isin, bincount, histc.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`mindnlp.core.optim`: optimizers and learning-rate schedules (torch.optim's API)."""
 from . import lr_scheduler
 from .adagrad import Adagrad

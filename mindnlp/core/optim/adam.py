@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Adam and AdamW (decoupled weight decay), with AMSGrad and maximize.
 
 The arithmetic follows torch's single-tensor CPU path step for step (lerp for the first

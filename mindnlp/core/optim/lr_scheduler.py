@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Learning-rate schedules, step for step like torch.optim.lr_scheduler.
 
 Most schedules are *chainable*: each `step()` derives the new rate from the group's current

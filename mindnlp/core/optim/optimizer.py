@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Optimizer`: parameter groups, per-parameter state, and torch's state_dict format.
 
 Subclasses implement `_update_group(group)`, which changes parameter arrays in place.

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """RMSprop with optional centering (subtract the squared mean gradient) and momentum."""
 from .optimizer import (Optimizer, check_hyperparameter, check_unsupported_modes, float_value, lerp_,
                         new_step_counter, params_with_grad, state_array)

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize."""
 from .optimizer import Optimizer, check_hyperparameter, check_unsupported_modes, float_value, params_with_grad
 from .._tensor import _wrap

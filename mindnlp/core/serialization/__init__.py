@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Checkpoint I/O without torch: `save`/`load` in torch's formats, and safetensors.
 
 - `load` reads `torch.save` files (zip layout and the legacy pre-1.6 layout) through a

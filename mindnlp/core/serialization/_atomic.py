@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Atomic file writes: the target path holds either its old content or the complete new file.
 
 Temporary files are created with mode 0o666 filtered by the umask, as a plain `open()` would

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """safetensors files, read memory-mapped and written atomically, without a framework.
 
 Layout: an 8-byte little-endian header length N, N bytes of JSON (`{"__metadata__": {str: str},

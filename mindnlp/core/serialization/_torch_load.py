@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Reading PyTorch checkpoints (`torch.save` files) without torch.
 
 Two layouts exist. The zip layout (torch >= 1.6) holds `<folder>/data.pkl`, a pickle whose

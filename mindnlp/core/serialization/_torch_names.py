@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The names torch's checkpoint format uses for storage types and dtypes."""
 from .. import _dtype
 

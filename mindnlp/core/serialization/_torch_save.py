@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Writing checkpoints in torch's zip layout (or, on request, its pre-1.6 legacy layout), so
 that `torch.load` (weights_only) reads them.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """A pickle reader that builds data and never runs code.
 
 `pickle.Unpickler` imports any module a pickle names and calls whatever it finds there, so a

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Activation checkpointing: run a block without keeping its activations, recompute in backward.
 
 The forward runs under no_grad; backward re-runs it with the same random state (so dropout

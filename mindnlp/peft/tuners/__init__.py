@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .adalora import AdaLoraConfig, AdaLoraModel
 from .ia3 import IA3Config, IA3Model
 from .loha import LoHaConfig, LoHaModel

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """What LoHa and LoKr (the LyCORIS family) share: a config with rank/alpha patterns, a layer that
 adds `F.linear`/`F.conv` with a reconstructed weight delta, and a tuner that picks the layer class
 for the targeted module's type.

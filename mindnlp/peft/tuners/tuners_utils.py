@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Base classes every tuner builds on: `BaseTuner` (the model-level injector) and
 `BaseTunerLayer` (the mixin of the layers it puts in place of the targeted modules).
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """File names and module-name conventions shared with HF peft's on-disk format."""
 
 CONFIG_NAME = "adapter_config.json"

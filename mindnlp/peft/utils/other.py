@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Helpers shared by the tuners: key matching, module surgery and `ModulesToSaveWrapper`."""
 import copy
 import re

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The names of PEFT methods and of the tasks a PeftModel wraps, as HF peft spells them.
 
 Both are `str` enums so that `config.peft_type == "LORA"` holds and they serialise to JSON

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Adapter state dicts in HF peft's key format, and reading adapter weight files.
 
 Saved keys are the PeftModel's state-dict keys with the adapter name removed

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Data collators: turn a list of dataset examples into one batch of tensors, as HF's do.
 
 `return_tensors="pt"` gives mindnlp core tensors (what models take), `"np"` NumPy arrays. Padding

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Text generation: GenerationConfig, logits processors, stopping criteria, streamers,
 candidate generators for assisted decoding, watermarking and its detectors, generate().
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Draft tokens for assisted decoding, as in HF transformers v5's candidate_generator.py.
 
 Assisted decoding lets something cheap propose the next few tokens and has the model check

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`GenerationConfig`: how `generate()` decodes, read from and written to generation_config.json.
 
 As in Hugging Face transformers v5, every setting defaults to None ("not set"). `generate()`
@@ -661,13 +662,10 @@ class SynthIDTextWatermarkingConfig(BaseWatermarkingConfig):
 
 @dataclasses.dataclass
 class CompileConfig:
-    """HF's options for compiling the model's forward with torch.compile inside `generate()`:
-    fullgraph, dynamic, backend ("inductor"), mode ("reduce-overhead"), options.
-
-    mindnlp runs eagerly and has no torch.compile: a CompileConfig is accepted, validated,
-    carried on the GenerationConfig (and, as in HF, left out of saved files) so code written
-    for HF runs unchanged, and it has no effect. HF itself compiles only on accelerators with
-    a static cache; on CPU its generate() runs eagerly too, unless `_compile_all_devices`.
+    """HF's options for compiling the model's decoding steps inside `generate()`: fullgraph,
+    dynamic, backend, mode ("reduce-overhead"), options, given to core.compile (which has
+    torch.compile's signature). As in HF, generate() compiles only with a static cache and, on
+    a CPU, only when `_compile_all_devices` is set; otherwise the config has no effect.
     """
 
     fullgraph: bool = False
@@ -675,7 +673,7 @@ class CompileConfig:
     backend: object = "inductor"
     mode: str = "reduce-overhead"
     options: object = None
-    # HF's switch to compile on any device (used by its tests); kept, and equally without effect.
+    # HF's switch to compile on any device, the CPU included (used by its tests)
     _compile_all_devices = None
 
     def to_dict(self):

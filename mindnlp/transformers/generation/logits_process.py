@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Logits processors: functions of (input_ids, next-token scores) that reshape the scores
 before a token is picked, with Hugging Face's names, arguments and results.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Stopping criteria: after each generated token, which rows of the batch are done.
 
 A criterion is called as `criterion(input_ids, scores)` and returns a (batch,) bool tensor;

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Streamers: receive tokens while `generate()` runs (`put`), then `end()`.
 
 `TextStreamer` prints text as words complete; `TextIteratorStreamer` queues it for another

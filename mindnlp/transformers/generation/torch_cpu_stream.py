@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """PyTorch's CPU random stream, reproduced for the watermarks that are defined by it.
 
 Hugging Face's watermarking processors pick their "green" tokens and SynthID's g-value table

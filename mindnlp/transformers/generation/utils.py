@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`GenerationMixin.generate()`: greedy decoding, multinomial sampling, beam search and
 assisted decoding (`assistant_model=`, `prompt_lookup_num_tokens=`; see candidate_generator)
 for decoder-only models, and greedy decoding, sampling and beam search for encoder-decoders,
@@ -24,7 +25,7 @@ from typing import Optional
 
 from ... import core
 from ...core.nn import functional as F
-from ..cache_utils import DynamicCache, EncoderDecoderCache, StaticCache
+from ..cache_utils import Cache, DynamicCache, EncoderDecoderCache, StaticCache
 from ..utils.generic import ModelOutput
 from .candidate_generator import (
     AssistantVocabTranslatorCache, AssistedCandidateGenerator, AssistedCandidateGeneratorDifferentTokenizers,
@@ -1341,6 +1342,22 @@ class GenerationMixin:
             decoder_attentions=attentions, cross_attentions=cross_attentions, decoder_hidden_states=hidden_states,
             past_key_values=cache, **fields)
 
+    def _valid_auto_compile_criteria(self, model_kwargs, generation_config):
+        """Whether decoding steps run through `get_compiled_call` (HF's rule): a cache of static
+        shape, on an accelerator or where `compile_config._compile_all_devices` asks for it
+        (HF leaves CPU generation eager by default), and no `disable_compile`."""
+        if generation_config.disable_compile:
+            return False
+        compile_config = generation_config.compile_config
+        valid_device = self.device.type == "cuda" or bool(compile_config is not None
+                                                           and compile_config._compile_all_devices)
+        cache = model_kwargs.get("past_key_values")
+        can_compile = valid_device and isinstance(cache, Cache) and cache.is_compileable
+        if compile_config is not None and not can_compile:
+            logger.warning("You have set `compile_config`, but we are unable to meet the criteria for compilation. "
+                           "Compilation will be skipped.")
+        return can_compile
+
     def _sample(self, input_ids, logits_processor, stopping_criteria, generation_config, streamer=None,
                 **model_kwargs):
         """Greedy decoding or multinomial sampling, one token per row per step."""
@@ -1367,6 +1384,8 @@ class GenerationMixin:
         input_ids = sequences[:, :cur_len]
         unfinished = core.ones((batch_size,), dtype=core.bool, device=input_ids.device)
 
+        model_forward = (self.get_compiled_call(generation_config.compile_config)
+                         if self._valid_auto_compile_criteria(model_kwargs, generation_config) else self.__call__)
         outputs = self._prefill(input_ids, generation_config, model_kwargs)
         while True:
             model_kwargs = self._update_model_kwargs_for_generation(outputs, model_kwargs)
@@ -1401,7 +1420,7 @@ class GenerationMixin:
             if not bool(unfinished.any()):
                 break
             del outputs
-            outputs = self(**self._next_inputs(input_ids, model_kwargs), return_dict=True)
+            outputs = model_forward(**self._next_inputs(input_ids, model_kwargs), return_dict=True)
 
         if streamer is not None:
             streamer.end()

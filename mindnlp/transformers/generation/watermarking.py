@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Detecting watermarked text: `WatermarkDetector` for Kirchenbauer et al.'s green lists
 (`WatermarkingConfig`), `SynthIDTextWatermarkDetector` for SynthID Text
 (`SynthIDTextWatermarkingConfig`), as in Hugging Face transformers.

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Hugging Face's integrations with other libraries, as far as mindnlp has them.
 
 Module sizes (accelerate) and tensor-parallel plan matching are pure bookkeeping and work;

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Module sizes, as accelerate's helpers compute them for device placement."""
 from collections import defaultdict
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """bitsandbytes' quantized linear layers, in its on-disk format, on core.nn.QuantizedLinear's CPU kernels.
 
 A checkpoint that HF transformers saved with `BitsAndBytesConfig` (the `*-bnb-4bit` repos on

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DeepSpeed: not integrated in mindnlp. The queries HF code makes answer "not in use"."""
 from ..utils.unsupported import unsupported
 

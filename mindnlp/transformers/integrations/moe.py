@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The experts implementations of mixture-of-experts layers, chosen by `config._experts_implementation`.
 
 - "eager" (the default) and "grouped_mm": the token-expert assignments sorted by expert and

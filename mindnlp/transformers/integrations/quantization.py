@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Weight-only quantization of a model's linear layers (what HF's quanto and bitsandbytes
 quantizers do at load time), onto core.nn.QuantizedLinear.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Tensor-parallel plans: which sharding style each parameter of a model would get.
 
 Configs carry HF's `base_model_tp_plan` (module patterns → style) as metadata and models

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`pipeline(task, model=...)`: Hugging Face's one-line inference API.
 
 Each task names its `Pipeline` class and the Auto model class that loads a checkpoint for

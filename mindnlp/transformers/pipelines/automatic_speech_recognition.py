@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`pipeline("automatic-speech-recognition")`: audio in, {"text": ...} out, as Hugging Face's
 pipeline does it for Whisper.
 

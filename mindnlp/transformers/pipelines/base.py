@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Pipeline`: tokenizer → model → readable answer, with Hugging Face's call conventions.
 
 A pipeline splits the work as HF does: `preprocess` turns one input into model inputs,

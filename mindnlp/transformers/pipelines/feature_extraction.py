@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """feature-extraction: the base model's last hidden states, as nested lists (or a tensor)."""
 from .base import Pipeline
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """fill-mask: the most likely tokens for each mask token, with the filled-in sequence."""
 import logging
 

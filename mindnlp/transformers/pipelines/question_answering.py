@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """question-answering: the span of a context that answers a question (extractive QA).
 
 Hugging Face transformers dropped this pipeline in 5.0; it follows the last release that had

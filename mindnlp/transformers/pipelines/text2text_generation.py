@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """text2text-generation, summarization and translation: an encoder-decoder's `generate()` on a text.
 
 `pipe("translate English to German: Hello")` → `[{"generated_text": "Hallo"}]`, one record per

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """text-classification / sentiment-analysis: label names and scores from a sequence classifier."""
 from enum import Enum
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """text-generation: continue a prompt, or a chat, with the model's `generate()`.
 
 `pipe("Once upon a time", max_new_tokens=20)` → `[{"generated_text": "Once upon a time..."}]`

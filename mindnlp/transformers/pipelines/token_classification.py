@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """token-classification / ner: a label per token, optionally grouped into entities."""
 import types
 from enum import Enum

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """zero-shot-classification: rank labels chosen at call time with a model trained on NLI.
 
 Each candidate label becomes a hypothesis ("This example is {label}.") paired with the text as

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Utilities shared across mindnlp.transformers: hub file resolution, ModelOutput, logging, file names."""
 from . import logging
 from .generic import ModelOutput

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`ModelOutput`: the dataclass models return, readable by attribute, key and index.
 
 As in Hugging Face transformers, fields that are None are left out of the mapping and

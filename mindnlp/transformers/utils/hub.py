@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Locate a model's files: a local folder, the shared Hugging Face cache, or a hub repo.
 
 Resolution goes through `huggingface_hub`, so a file downloaded by any HF tool is reused

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Hugging Face's backend-availability checks, answered for mindnlp.
 
 HF code guards torch-only imports with `if is_torch_available():`; here `mindnlp.core` plays

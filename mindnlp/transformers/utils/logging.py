@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The library's logger, with Hugging Face's verbosity helpers (`logging.set_verbosity_info()`).
 
 All mindnlp.transformers modules log under the "mindnlp" logger hierarchy; the helpers set

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Quantization configs with HF transformers' class names and fields, for weight-only int8/int4.
 
 `from_pretrained(..., quantization_config=QuantoConfig(weights="int4"))` and the

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Hugging Face names for capabilities mindnlp does not have yet.
 
 Code written for HF imports these names (often only to check a type or to build a config it

@@ -259,3 +259,20 @@ def test_indexing_gives_a_layers_keys_and_values():
     np.testing.assert_array_equal(values.numpy(), v.numpy())
     with pytest.raises(KeyError, match="only has 1 layers"):
         cache[1]
+
+
+def test_a_layers_states_can_be_assigned():
+    """HF's layers hold keys/values as plain attributes that callers replace (its tests copy a
+    cache that way); the assigned tensors become the valid states, copied before a write."""
+    cache = DynamicCache()
+    cache.update(core.ones(1, 2, 3, 4), core.ones(1, 2, 3, 4), 0)
+    keys, values = core.zeros(1, 2, 5, 4), core.full((1, 2, 5, 4), 2.0)
+    cache.layers[0].keys, cache.layers[0].values = keys, values
+    assert cache.get_seq_length() == 5
+    np.testing.assert_array_equal(cache.layers[0].keys.numpy(), keys.numpy())
+    cache.update(core.full((1, 2, 1, 4), 3.0), core.full((1, 2, 1, 4), 3.0), 0)
+    assert cache.layers[0].values[0, 0, :, 0].tolist() == [2.0] * 5 + [3.0]
+    assert keys.abs().sum().item() == 0 and values[0, 0, :, 0].tolist() == [2.0] * 5  # untouched
+    assert cache.get_max_cache_shape() == -1
+    static = StaticCache(config=MistralConfig(num_hidden_layers=1, sliding_window=None), max_cache_len=7)
+    assert static.get_max_cache_shape() == 7

@@ -144,3 +144,25 @@ def test_graph_mode_generation_with_a_static_cache():
     assert got.tolist() == want.tolist()
     compiled = eager.__dict__["_graph_call_fn"]
     assert compiled.breaks == [] and len(compiled.graphs) == 1
+
+
+def test_generate_compiles_decoding_steps_where_compile_config_asks():
+    """HF's automatic compilation: with a static cache and `compile_config._compile_all_devices`
+    (on a CPU; HF compiles by itself only on accelerators), generate() runs the decoding steps
+    through `get_compiled_call`, the prompt's pass eagerly; the ids are eager's."""
+    from mindnlp.transformers import CompileConfig
+
+    eager = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+    model = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+    ids = core.tensor([[5, 9, 17, 3]])
+    kwargs = dict(max_new_tokens=8, do_sample=False, cache_implementation="static")
+    want = eager.generate(ids, **kwargs)
+    assert "_compiled_call" not in model.__dict__  # a static cache alone leaves a CPU eager, as in HF
+    compile_config = CompileConfig(fullgraph=True)
+    compile_config._compile_all_devices = True
+    got = model.generate(ids, compile_config=compile_config, **kwargs)
+    assert got.tolist() == want.tolist()
+    compiled = model._compiled_call
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    assert model.get_compiled_call(compile_config) is compiled  # kept while the config is the same
+    assert model.get_compiled_call(CompileConfig(fullgraph=False)) is not compiled

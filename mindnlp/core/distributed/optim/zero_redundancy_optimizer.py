@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`ZeroRedundancyOptimizer`: the optimizer state sharded across the ranks of a data-parallel job.
 
 Each parameter is owned by one rank (the largest parameters are dealt out first, each to the

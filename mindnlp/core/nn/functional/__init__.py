@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`nn.functional`: the stateless ops that layers call (torch.nn.functional)."""
 from .activation import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403

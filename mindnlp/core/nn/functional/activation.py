@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Activation functions.
 
 GELU (both forms) and SiLU are single fused nodes: forward runs on the backend arrays in

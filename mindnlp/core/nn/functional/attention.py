@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """scaled_dot_product_attention as one fused graph node, and multi-head attention.
 
 The fused forward computes scores, mask, softmax, dropout and the weighted sum on the

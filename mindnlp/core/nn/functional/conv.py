@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Convolutions as im2col + one batched matmul (BLAS), transposed convolutions as matmul + col2im.
 
 1-d convolutions run as 2-d ones over a height of 1. Gradients of every order come from

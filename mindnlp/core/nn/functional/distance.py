@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Vector norms along a dim: cosine_similarity, pairwise_distance, normalize."""
 import math
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Dropout: zero random elements (or whole channels) in training and rescale the rest.
 
 Masks are drawn from `core.random`, so `core.manual_seed` makes them reproducible.

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """one_hot: class indices to one-hot rows."""
 from ..._dtype import int64
 from ...ops._helpers import wrap, xp_of

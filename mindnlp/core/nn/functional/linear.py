@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """linear and bilinear.
 
 `linear` is one node: the input's leading dims are folded into one so that forward and

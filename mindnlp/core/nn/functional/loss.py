@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Loss functions with torch's semantics, reductions and error messages.
 
 cross_entropy with class-index targets and nll_loss are fused graph nodes: the forward works

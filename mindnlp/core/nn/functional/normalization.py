@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Normalization: layer_norm, rms_norm and group_norm as fused nodes; batch_norm composed.
 
 The fused forwards compute statistics once on the backend arrays (float16/bfloat16 in

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Max, average and adaptive average pooling over windows of (N, C, H, W) or (N, C, L) inputs.
 
 Windows come from Im2Col (padded with -inf for max, 0 for average), so the reductions are

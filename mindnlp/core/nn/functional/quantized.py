@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Weight-only quantization: 8- or 4-bit weights with float32 scales, float32 activations.
 
 The formats are cpu_jit_quant's; each holds a weight (out_features, in_features) in groups

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """softmax, log_softmax and softmin, each one fused graph node.
 
 Forward runs on the backend's arrays with the max subtracted first (no overflow) and as few

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """embedding: rows of a weight matrix picked by integer indices."""
 import numpy as np
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Spatial ops: pad, interpolate, unfold/fold (im2col/col2im), pixel_shuffle.
 
 Im2Col and Col2Im are the two adjoint linear maps that convolution and pooling are built on:

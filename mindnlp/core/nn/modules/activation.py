@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Activation layers: thin modules over nn.functional, with torch's constructor arguments and reprs."""
 from .. import functional as F
 from .module import Module

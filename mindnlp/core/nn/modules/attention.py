@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """MultiheadAttention with torch's parameter layout, so its state_dict keys match torch's."""
 from ... import ops
 from .. import functional as F

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """BatchNorm1d and BatchNorm2d: per-channel normalization with running statistics."""
 from ... import _dtype, ops
 from .. import functional as F

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict.
 
 Children are registered under their position ("0", "1", ...) or key, so state_dict keys

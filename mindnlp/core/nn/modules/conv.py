@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Convolution layers with torch's parameter layout, initialisation and repr."""
 from .. import functional as F
 from .linear import kaiming_reset, register_weight_and_bias

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """CosineSimilarity and PairwiseDistance layers."""
 from .. import functional as F
 from .module import Module

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Dropout layers: active in training mode, the identity in eval mode."""
 from .. import functional as F
 from .module import Module

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Loss layers over nn.functional's losses; class weights are buffers, as in torch."""
 from .. import functional as F
 from ..functional.loss import _legacy_reduction

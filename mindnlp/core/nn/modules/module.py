@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`Module`: the base class of layers and models, with torch.nn.Module's contract.
 
 Parameters, buffers and submodules assigned as attributes are stored in the dicts

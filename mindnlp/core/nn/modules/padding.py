@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Padding layers: constant, zero, reflection, replication and circular, in 1 and 2 dims."""
 from .. import functional as F
 from .module import Module

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Pooling layers over nn.functional's pooling ops, with torch's arguments and reprs."""
 from .. import functional as F
 from .module import Module

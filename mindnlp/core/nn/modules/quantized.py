@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """QuantizedLinear: a linear layer whose weight is held in 8 or 4 bits (weight-only quantization)."""
 from ... import _dtype as core_dtype, ops
 from .. import functional as F

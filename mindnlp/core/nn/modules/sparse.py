@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Embedding: a lookup table of vectors indexed by integer ids."""
 from ... import ops
 from ...autograd import grad_mode

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`DistributedDataParallel`: each process runs the whole model on its share of the batch and
 the gradients are averaged across processes during backward.
 

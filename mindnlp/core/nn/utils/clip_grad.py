@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gradient clipping: by total norm (clip_grad_norm_) or by value (clip_grad_value_)."""
 import math
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Flatten parameters into one vector and write such a vector back."""
 from ... import ops
 from ..._tensor import Tensor

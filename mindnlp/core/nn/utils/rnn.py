@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Sequence padding helpers (torch.nn.utils.rnn) used by data collators."""
 from ... import ops
 from ..._tensor import Tensor

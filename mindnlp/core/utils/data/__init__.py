@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`mindnlp.core.utils.data`: datasets, samplers, collation and the DataLoader (torch.utils.data)."""
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """default_collate / default_convert: turn samples into batched tensors, torch's rules.
 
 Tensors and NumPy arrays are stacked along a new first dim; Python floats become a float64

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`DataLoader`: batches from a dataset, in the main process or in worker processes.
 
 With `num_workers > 0` each worker is a separate process (fork on Linux) that fetches and

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Datasets: the map-style and iterable protocols and the standard combinators."""
 import bisect
 import itertools

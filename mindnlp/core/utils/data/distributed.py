@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`DistributedSampler`: each process of a data-parallel job visits its own share of a dataset.
 
 As torch's: every rank draws the same permutation (seeded by `seed + epoch`, so call

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`dataset.with_format("mindnlp")`: Hugging Face `datasets` rows, columns and batches as core tensors.
 
 What torch's formatter gives torch, with the same dtype rules (integers as int64, floats as

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Samplers: the order in which a map-style dataset's indices are visited."""
 from ... import random as core_random
 from ..._tensor import Tensor

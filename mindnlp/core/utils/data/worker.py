@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """What runs inside a DataLoader worker process, and `get_worker_info()`.
 
 A worker owns a copy of the dataset. It reads tasks `(task_index, indices)` from its own

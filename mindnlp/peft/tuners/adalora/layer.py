@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """AdaLoRA layers and the rank allocator.
 
 A layer adds scaling / ranknum * B diag(E) A x: A (r, in) and B (out, r) play the singular

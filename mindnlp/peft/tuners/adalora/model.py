@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`AdaLoraModel`: LoRA in SVD form with a rank budget reallocated during training.
 
 Training loop (as in HF peft): after `loss.backward()` and `optimizer.step()`, before

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`IA3Config`: HF peft's fields and defaults for (IA)^3."""
 from dataclasses import dataclass, field
 from typing import Optional, Union

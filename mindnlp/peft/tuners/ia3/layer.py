@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """(IA)^3 layers: the base layer's output (or, for feed-forward layers, its input) times `ia3_l`.
 
 Because the scaling is linear it folds into the weights: merging multiplies the weight rows

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`IA3Model`: puts (IA)^3 layers into a model, and combines adapters (`add_weighted_adapter`)."""
 import dataclasses
 import re

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """LoHa layers: delta W = (w1_a @ w1_b) * (w2_a @ w2_b) * scaling, reshaped to the base weight.
 
 With `use_effective_conv2d` on a conv with a kernel larger than 1, each factor is a CP

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`LoHaModel`: the tuner that puts LoHa layers into a model."""
 from ....core import nn
 from ..lycoris_utils import LycorisTuner

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """LoKr layers: delta W = kron(w1, w2) * scaling, reshaped to the base weight.
 
 For a weight (out, in[, kernel]) the dims are factorised out = l * k and in = m * n; w1 is

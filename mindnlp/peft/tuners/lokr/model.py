@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`LoKrModel`: the tuner that puts LoKr layers into a model."""
 from ....core import nn
 from ..lora.model import TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING

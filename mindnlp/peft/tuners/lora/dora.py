@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DoRA (Liu et al., 2024): LoRA with the weight split into a direction and a learned magnitude.
 
 The adapted weight is m * (W + s B A) / ||W + s B A||, row norms taken per output feature. The

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """LoRA layers: a frozen `base_layer` plus, per adapter, low-rank factors A (r, in) and B (out, r).
 
 forward: base(x) + scaling * B(A(dropout(x))) for every active adapter, with scaling

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`LoraModel`: puts LoRA layers into a model, and combines adapters (`add_weighted_adapter`)."""
 import dataclasses
 import functools

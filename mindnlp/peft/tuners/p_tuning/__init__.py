@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .config import PromptEncoderConfig, PromptEncoderReparameterizationType
 from .model import BidirectionalLSTM, PromptEncoder
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PromptEncoder` (P-tuning): virtual-token embeddings put through an MLP, or an LSTM and an MLP.
 
 Only the encoder's output is saved ("prompt_embeddings"), so the MLP/LSTM exist only while

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PrefixEncoder`: virtual tokens → flattened per-layer keys and values (num_layers * 2 * token_dim)."""
 from ....core import nn
 from ..prompt_tuning.model import BasePromptEncoder

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PromptTuningConfig`: HF peft's fields and defaults for prompt tuning."""
 import enum
 from dataclasses import dataclass, field

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`PromptEmbedding` (prompt tuning's encoder) and the state-dict hooks every prompt encoder shares.
 
 A prompt-learning adapter saves one tensor, "prompt_embeddings": the encoder's output for the

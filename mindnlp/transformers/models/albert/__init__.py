@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_albert import AlbertConfig
 from .tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
 

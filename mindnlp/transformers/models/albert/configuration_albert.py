@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ALBERT configuration (defaults: albert/albert-xxlarge-v2)."""
 from ...configuration_utils import PretrainedConfig
 

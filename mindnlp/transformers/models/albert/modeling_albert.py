@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ALBERT (Lan et al., 2019): BERT with factorised embeddings and layers shared across depth.
 
 What differs from BERT:

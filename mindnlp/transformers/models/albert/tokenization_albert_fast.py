@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ALBERT's tokenizer: a sentencepiece Unigram model (lower-cased, accents stripped) as the
 checkpoint's tokenizer.json describes it, sequences laid out as `[CLS] A [SEP] B [SEP]`."""
 from ...tokenization_utils_fast import PreTrainedTokenizerFast

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Auto classes: map a checkpoint's `model_type` to the matching config, tokenizer and model."""
 from .configuration_auto import CONFIG_MAPPING, AutoConfig
 from .modeling_auto import (

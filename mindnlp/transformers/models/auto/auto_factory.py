@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """The machinery behind the Auto classes: lazy model_type → class mappings and the shared
 from_config / from_pretrained dispatch (HF's auto_factory)."""
 import importlib

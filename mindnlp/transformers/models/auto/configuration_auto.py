@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """`AutoConfig`: pick the config class from config.json's `model_type`.
 
 `CONFIG_MAPPING` maps each model_type to the module and class name of its config; a module is

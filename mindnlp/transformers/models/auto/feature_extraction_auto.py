@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """AutoFeatureExtractor: the feature extractor a checkpoint's preprocessor_config.json names
 (`feature_extractor_type`), or the one of its config's model type."""
 from ...feature_extraction_utils import FeatureExtractionMixin

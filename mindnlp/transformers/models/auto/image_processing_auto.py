@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """AutoImageProcessor: the image processor a checkpoint's preprocessor_config.json (or
 processor_config.json) names (`image_processor_type`), or the one of its config's model type."""
 from ...image_processing_utils import BaseImageProcessor

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Auto model classes: pick the model class for a checkpoint from its config's model_type.
 
 Each mapping names, per model_type, the module and class that implement a task; the

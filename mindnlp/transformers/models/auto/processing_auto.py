@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """AutoProcessor: the object that prepares a checkpoint's inputs.
 
 The processor class comes from processor_config.json's or preprocessor_config.json's

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """AutoTokenizer: pick the tokenizer class a checkpoint asks for and load it.
 
 The class comes from tokenizer_config.json's `tokenizer_class`, else from config.json's

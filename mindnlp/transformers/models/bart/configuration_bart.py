@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """BART configuration (defaults: facebook/bart-large).
 
 Encoder and decoder have their own depth, width of the feed-forward block and head count;

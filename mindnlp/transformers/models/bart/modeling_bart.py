@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """BART (Lewis et al., 2019): a denoising encoder-decoder with Hugging Face's parameter names.
 
 Both stacks are post-norm transformers: each sub-layer (self-attention; in the decoder,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """BERT configuration (defaults: google-bert/bert-base-uncased)."""
 from ...configuration_utils import PretrainedConfig
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """BERT (Devlin et al., 2018): the encoder and its heads, with Hugging Face's parameter names.
 
 The model can also act as a decoder (`config.is_decoder`, with `add_cross_attention` for
@@ -293,6 +294,7 @@ class BertPreTrainedModel(PreTrainedModel):
     base_model_prefix = "bert"
     supports_gradient_checkpointing = True
     _supports_sdpa = True
+    _supports_attention_backend = True
 
     def _init_weights(self, module):
         super()._init_weights(module)
@@ -357,7 +359,8 @@ class BertModel(BertPreTrainedModel):
                                       token_type_ids=token_type_ids, inputs_embeds=inputs_embeds,
                                       past_key_values_length=past_length)
         if is_decoder:
-            mask = create_causal_mask(self.config, embedding_output, attention_mask, past_key_values)
+            mask = create_causal_mask(self.config, embedding_output, attention_mask, past_key_values,
+                                      position_ids=position_ids)
         else:
             mask = create_bidirectional_mask(self.config, embedding_output, attention_mask)
         if encoder_attention_mask is not None:

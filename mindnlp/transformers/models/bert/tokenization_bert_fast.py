@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """BERT's WordPiece tokenizer: lower-casing and accent options, `[CLS] A [SEP] B [SEP]` with
 token type ids."""
 from tokenizers import normalizers

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """CamemBERT configuration.
 
 RoBERTa's fields under `model_type = "camembert"`, with the defaults transformers declares

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """CamemBERT (Martin et al., 2020): RoBERTa trained on French.
 
 The network, its parameter names (under the "roberta." prefix) and its heads are RoBERTa's;

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """CamemBERT's tokenizer: a sentencepiece Unigram model as the checkpoint's tokenizer.json describes
 it, with RoBERTa's special tokens and layout (`<s> A </s></s> B </s>`) and the three
 `...NOTUSED` tokens fairseq reserved."""

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DeBERTa-v2 / v3 configuration (defaults: microsoft/deberta-v2-xlarge).
 
 Released checkpoints also set options this class does not declare, read by the model with

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DeBERTa-v2 and v3 (He et al., 2020/2021): BERT with disentangled attention.
 
 What differs from BERT:

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DeBERTa-v2/v3's tokenizer: a sentencepiece Unigram model with DeBERTa's own normalisation
 (not sentencepiece's), sequences laid out as BERT's `[CLS] A [SEP] B [SEP]`.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DeepSeek-V3 configuration (defaults: deepseek-ai/DeepSeek-V3).
 
 Multi-head latent attention: queries through a rank-`q_lora_rank` bottleneck (None: one

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DeepSeek-V3 (DeepSeek-AI, 2024): Llama's decoder with multi-head latent attention and
 group-limited routed experts beside shared ones, with Hugging Face's parameter names.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DistilBERT configuration (defaults: distilbert-base-uncased).
 
 DistilBERT names its sizes `dim`, `n_heads`, `n_layers`; the common names map onto them.

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DistilBERT (Sanh et al., 2019): a 6-layer student of BERT, with Hugging Face's parameter names.
 
 The block is BERT's (post-norm self-attention and feed-forward) under its own names

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ELECTRA (Clark et al., 2020): BERT's encoder trained as a replaced-token discriminator.
 
 What differs from BERT:

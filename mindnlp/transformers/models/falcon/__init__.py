@@ -1,1 +1,2 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_falcon import FalconConfig

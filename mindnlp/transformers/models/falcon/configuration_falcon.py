@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Falcon configuration (defaults: tiiuae/falcon-7b).
 
 Two layer layouts: `new_decoder_architecture` (Falcon-40B/180B, Falcon 2) has `num_kv_heads`

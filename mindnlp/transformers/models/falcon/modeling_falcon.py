@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Falcon (TII, 2023) with Hugging Face's parameter names (`transformer.h.N.self_attention`, ...).
 
 What differs from Llama: queries, keys and values come from one projection

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma configuration (defaults: google/gemma-7b).
 
 Gemma's `head_dim` (256) is set on its own rather than derived from hidden_size. Its released

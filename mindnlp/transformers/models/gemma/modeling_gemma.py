@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma (Gemma team, Google DeepMind, 2024): a Llama-like decoder with Hugging Face's parameter names.
 
 What differs from Llama: token embeddings are multiplied by sqrt(hidden_size) (rounded to the

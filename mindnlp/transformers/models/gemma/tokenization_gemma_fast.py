@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma's tokenizer: sentencepiece-style BPE with byte fallback where spaces become "▁" and
 nothing is prepended to the text; left padding."""
 from ...convert_slow_tokenizer import gemma_sentencepiece_tokenizer

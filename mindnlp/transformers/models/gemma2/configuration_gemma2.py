@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma 2 configuration (defaults: google/gemma-2-2b).
 
 Gemma's fields with the activation under HF's name `hidden_activation`, soft-capping of the

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma 2 (Gemma team, Google DeepMind, 2024): Gemma with sandwich norms, soft-capping and
 alternating local/global attention, with Hugging Face's parameter names.
 

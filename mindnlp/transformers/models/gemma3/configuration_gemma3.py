@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma 3 text configuration (defaults: google/gemma-3-4b's language model).
 
 Gemma 2's fields with q/k norm implied, no soft-capping by default, and two RoPE bases: the

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma 3's image processor: SigLIP's, with bilinear filtering, and pan-and-scan: an image much
 wider than tall (or taller than wide) is also cut into 2 to `pan_and_scan_max_num_crops` side by
 side crops, each processed as an image of its own after the whole image; `num_crops` counts them

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma 3 (Gemma team, Google DeepMind, 2025): Gemma 2's decoder with q/k norm and two RoPE
 bases, and the image-text model around it, with Hugging Face's parameter names.
 

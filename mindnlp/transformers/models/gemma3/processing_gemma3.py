@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Gemma3Processor: the image processor and the tokenizer of the image-text Gemma 3.
 
 Each image is written in a prompt as the begin-of-image token (`<start_of_image>`, what the chat

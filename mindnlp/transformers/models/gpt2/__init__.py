@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_gpt2 import GPT2Config
 from .tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """GPT-2 configuration (defaults: openai-community/gpt2, the 124M model).
 
 GPT-2 names its sizes `n_embd`, `n_positions`, `n_head`, `n_layer`; the common names map onto them.

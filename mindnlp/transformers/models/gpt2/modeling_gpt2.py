@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """GPT-2 (Radford et al., 2019): a decoder-only transformer with Hugging Face's parameter names.
 
 Each block is pre-norm: LayerNorm → causal self-attention → residual, then LayerNorm →
@@ -174,6 +175,7 @@ class GPT2PreTrainedModel(PreTrainedModel):
     _no_split_modules = ["GPT2Block"]
     _supports_sdpa = True
     _supports_attention_backend = True
+    _can_compile_fullgraph = True  # HF's flag: static caches, masks and decoding steps under core.compile
     # Older checkpoints store the causal mask as a buffer named `attn.bias`; masks are built per call here.
     _keys_to_ignore_on_load_unexpected = [r"\.attn\.bias$", r"\.crossattention\.bias$", r"\.attn\.masked_bias$"]
 

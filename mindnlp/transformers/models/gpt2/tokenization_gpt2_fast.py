@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """GPT-2's byte-level BPE tokenizer: every byte sequence is representable, no unknown tokens,
 and no special tokens added around sequences."""
 from tokenizers import pre_tokenizers

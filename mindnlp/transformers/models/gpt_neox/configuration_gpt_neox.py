@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """GPT-NeoX configuration (defaults: EleutherAI/gpt-neox-20b; Pythia uses the same class).
 
 Multi-head attention (no grouped-query heads) with biased projections (`attention_bias`),

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """GPT-NeoX (Black et al., 2022; also Pythia): a parallel-residual decoder with partial rotary,
 with Hugging Face's parameter names.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """gpt-oss configuration (defaults: openai/gpt-oss-20b).
 
 Mixtral's routing fields (`num_local_experts`, also readable as `num_experts`;

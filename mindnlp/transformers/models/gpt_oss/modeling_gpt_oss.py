@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """gpt-oss (OpenAI, 2025): Mixtral's sparse decoder with attention sinks, alternating sliding
 and full attention and a clamped SwiGLU in its experts, with Hugging Face's parameter names.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Llama configuration (defaults: meta-llama/Llama-2-7b-hf).
 
 RoPE lives in `rope_parameters` (see modeling_rope_utils); v4 files with `rope_theta` and

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Llama (Touvron et al., 2023): a decoder-only transformer with Hugging Face's parameter names.
 
 Each layer is pre-norm: RMSNorm → self-attention with rotary position embeddings (RoPE) →

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Llama's tokenizer: sentencepiece-style BPE with byte fallback, "▁" for spaces, left padding,
 and bos/eos added according to `add_bos_token`/`add_eos_token`."""
 from ...convert_slow_tokenizer import llama_sentencepiece_tokenizer

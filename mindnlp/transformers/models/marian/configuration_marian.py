@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Marian configuration (defaults: Helsinki-NLP/opus-mt-en-de): BART's fields with Marian's
 special ids (pad 58100 also starts the decoder, EOS is 0, no BOS).
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Marian (Junczys-Dowmunt et al., 2018), the OPUS-MT translation models, written as BART's
 difference.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Marian's tokenizer: a source and a target sentencepiece model, and the model's vocab.json
 that numbers their pieces (one joint vocabulary, or `target_vocab.json` for the target side
 when `separate_vocabs`).

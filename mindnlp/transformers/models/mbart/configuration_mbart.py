@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mBART configuration (defaults: facebook/mbart-large-cc25): BART's fields, with no single
 decoder start token (the decoder starts from the target language code, see
 modeling_mbart) and the usual two labels."""

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mBART (Liu et al., 2020): BART pre-trained on many languages, written as BART's difference.
 
 - Pre-norm layers: each sub-layer normalises its input and the residual stream is left

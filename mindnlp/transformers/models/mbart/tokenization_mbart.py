@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mBART's tokenizer: sentencepiece pieces in fairseq's numbering, with the 25 language codes
 of mBART-cc25 as special tokens.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mBART-50's tokenizer: mBART's, with 52 language codes placed first (`src_lang tokens </s>`,
 targets `tgt_lang tokens </s>`) and the sentencepiece model's normalisation."""
 from tokenizers import Regex, decoders, normalizers, pre_tokenizers

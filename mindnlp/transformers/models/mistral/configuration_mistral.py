@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Mistral configuration (defaults: mistralai/Mistral-7B-v0.1).
 
 Llama's fields with grouped-query attention by default and a `sliding_window` (None: full

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Mistral (Jiang et al., 2023): Llama's decoder with sliding-window attention, with Hugging Face's
 parameter names.
 

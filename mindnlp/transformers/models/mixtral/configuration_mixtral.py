@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Mixtral configuration (defaults: mistralai/Mixtral-8x7B-v0.1).
 
 Mistral's fields (full attention unless `sliding_window` is set) and the routing:

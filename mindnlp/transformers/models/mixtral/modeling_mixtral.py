@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Mixtral (Jiang et al., 2024): Mistral's decoder with a sparse mixture of experts in place of
 the MLP, with Hugging Face's parameter names.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ModernBERT configuration (defaults: answerdotai/ModernBERT-base).
 
 Layers alternate between full attention and a local window of `local_attention` tokens (each

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """ModernBERT (Warner et al., 2024): a BERT-style encoder built from decoder-era blocks.
 
 What differs from BERT:

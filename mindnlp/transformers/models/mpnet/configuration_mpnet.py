@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """MPNet configuration (defaults: microsoft/mpnet-base)."""
 from ...configuration_utils import NotAField
 from ..roberta.configuration_roberta import RobertaConfig

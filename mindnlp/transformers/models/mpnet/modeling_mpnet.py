@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """MPNet (Song et al., 2020): RoBERTa's encoder with a learned relative-position attention bias.
 
 What differs from RoBERTa:

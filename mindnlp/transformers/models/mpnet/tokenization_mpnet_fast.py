@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """MPNet's tokenizer: BERT's WordPiece with RoBERTa's special tokens and layout, `<s> A </s></s> B </s>`."""
 from tokenizers import AddedToken, processors
 

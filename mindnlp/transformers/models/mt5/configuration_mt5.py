@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mT5 configuration (defaults: google/mt5-small): T5 v1.1's architecture over a 250k
 multilingual vocabulary, always with the gated-GELU block's defaults and an LM head that is
 never rescaled."""

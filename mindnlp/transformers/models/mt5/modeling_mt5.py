@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """mT5: T5 v1.1's model under its own names; only the config class (and model_type) differ."""
 from ...generation import GenerationMixin
 from ..t5.modeling_t5 import (

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """OLMo 2 configuration (defaults: allenai/OLMo-2-1124-7B).
 
 Llama's fields with OLMo's vocabulary and special tokens, without `head_dim`, `mlp_bias` and

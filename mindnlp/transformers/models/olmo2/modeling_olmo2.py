@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """OLMo 2 (OLMo team, 2024): a Llama-like decoder with post-norm blocks and q/k norm, with Hugging
 Face's parameter names.
 

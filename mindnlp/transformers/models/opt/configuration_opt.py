@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """OPT configuration (defaults: facebook/opt-350m's sizes with the pre-norm of the other sizes).
 
 `ffn_dim` is the feed-forward width, `activation_function` its activation (ReLU), `dropout`

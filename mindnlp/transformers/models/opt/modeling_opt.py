@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """OPT (Zhang et al., 2022: Open Pre-trained Transformers) with Hugging Face's parameter names
 (`model.decoder.layers.N.self_attn.q_proj`, `model.decoder.layers.N.fc1`, ...).
 

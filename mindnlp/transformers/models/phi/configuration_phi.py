@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Phi configuration (defaults: microsoft/phi-2).
 
 LayerNorm (`layer_norm_eps`) rather than RMSNorm, a GELU MLP, residual and embedding

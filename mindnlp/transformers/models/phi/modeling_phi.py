@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Phi (phi-1, phi-1.5, phi-2; Microsoft, 2023): a parallel-block decoder with partial rotary,
 with Hugging Face's parameter names.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Phi-3 configuration (defaults: microsoft/Phi-3-mini-4k-instruct).
 
 Mistral's fields plus residual and embedding dropouts (`resid_pdrop`, `embd_pdrop`) and the

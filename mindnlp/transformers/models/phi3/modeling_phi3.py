@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Phi-3 (Abdin et al., 2024): Mistral's decoder with fused projections, with Hugging Face's
 parameter names.
 

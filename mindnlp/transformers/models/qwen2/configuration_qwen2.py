@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen2 configuration (defaults: Qwen/Qwen2-7B).
 
 Llama's layout with biases on the q/k/v projections. Sliding-window attention applies only

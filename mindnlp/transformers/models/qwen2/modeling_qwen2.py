@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen2 (Qwen team, 2024): Llama's decoder with biased q/k/v projections, with Hugging Face's
 parameter names.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen2's tokenizer: byte-level BPE after NFC and Qwen's split regex; `<|endoftext|>` pads and
 ends, there is no bos token."""
 from ...convert_slow_tokenizer import qwen2_tokenizer

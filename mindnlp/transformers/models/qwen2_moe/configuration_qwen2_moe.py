@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen2-MoE configuration (defaults: Qwen/Qwen1.5-MoE-A2.7B).
 
 Qwen2's attention fields (`qkv_bias` for the q/k/v projections; sliding windows only with

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen2-MoE (Qwen team, 2024): Qwen2's decoder with routed experts beside a gated shared expert,
 with Hugging Face's parameter names.
 

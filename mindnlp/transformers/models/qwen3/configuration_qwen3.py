@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen3 configuration (defaults: Qwen/Qwen3-8B).
 
 Qwen2's fields (sliding windows from `max_window_layers` when `use_sliding_window`) with a

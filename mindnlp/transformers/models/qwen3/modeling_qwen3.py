@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen3 (Qwen team, 2025): Qwen2's decoder with q/k norm, with Hugging Face's parameter names.
 
 What differs from Qwen2: each head's query and key pass through an RMSNorm over head_dim

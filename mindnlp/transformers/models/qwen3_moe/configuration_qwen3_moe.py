@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen3-MoE configuration (defaults: Qwen/Qwen3-30B-A3B's shape at 24 layers).
 
 Qwen2-MoE's expert fields without the shared expert; the attention is Qwen3's (one

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Qwen3-MoE (Qwen team, 2025): Qwen2-MoE's layers with Qwen3's attention and no shared expert,
 with Hugging Face's parameter names.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_roberta import RobertaConfig
 from .tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
 

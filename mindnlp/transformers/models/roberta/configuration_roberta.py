@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """RoBERTa configuration (defaults: FacebookAI/roberta-base).
 
 BERT's fields; the defaults differ in vocabulary size and special-token ids.

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """RoBERTa (Liu et al., 2019): BERT's encoder retrained, with Hugging Face's parameter names.
 
 Two things differ from BERT. Position ids count from `pad_token_id + 1` and padding tokens

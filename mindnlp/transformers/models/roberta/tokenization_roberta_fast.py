@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """RoBERTa's tokenizer: GPT-2's byte-level BPE, sequences wrapped as `<s> A </s></s> B </s>`."""
 from tokenizers import AddedToken
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SigLIP vision configuration (defaults: google/siglip-base-patch16-224's image tower).
 
 Only the vision tower is here: it is what the vision-language models built on SigLIP (Gemma 3,

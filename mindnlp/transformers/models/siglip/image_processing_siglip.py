@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SigLIP's image processor: every image resized to a fixed square (224 by default) with bicubic
 filtering, scaled to [0, 1] and normalized to [-1, 1]."""
 from ...image_processing_utils import BaseImageProcessor

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SigLIP's vision tower (Zhai et al., 2023), with Hugging Face's parameter names.
 
 A ViT without a class token: non-overlapping patches embedded by a convolution whose stride is

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SmolLM3 configuration (defaults: HuggingFaceTB/SmolLM3-3B).
 
 Llama's fields plus NoPE layers: `no_rope_layers` holds 1 for a layer that uses RoPE and 0 for

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """SmolLM3 (Hugging Face, 2025): Llama with NoPE layers, with Hugging Face's parameter names.
 
 What differs from Llama: the layers marked 0 in `config.no_rope_layers` (every fourth by

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """StarCoder2 configuration (defaults: bigcode/starcoder2-7b).
 
 Mistral's layout with LayerNorm (`norm_epsilon`) instead of RMSNorm, a plain two-layer MLP,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """StarCoder2 (Lozhkov et al., 2024): Mistral's decoder with GPT-style blocks, with Hugging Face's
 parameter names.
 

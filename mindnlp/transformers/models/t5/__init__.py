@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_t5 import T5Config
 from .tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
 

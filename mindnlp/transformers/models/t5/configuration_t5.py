@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """T5 configuration (defaults: google-t5/t5-small).
 
 `feed_forward_proj` names the feed-forward block: "relu" (T5 v1.0) or "gated-gelu" (v1.1,

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """T5 (Raffel et al., 2020): an encoder-decoder transformer with Hugging Face's parameter names.
 
 Both stacks are pre-norm: each sub-layer (self-attention; in the decoder, cross-attention

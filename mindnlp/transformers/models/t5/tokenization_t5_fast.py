@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """T5's tokenizer: the sentencepiece Unigram model as the checkpoint's tokenizer.json
 describes it, with T5's special tokens (no BOS; `</s>` closes every sequence) and its
 sentinels `<extra_id_0>` ... used as span masks in pre-training."""

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Whisper configuration (defaults: openai/whisper-tiny).
 
 An encoder-decoder like BART's with audio on the encoder side: `num_mel_bins` log-mel

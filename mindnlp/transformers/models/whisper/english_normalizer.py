@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Whisper's text normalizers: what transcripts are reduced to before a word error rate is
 counted, so that "Mr. Smith's colour" and "mister smith is color" score as the same words.
 

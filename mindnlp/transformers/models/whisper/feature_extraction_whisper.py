@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """WhisperFeatureExtractor: raw 16 kHz audio → Whisper's log-mel spectrogram, in NumPy.
 
 Audio is padded with silence (or cut) to `chunk_length` seconds (30 s: 480 000 samples),

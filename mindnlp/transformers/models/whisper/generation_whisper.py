@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Whisper's generate(): the decoder prompt, the token rules, and long-form transcription.
 
 Each generation starts from the init tokens `<|startoftranscript|> <|lang|> <|task|>

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Whisper (Radford et al., 2022): speech recognition as an encoder-decoder, written as
 BART's difference.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """WhisperProcessor: the feature extractor for audio and the tokenizer for text, in one object."""
 from ...processing_utils import ProcessorMixin
 

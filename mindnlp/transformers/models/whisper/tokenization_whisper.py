@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """WhisperTokenizer: GPT-2's byte-level BPE plus Whisper's special tokens, prefix and timestamps.
 
 Above the text vocabulary sit `<|endoftext|>`, `<|startoftranscript|>`, one token per

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """XLM-RoBERTa configuration.
 
 The architecture is RoBERTa's; the class exists so that config.json files with

@@ -1,3 +1,4 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """XLM-RoBERTa (Conneau et al., 2019): RoBERTa's architecture trained on 100 languages.
 
 The network, its parameter names (under the same "roberta." prefix) and its heads are

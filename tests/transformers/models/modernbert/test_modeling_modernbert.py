@@ -101,3 +101,23 @@ def test_sparse_prediction_scores_only_labelled_tokens():
     assert tuple(sparse.logits.shape) == (2, 40)
     np.testing.assert_allclose(sparse.logits.numpy(), dense.logits[0, [1, 3]].numpy(), atol=1e-6)
     np.testing.assert_allclose(float(sparse.loss), float(dense.loss), atol=1e-6)
+
+
+def test_missing_weights_are_initialised_as_init_does(tmp_path):
+    """ModernBERT's attention and MLP initialise their child projections (out-projections with
+    a smaller std), and its masked-LM decoder is tied to the embeddings after initialisation:
+    weights a checkpoint lacks must come out as __init__ makes them, loaded ones untouched."""
+    config = small_config()
+    core.manual_seed(0)
+    built = ModernBertForMaskedLM(config)
+    layer = built.model.layers[1].attn
+    cutoff_std = config.initializer_range / np.sqrt(2.0 * config.num_hidden_layers)
+    assert layer.Wo.weight.std().item() < 0.8 * layer.Wqkv.weight.std().item()  # the out-projection's smaller std
+    base = ModernBertModel(config)
+    base.save_pretrained(tmp_path)
+    loaded = ModernBertForMaskedLM.from_pretrained(tmp_path)
+    for name, value in base.state_dict().items():
+        np.testing.assert_array_equal(loaded.model.state_dict()[name].numpy(), value.numpy(), err_msg=name)
+    assert loaded.decoder.weight is loaded.model.embeddings.tok_embeddings.weight
+    head = loaded.head.dense.weight.detach().numpy()
+    assert abs(head.std() - cutoff_std) < 0.3 * cutoff_std  # the head's dense: std_out, not the Linear default
