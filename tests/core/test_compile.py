@@ -370,6 +370,28 @@ def test_bias_add_fuses_into_the_product():
     assert [n.name for n in shared.graphs[0].nodes] == ["MatMul", "Add"]
 
 
+def test_linears_of_the_same_rows_replay_in_one_launch():
+    """Linears reading the same decoding row (query/key/value; gate and up, biased) replay as
+    one linear_many node per group, bitwise eager's; many rows keep their own nodes."""
+    from mindnlp.core.backends import cpu_jit
+    from mindnlp.core.nn import functional as F
+
+    rng = np.random.default_rng(0)
+    q, k, v, gate, up = (core.tensor(rng.standard_normal(shape).astype(np.float32))
+                         for shape in [(128, 128), (64, 128), (64, 128), (256, 128), (256, 128)])
+    gate_bias, up_bias = (core.tensor(rng.standard_normal(256).astype(np.float32)) for _ in range(2))
+
+    def projections(x):
+        return F.linear(x, q), F.linear(x, k), F.linear(x, v), F.linear(x, gate, gate_bias), F.linear(x, up, up_bias)
+    fused = _replays_like_eager(projections, (1, 1, 128))
+    assert [n.name for n in fused.graphs[0].nodes] == ["linear_many", "linear_many"]
+    if cpu_jit.parallel() is not None:     # one launch of the matrix-vector kernel per group
+        (entry,) = fused._cache.values()
+        assert {entry.compiled._replay.__globals__[f"k{i}"].__name__ for i in range(2)} == {"linear_many"}
+    many = _replays_like_eager(projections, (40, 128))
+    assert [n.name for n in many.graphs[0].nodes] == ["_Linear"] * 5
+
+
 def test_graph_mode_switch_compiles_top_level_models():
     import mindnlp
     from mindnlp.transformers import AutoModel
@@ -410,7 +432,7 @@ def test_direct_kernels_replay_like_forward(dtype):
 
 
 def test_decoding_step_ops_replay_through_direct_kernels():
-    """A decoding step's one-row products (Linear's, and GPT-2's x @ W), norms, activations
+    """A decoding step's one-row products (Linear's, fused, and GPT-2's x @ W), norms, activations
     (gated or not) and attention replay through their compiled kernels called directly (not
     the ops' forward), bit for bit as eager computes them."""
     from mindnlp.core.backends import cpu_jit
@@ -448,7 +470,8 @@ def test_decoding_step_ops_replay_through_direct_kernels():
     names = {}
     for i, node in enumerate(entry.compiled.graph.nodes):
         names.setdefault(node.name, set()).add(kernels[f"k{i}"].__name__)
-    ops = ("_Linear", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention", "_GeluExact", "_GeluTanh",
-           "_Silu")
-    assert [names[op] for op in ops] == [{"linear"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
+    # the five projections of h share their input: one launch (passes.fuse_shared_input_linears)
+    ops = ("linear_many", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention", "_GeluExact",
+           "_GeluTanh", "_Silu")
+    assert [names[op] for op in ops] == [{"linear_many"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
         {"activation"}] * 3

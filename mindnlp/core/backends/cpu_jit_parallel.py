@@ -22,41 +22,48 @@ _launch = threading.Lock()     # one launch at a time: numba's pool serves one c
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _rows(x, w, bias, out, parts):
-    """Each thread takes a band of w's rows, four at a time: four independent dot products
-    per pass over x keep four memory streams in flight and share each load of x, where one
-    row at a time waits on one stream and ends every row in a horizontal sum (1.16-1.27x
-    the bandwidth on one core, the gain largest on narrow rows)."""
-    n, m, k = w.shape[0], x.shape[0], w.shape[1]
+def _rows(x, weights, biases, outs, parts):
+    """outs[t] = x @ weights[t].T (+ biases[t], where not empty) for each weight of the tuple,
+    one launch for all (a decoding step's query/key/value projections share their input).
+
+    Each thread takes a band of every weight's rows, four at a time: four independent dot
+    products per pass over x keep four memory streams in flight and share each load of x,
+    where one row at a time waits on one stream and ends every row in a horizontal sum
+    (1.16-1.27x the bandwidth on one core, the gain largest on narrow rows). A weight's bands
+    are the same whether it comes alone or with others, so each output is bitwise the same."""
+    m = x.shape[0]
     for part in numba.prange(parts):
-        lo, hi = n * part // parts, n * (part + 1) // parts
-        i = lo
-        while i + 4 <= hi:
-            w0, w1, w2, w3 = w[i], w[i + 1], w[i + 2], w[i + 3]
-            for r in range(m):
-                xr = x[r]
-                t0 = t1 = t2 = t3 = _ZERO
-                for j in range(k):
-                    v = xr[j]
-                    t0 += w0[j] * v
-                    t1 += w1[j] * v
-                    t2 += w2[j] * v
-                    t3 += w3[j] * v
-                out[r, i], out[r, i + 1], out[r, i + 2], out[r, i + 3] = t0, t1, t2, t3
-            i += 4
-        while i < hi:
-            row = w[i]
-            for r in range(m):
-                xr = x[r]
-                total = _ZERO
-                for j in range(k):
-                    total += row[j] * xr[j]
-                out[r, i] = total
-            i += 1
-        if bias is not None:
-            for r in range(m):
-                for i in range(lo, hi):
-                    out[r, i] += bias[i]
+        for t in range(len(weights)):
+            w, out, bias = weights[t], outs[t], biases[t]
+            n, k = w.shape
+            lo, hi = n * part // parts, n * (part + 1) // parts
+            i = lo
+            while i + 4 <= hi:
+                w0, w1, w2, w3 = w[i], w[i + 1], w[i + 2], w[i + 3]
+                for r in range(m):
+                    xr = x[r]
+                    t0 = t1 = t2 = t3 = _ZERO
+                    for j in range(k):
+                        v = xr[j]
+                        t0 += w0[j] * v
+                        t1 += w1[j] * v
+                        t2 += w2[j] * v
+                        t3 += w3[j] * v
+                    out[r, i], out[r, i + 1], out[r, i + 2], out[r, i + 3] = t0, t1, t2, t3
+                i += 4
+            while i < hi:
+                row = w[i]
+                for r in range(m):
+                    xr = x[r]
+                    total = _ZERO
+                    for j in range(k):
+                        total += row[j] * xr[j]
+                    out[r, i] = total
+                i += 1
+            if bias.shape[0] > 0:
+                for r in range(m):
+                    for i in range(lo, hi):
+                        out[r, i] += bias[i]
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -90,10 +97,20 @@ def _columns(x, b, bias, out, parts):
             out[r, j] = value if bias is None else value + bias[j]
 
 
+_NO_BIAS = np.zeros(0, np.float32)
+
+
 def matvec_rows(x, w, bias, out):
     """out = x @ w.T (+ bias): x (m, k), w (n, k) and out (m, n) C-contiguous float32."""
+    matvec_rows_many(x, (w,), (bias,), (out,))
+
+
+def matvec_rows_many(x, weights, biases, outs):
+    """outs[t] = x @ weights[t].T (+ biases[t] where not None) in one launch: x (m, k), each
+    weight (n_t, k) and output (m, n_t) C-contiguous float32, each bias (n_t,) or None."""
+    biases = tuple(_NO_BIAS if b is None else b for b in biases)
     with _launch:
-        _rows(x, w, bias, out, numba.get_num_threads())
+        _rows(x, tuple(weights), biases, tuple(outs), numba.get_num_threads())
 
 
 def matvec_columns(x, b, bias, out):

@@ -190,6 +190,31 @@ def _matmul_bias(node, graph):
     return matmul_bias
 
 
+@kernel_for(passes.linear_many)
+def _linear_many(node, graph):
+    """Linears of the same few rows (passes.fuse_shared_input_linears) in one launch of the
+    matrix-vector kernel, where each of them would have taken it alone."""
+    x_ref, weights, biases = node.args
+    x_shape = graph.slots[x_ref.slot].shape
+    rows, k = math.prod(x_shape[:-1]), x_shape[-1]
+    if cpu_jit.parallel() is None or any(rows * k * graph.slots[w.slot].shape[0] < cpu_kernels.MIN_WORK["matmul"]
+                                         for w in weights):
+        return None
+    count, biased = len(weights), [b is not None for b in biases]
+    out_shapes = [graph.slots[o].shape for o in node.outputs]
+    compiled = cpu_jit.parallel()
+
+    def linear_many(x, *arrays):
+        ws, rest = arrays[:count], iter(arrays[count:])
+        bs = tuple(next(rest) if has else None for has in biased)
+        if not all(w.flags.c_contiguous for w in ws):
+            return passes.linear_many(x, ws, bs)
+        outs = tuple(np.empty((rows, w.shape[0]), _F32) for w in ws)
+        compiled.matvec_rows_many(np.ascontiguousarray(x.reshape(rows, k)), ws, bs, outs)
+        return tuple(o.reshape(shape) for o, shape in zip(outs, out_shapes))
+    return linear_many
+
+
 @kernel_for(_LayerNorm)
 def _layer_norm(node, graph):
     """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once."""

@@ -13,9 +13,18 @@ caches its caller did not ask for).
 Bias fusion: a float32 matrix product whose only reader adds a bias vector to it (GPT-2's
 Conv1D, x @ W + b) becomes one `matmul_bias` node; the product's kernels add the bias as
 they write each output, which rounds each sum as the separate add did.
+
+Shared-input linears: the linear layers of a decoding step that read the same few rows
+(Llama's query/key/value projections, its gate and up projections) become one `linear_many`
+node, whose matrix-vector kernel streams all their weights in one launch: one wake-up of the
+threads instead of several, and each thread's memory streams kept going from one weight to
+the next (a SmolLM-sized step's projections run about 1.2x faster). Each output is computed
+as its own linear computed it.
 """
 import numpy as np
 
+from ..backends import cpu_kernels
+from ..nn.functional.linear import _Linear
 from ..ops import elementwise, linalg
 from .graph import NO_GUARD, Node, SlotRef
 
@@ -23,15 +32,25 @@ _F32 = np.dtype(np.float32)
 
 
 def optimize(graph, arrays):
-    """Fold constants, drop dead nodes, fuse bias adds. `arrays` maps slots to their captured arrays."""
+    """Fold constants, drop dead nodes, fuse bias adds and shared-input linears. `arrays` maps
+    slots to their captured arrays."""
     fold_constants(graph, arrays)
     eliminate_dead_code(graph)
     fuse_bias_add(graph)
+    fuse_shared_input_linears(graph)
 
 
 def matmul_bias(a, b, bias):
     """a @ b + bias for float32 host arrays, a (m, k), b (k, n) and bias (n,): MatMul then Add."""
     return linalg._matmul_arrays(np, a, b, bias)
+
+
+def linear_many(x, weights, biases):
+    """x @ w.T (+ b) for each weight and bias (None: no bias) of float32 host arrays, as each
+    separate linear layer computed it; a tuple of outputs."""
+    rows = x.reshape(-1, x.shape[-1])
+    return tuple(linalg._matmul_arrays(np, rows, w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
+                 for w, b in zip(weights, biases))
 
 
 def fold_constants(graph, arrays):
@@ -115,3 +134,59 @@ def _bias_operand(add, product, slots):
         return None
     others = [a.slot for a in add.args if a.slot != product]
     return slots[others[0]] if len(others) == 1 else None
+
+
+def fuse_shared_input_linears(graph):
+    """Replace the linear nodes reading the same few float32 rows by one `linear_many` node at
+    the first one's place, provided their weights and biases exist there (parameters) and
+    nothing writes into the input in between."""
+    slots = graph.slots
+    groups, order = {}, []
+    for position, node in enumerate(graph.nodes):
+        operands = _linear_operands(node, slots)
+        if operands is None:
+            continue
+        key = (operands[0], operands[2] is not None)
+        if key not in groups:
+            order.append(key)
+        groups.setdefault(key, []).append((position, node))
+    fused = {}
+    for key in order:
+        members = groups[key]
+        if len(members) < 2:
+            continue
+        first, last = members[0][0], members[-1][0]
+        root = slots[key[0]].root
+        if any(slots[w].root == root for n in graph.nodes[first:last] if n.writes for w in n.writes):
+            continue
+        x = members[0][1].args[0]
+        weights = tuple(node.args[1] for _, node in members)
+        biases = tuple(node.args[2] if len(node.args) > 2 else None for _, node in members)
+        operands = [r.slot for r in weights + biases if r is not None]
+        if len(set(operands)) != len(operands):
+            continue  # a weight shared by two of them: keep the arguments one slot each
+        outputs = [node.outputs[0] for _, node in members]
+        fused[id(members[0][1])] = Node(linear_many, (x, weights, biases), {}, outputs, True)
+        for _, node in members[1:]:
+            fused[id(node)] = None
+    if fused:
+        graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
+
+
+def _linear_operands(node, slots):
+    """(x slot, weight slot, bias slot or None) of a plain float32 linear of a few host rows
+    whose weight and bias are parameters (or constants), else None."""
+    if node.op is not _Linear or node.kwargs or node.writes is not None or node.expect is not NO_GUARD:
+        return None
+    args = node.args
+    if len(args) == 3 and args[2] is None:
+        args = args[:2]
+    if not all(type(a) is SlotRef and not a.array for a in args):
+        return None
+    x, w, *b = (slots[a.slot] for a in args)
+    if len(w.shape) != 2 or w.kind not in ("external", "const") or any(s.kind not in ("external", "const") for s in b):
+        return None
+    rows = int(np.prod(x.shape[:-1]))
+    if rows > cpu_kernels._FEW_ROWS or any(s.dtype != _F32 or getattr(s.device, "type", "cpu") != "cpu" for s in (x, w, *b)):
+        return None
+    return x.index, w.index, (b[0].index if b else None)
