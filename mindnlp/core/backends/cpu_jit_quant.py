@@ -33,7 +33,8 @@ products hand to BLAS band by band.
 import numba
 import numpy as np
 
-from .cpu_jit_parallel import _launch
+from . import cpu_jit_lut4
+from .cpu_jit_parallel import _launch, parts
 
 _ZERO = np.float32(0.0)
 _EIGHT = np.float32(8.0)
@@ -177,20 +178,23 @@ def rows_int8(x, q, scales, offsets, bias, out):
     C-contiguous float32."""
     x_sums = None if offsets is None else x.reshape(x.shape[0], scales.shape[1], -1).sum(axis=2, dtype=np.float32)
     with _launch:
-        _rows_int8(x, q, scales, offsets, x_sums, bias, out, numba.get_num_threads())
+        _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts())
 
 
 def rows_int4(x, q, scales, offsets, codebook, bias, out):
     """out = x @ w.T (+ bias) for the 4-bit weight (q, scales[, offsets or codebook]); x (m, K),
-    out (m, N) C-contiguous float32. One row (decoding) of a symmetric or affine weight takes
-    the single-pass `_row_int4`; the others widen each weight row first."""
+    out (m, N) C-contiguous float32. One row (decoding) takes cpu_jit_lut4's table lookups where
+    the CPU has them, else, for a symmetric or affine weight, the single-pass `_row_int4`; the
+    others widen each weight row first."""
+    if cpu_jit_lut4.row_int4(x, q, scales, offsets, codebook, bias, out):
+        return
     if x.shape[0] == 1 and codebook is None:
         groups = x.reshape(scales.shape[1], 2, -1)
         x_low = np.ascontiguousarray(groups[:, 0]).reshape(-1)
         x_mixed = (groups[:, 1] - np.float32(16.0) * groups[:, 0]).reshape(-1)
         x_sums = groups.sum(axis=(1, 2), dtype=np.float32)
         with _launch:
-            _row_int4(x_low, x_mixed, x_sums, q, scales, offsets, bias, out, numba.get_num_threads())
+            _row_int4(x_low, x_mixed, x_sums, q, scales, offsets, bias, out, parts())
         return
     with _launch:
-        _rows_int4(x, q, scales, offsets, codebook, bias, out, numba.get_num_threads())
+        _rows_int4(x, q, scales, offsets, codebook, bias, out, parts())

@@ -162,3 +162,6 @@ def set_num_threads(n):
     numba = sys.modules.get("numba")
     if numba is not None:
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        kernels = sys.modules.get("mindnlp.core.backends.cpu_jit_parallel")
+        if kernels is not None:
+            kernels.set_parts(numba.get_num_threads())

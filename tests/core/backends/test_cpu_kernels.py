@@ -481,11 +481,18 @@ def test_kernels_work_in_a_forked_child():
 
 
 def test_set_num_threads_sets_workers_and_blas():
+    import numba
+
+    from mindnlp.core.backends import cpu_jit_parallel
+
     saved = core.get_num_threads()
     blas_saved = [c.num_threads for c in cpu_threads.blas_threads._blas()]
+    numba_saved = numba.get_num_threads()
     try:
         core.set_num_threads(1)
         assert core.get_num_threads() == 1 and all(c.num_threads == 1 for c in cpu_threads.blas_threads._blas())
+        # the numba kernels' split follows (they keep the count: numba's getter takes a lock)
+        assert cpu_jit_parallel.parts() == numba.get_num_threads() == 1
         _assert_close_f32(K.gelu(np.ones(ODD_SIZE, np.float32)), _gelu64(np.ones(ODD_SIZE)), np.ones(ODD_SIZE))
         core.set_num_threads(3)
         assert core.get_num_threads() == 3
@@ -496,6 +503,8 @@ def test_set_num_threads_sets_workers_and_blas():
         cpu_threads.workers.resize(saved)
         for c, n in zip(cpu_threads.blas_threads._blas(), blas_saved):
             c.set_num_threads(n)
+        numba.set_num_threads(numba_saved)
+        cpu_jit_parallel.set_parts(numba_saved)
     with pytest.raises(RuntimeError, match="positive integer"):
         core.set_num_threads(0)
 

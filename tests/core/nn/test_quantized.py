@@ -239,3 +239,60 @@ def test_quantized_linear_module_holds_buffers_and_trains_only_bias(scheme):
     shell = nn.QuantizedLinear(64, 8, bits=4, group_size=32, scheme=scheme)
     shell.load_state_dict(layer.state_dict())
     np.testing.assert_array_equal(shell(x).detach().numpy(), layer(x).detach().numpy())
+
+
+LUT_FORMATS = [(32, "symmetric"), (64, "affine"), (128, "affine"), (64, "nf4"), (64, "fp4")]
+
+
+@pytest.mark.parametrize("group_size,scheme", LUT_FORMATS)
+def test_table_lookup_kernel_equals_dequantize_then_matmul(group_size, scheme):
+    """cpu_jit_lut4 (a decoding row against a 4-bit weight through a 16-entry table per group),
+    on a row count that leaves rows after the blocks of four, with a bias."""
+    from mindnlp.core.backends import cpu_jit_lut4
+
+    if not cpu_jit_lut4.usable():
+        pytest.skip("no AVX-512 or AVX2 here (or numba compiles for another CPU)")
+    (q, scales, offsets, codebook), dense = _quantized(_weight(103, 256), 4, group_size, scheme)
+    x = RNG.standard_normal((1, 256)).astype(np.float32)
+    bias = RNG.standard_normal(103).astype(np.float32)
+    out = np.empty((1, 103), np.float32)
+    assert cpu_jit_lut4.row_int4(x, q.numpy(), scales.numpy(), None if offsets is None else offsets.numpy(),
+                                 None if codebook is None else F.quantized.CODEBOOKS[codebook], bias, out)
+    _assert_float32_close(out, x, dense, bias)
+
+
+def test_table_lookup_kernel_at_the_avx2_width():
+    """The AVX2 build (two permutes and a select per lookup), where an AVX-512 machine would take
+    the wider one: run in a process asking for width 8, with a numba cache of its own."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from llvmlite import binding
+
+    from mindnlp.core.backends import cpu_jit_lut4
+
+    if cpu_jit_lut4.WIDTH is None or not binding.get_host_cpu_features().get("avx2"):
+        pytest.skip("no AVX2 here")
+    script = (
+        "import numpy as np\n"
+        "from mindnlp.core.backends import cpu_jit_lut4\n"
+        "from mindnlp.core.nn import functional as F\n"
+        "from mindnlp import core\n"
+        "assert cpu_jit_lut4.WIDTH == 8 and cpu_jit_lut4.usable()\n"
+        "rng = np.random.default_rng(1)\n"
+        f"for group_size, scheme in {LUT_FORMATS!r}:\n"
+        "    q, s, o = F.quantize_weight(core.tensor(rng.standard_normal((37, 128)).astype(np.float32)), 4, group_size, "
+        "scheme)\n"
+        "    cb = F.quantized.CODEBOOKS.get(scheme)\n"
+        "    dense = F.dequantize_weight(q, s, 4, o, scheme if cb is not None else None).numpy().astype(np.float64)\n"
+        "    x = rng.standard_normal((1, 128)).astype(np.float32)\n"
+        "    out = np.empty((1, 37), np.float32)\n"
+        "    assert cpu_jit_lut4.row_int4(x, q.numpy(), s.numpy(), None if o is None else o.numpy(), cb, None, out)\n"
+        "    bound = 8 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(dense).T + 1)\n"
+        "    assert np.all(np.abs(out - x @ dense.T) <= bound), scheme\n"
+        "print('ok')\n")
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, MINDNLP_LUT4_WIDTH="8", NUMBA_CACHE_DIR=cache)
+        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

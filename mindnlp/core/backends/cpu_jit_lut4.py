@@ -1,0 +1,245 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
+"""One row of x against a 4-bit weight through a 16-entry table held in vector registers
+(imported only with numba, used where the CPU has AVX-512 or AVX2).
+
+Every 4-bit format here reads a nibble c of group g as table_g[c]: scale * c + offset
+(affine), scale * (c - 8) (symmetric) or scale * codebook[c] (NF4/FP4). The sixteen values
+of a group's table fit one AVX-512 register (two AVX2 ones), and one permute instruction
+looks up sixteen nibbles at once, so each weight costs a byte split, a lookup and a fused
+multiply-add, with no conversion of the integers and no per-group reduction: a compiled
+loop cannot do this (a table lookup is a gather), hence the loop written here in LLVM IR
+through numba's intrinsic API. The table values are the dequantized weights themselves,
+computed as `dequantize_weight` computes them.
+
+The inner loop reads, per group, its bytes in chunks of one vector width (16 bytes, or 8
+with AVX2), the low nibbles against the group's first half of x and the high ones against
+its second half (cpu_jit_quant's layout), four weight rows at a time so that each load of
+x serves four rows, each row's two halves in their own accumulators (the additions of one
+accumulator wait on each other).
+"""
+import os
+
+import numba
+import numpy as np
+from llvmlite import binding as llvm_binding
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .cpu_jit_parallel import _launch, parts
+
+_F32 = np.float32
+_ROWS = 4           # weight rows per pass
+
+
+def _vector_width():
+    """16 with AVX-512 (one register holds a table), 8 with AVX2, None otherwise, or when numba
+    compiles for another CPU than this one. MINDNLP_LUT4_WIDTH=8 (or 0, off) asks for less:
+    the AVX2 path is tested that way on AVX-512 machines, with a cache directory of its own
+    (numba's cache would otherwise serve the other width's machine code)."""
+    if (numba.config.CPU_NAME or "host") != "host":
+        return None
+    features = llvm_binding.get_host_cpu_features()
+    widths = [w for w, ok in ((16, features.get("avx512f")), (8, features.get("avx2") and features.get("fma"))) if ok]
+    asked = os.environ.get("MINDNLP_LUT4_WIDTH")
+    if asked is not None:
+        widths = [w for w in widths if w <= int(asked)]
+    return widths[0] if widths else None
+
+
+WIDTH = _vector_width()
+_FLOAT, _I8, _I32, _I64 = ir.FloatType(), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+
+
+class _Lookup:
+    """The table lookups of one group at width W: one permute of the whole table with AVX-512;
+    with AVX2 a permute of each half of it, the high half chosen where the nibble is >= 8."""
+
+    def __init__(self, builder, width):
+        self.builder, self.width = builder, width
+        self.vf, self.vi = ir.VectorType(_FLOAT, width), ir.VectorType(_I32, width)
+        module = builder.module
+        name = "llvm.x86.avx512.permvar.sf.512" if width == 16 else "llvm.x86.avx2.permps"
+        self.permute = cgutils.get_or_insert_function(module, ir.FunctionType(self.vf, [self.vf, self.vi]), name)
+
+    def splat(self, value):
+        b = self.builder
+        one = b.insert_element(ir.Constant(self.vf, ir.Undefined), value, _I32(0))
+        return b.shuffle_vector(one, ir.Constant(self.vf, ir.Undefined), ir.Constant(self.vi, [0] * self.width))
+
+    def table(self, bases, scale, offset):
+        """The group's table, one vector (AVX-512) or two halves (AVX2) of scale * base + offset."""
+        b = self.builder
+        return [b.fadd(b.fmul(base, self.splat(scale)), self.splat(offset)) for base in bases]
+
+    def __call__(self, table, codes):
+        b = self.builder
+        if self.width == 16:
+            return b.call(self.permute, [table[0], codes])
+        low, high = (b.call(self.permute, [half, codes]) for half in table)
+        return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
+
+
+def _rows_dot(rows, width):
+    """An intrinsic: the dot products of x with weight rows i .. i + rows - 1, as a tuple."""
+    @intrinsic
+    def rows_dot(typingctx, q, i, x, scales, offsets, base, has_offsets):
+        signature = types.UniTuple(types.float32, rows)(q, i, x, scales, offsets, base, has_offsets)
+
+        def codegen(context, builder, sig, args):
+            q_arr, x_arr, s_arr, o_arr, base_arr = (context.make_array(sig.args[k])(context, builder, args[k])
+                                                    for k in (0, 2, 3, 4, 5))
+            row_bytes = cgutils.unpack_tuple(builder, q_arr.shape, 2)[1]
+            groups = cgutils.unpack_tuple(builder, s_arr.shape, 2)[1]
+            first = args[1]
+            half = builder.sdiv(row_bytes, groups)           # bytes of a group = half its weights
+            chunks = builder.sdiv(half, _I64(width))
+            use_offsets = builder.icmp_unsigned("!=", args[6], ir.Constant(args[6].type, 0))
+            look = _Lookup(builder, width)
+            vf, vi, vb = look.vf, look.vi, ir.VectorType(_I8, width)
+            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
+                                                 f"llvm.fma.v{width}f32")
+            bases = [builder.load(builder.bitcast(builder.gep(base_arr.data, [_I64(k)]), vf.as_pointer()), align=4)
+                     for k in range(0, 16, width)]
+            row_index = [builder.add(first, _I64(r)) for r in range(rows)]
+            q_rows = [builder.gep(q_arr.data, [builder.mul(r, row_bytes)]) for r in row_index]
+            s_rows = [builder.gep(s_arr.data, [builder.mul(r, groups)]) for r in row_index]
+            o_rows = [builder.gep(o_arr.data, [builder.mul(r, groups)]) for r in row_index]
+            low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
+            zero = ir.Constant(vf, None)
+
+            function, entry = builder.function, builder.block
+            group_loop, chunk_loop = function.append_basic_block("group"), function.append_basic_block("chunk")
+            group_end, done = function.append_basic_block("group_end"), function.append_basic_block("done")
+            builder.branch(group_loop)
+
+            builder.position_at_end(group_loop)
+            g = builder.phi(_I64)
+            g.add_incoming(_I64(0), entry)
+            group_accs = []
+            for _ in range(2 * rows):
+                acc = builder.phi(vf)
+                acc.add_incoming(zero, entry)
+                group_accs.append(acc)
+            tables = []
+            for r in range(rows):
+                offset = builder.select(use_offsets, builder.load(builder.gep(o_rows[r], [g])), ir.Constant(_FLOAT, 0.0))
+                tables.append(look.table(bases, builder.load(builder.gep(s_rows[r], [g])), offset))
+            q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
+            x_low = builder.gep(x_arr.data, [builder.mul(g, builder.add(half, half))])
+            x_high = builder.gep(x_low, [half])
+            builder.branch(chunk_loop)
+
+            builder.position_at_end(chunk_loop)
+            c = builder.phi(_I64)
+            c.add_incoming(_I64(0), group_loop)
+            accs = []
+            for acc_in in group_accs:
+                acc = builder.phi(vf)
+                acc.add_incoming(acc_in, group_loop)
+                accs.append(acc)
+            at = builder.mul(c, _I64(width))
+            xs_low = builder.load(builder.bitcast(builder.gep(x_low, [at]), vf.as_pointer()), align=4)
+            xs_high = builder.load(builder.bitcast(builder.gep(x_high, [at]), vf.as_pointer()), align=4)
+            updated = []
+            for r in range(rows):
+                codes = builder.zext(builder.load(builder.bitcast(builder.gep(q_groups[r], [at]), vb.as_pointer()),
+                                                  align=1), vi)
+                updated.append(builder.call(fma, [look(tables[r], builder.and_(codes, low_mask)), xs_low, accs[2 * r]]))
+                updated.append(builder.call(fma, [look(tables[r], builder.lshr(codes, shift)), xs_high,
+                                                  accs[2 * r + 1]]))
+            c_next = builder.add(c, _I64(1))
+            c.add_incoming(c_next, chunk_loop)
+            for acc, value in zip(accs, updated):
+                acc.add_incoming(value, chunk_loop)
+            builder.cbranch(builder.icmp_signed("<", c_next, chunks), chunk_loop, group_end)
+
+            builder.position_at_end(group_end)
+            g_next = builder.add(g, _I64(1))
+            g.add_incoming(g_next, group_end)
+            for acc, value in zip(group_accs, updated):
+                acc.add_incoming(value, group_end)
+            builder.cbranch(builder.icmp_signed("<", g_next, groups), group_loop, done)
+
+            builder.position_at_end(done)
+            totals = []
+            for r in range(rows):
+                both = builder.fadd(updated[2 * r], updated[2 * r + 1])
+                total = builder.extract_element(both, _I32(0))
+                for lane in range(1, width):
+                    total = builder.fadd(total, builder.extract_element(both, _I32(lane)))
+                totals.append(total)
+            return context.make_tuple(builder, sig.return_type, totals)
+        return signature, codegen
+    return rows_dot
+
+
+if WIDTH is not None:
+    _dot_four, _dot_one = _rows_dot(_ROWS, WIDTH), _rows_dot(1, WIDTH)
+
+    @numba.njit(nogil=True, cache=True, parallel=True)
+    def _row_lut4(x, q, scales, offsets, base, has_offsets, bias, out, parts):
+        n = q.shape[0]
+        for part in numba.prange(parts):
+            lo, hi = n * part // parts, n * (part + 1) // parts
+            i = lo
+            while i + _ROWS <= hi:
+                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, scales, offsets, base,
+                                                                                   has_offsets)
+                i += _ROWS
+            while i < hi:
+                out[0, i] = _dot_one(q, i, x, scales, offsets, base, has_offsets)[0]
+                i += 1
+            if bias is not None:
+                for i in range(lo, hi):
+                    out[0, i] += bias[i]
+
+_IOTA = np.arange(16, dtype=_F32)
+_BASES = {"affine": _IOTA, "symmetric": _IOTA - _F32(8.0)}
+_NO_OFFSETS = np.zeros((1, 1), _F32)
+
+
+_usable = None
+
+
+def usable():
+    """Whether the kernel compiles and computes here: it is tried once on a small weight against
+    the plain sum (a CPU or LLVM without the permute instruction fails to compile it)."""
+    global _usable
+    if _usable is None:
+        _usable = False
+        if WIDTH is not None:
+            try:
+                rng = np.random.default_rng(0)
+                q = rng.integers(0, 256, (6, 2 * WIDTH), dtype=np.uint8)
+                scales, x = rng.random((6, 2), dtype=_F32), rng.random((1, 4 * WIDTH), dtype=_F32)
+                out = np.empty((1, 6), _F32)
+                _row_lut4(x[0], q, scales, _NO_OFFSETS, _BASES["symmetric"], 0, None, out, parts())
+                half = q.reshape(6, 2, WIDTH)
+                codes = np.concatenate([half & 15, half >> 4], axis=2).astype(_F32) - _F32(8.0)
+                expected = ((codes * scales[:, :, None]).reshape(6, -1) @ x[0].astype(np.float64))
+                _usable = bool(np.allclose(out[0], expected, rtol=1e-5, atol=1e-5))
+            except Exception:  # noqa: BLE001 (any failure to compile or run means: not here)
+                _usable = False
+    return _usable
+
+
+def row_int4(x, q, scales, offsets, codebook, bias, out):
+    """out (1, N) = x (1, K) @ w.T (+ bias) for a 4-bit weight; False where this kernel cannot
+    serve (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights, non-contiguous arrays)."""
+    if x.shape[0] != 1 or not usable():
+        return False
+    groups = scales.shape[1]
+    if q.shape[1] % groups or (q.shape[1] // groups) % WIDTH or not (
+            q.flags.c_contiguous and scales.flags.c_contiguous and x.flags.c_contiguous):
+        return False
+    if codebook is not None:
+        base = np.ascontiguousarray(codebook, dtype=_F32)
+    else:
+        base = _BASES["affine" if offsets is not None else "symmetric"]
+    offsets_or_none = _NO_OFFSETS if offsets is None else np.ascontiguousarray(offsets)
+    with _launch:
+        _row_lut4(x[0], q, scales, offsets_or_none, base, int(offsets is not None), bias, out,
+                  parts())
+    return True
