@@ -129,7 +129,10 @@ def test_each_config_gets_its_librarys_format():
 
 BNB = os.path.join(FIXTURES, "bitsandbytes")
 BNB_CASES = {"nf4_double": dict(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True),
-             "fp4": dict(load_in_4bit=True, bnb_4bit_quant_type="fp4"), "int8": dict(load_in_8bit=True)}
+             "fp4": dict(load_in_4bit=True, bnb_4bit_quant_type="fp4"), "int8": dict(load_in_8bit=True),
+             "nf4_bf16": dict(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                              bnb_4bit_quant_storage="bfloat16", bnb_4bit_compute_dtype="bfloat16")}
+BNB_DTYPES = {"nf4_bf16": "bfloat16"}  # make_bitsandbytes_fixtures.py's
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +148,12 @@ def test_bitsandbytes_checkpoints_saved_by_transformers_load(case, bnb_expected)
     model = AutoModelForCausalLM.from_pretrained(os.path.join(BNB, case))
     layers = _quantized_layers(model)
     assert {type(m) for m in layers.values()} == {Linear8bitLt if case == "int8" else Linear4bit}
+    if case in BNB_DTYPES:  # a bfloat16 model: HF multiplies in bfloat16, mindnlp in float32 (then bfloat16)
+        assert model.dtype == core.bfloat16
+        with core.no_grad():  # in bfloat16, as loaded: the quantized layers return their input's dtype
+            logits = model(core.tensor(IDS_BNB)).logits.float().numpy()
+        np.testing.assert_allclose(logits, bnb_expected[f"{case}/logits"], rtol=0, atol=2e-2)
+        return
     compared = [name for name in layers if f"{case}/{name}" in bnb_expected]
     assert len(compared) == 2
     for name in compared:
@@ -158,7 +167,10 @@ def test_bitsandbytes_checkpoints_saved_by_transformers_load(case, bnb_expected)
 
 
 def _saved_tensors(folder):
-    return load_file(os.path.join(folder, "model.safetensors"))
+    """The file's arrays (bfloat16 ones too, which safetensors' NumPy reader refuses)."""
+    from mindnlp.core import serialization
+
+    return {k: v.numpy() for k, v in serialization.load_safetensors(os.path.join(folder, "model.safetensors")).items()}
 
 
 def _assert_same_bnb_files(ours, theirs, nested_rtol=0.0):
@@ -172,9 +184,9 @@ def _assert_same_bnb_files(ours, theirs, nested_rtol=0.0):
             assert mine == reference, key
         elif "nested" in key:
             np.testing.assert_allclose(ours[key], value, rtol=nested_rtol, atol=0, err_msg=key)
-        else:
+        else:  # byte for byte: a zero's sign and a NaN's payload count
             assert ours[key].dtype == value.dtype and ours[key].shape == value.shape, key
-            np.testing.assert_array_equal(ours[key], value, err_msg=key)
+            np.testing.assert_array_equal(ours[key].view(np.uint8), value.view(np.uint8), err_msg=key)
 
 
 @pytest.mark.parametrize("case", list(BNB_CASES))
@@ -185,11 +197,11 @@ def test_bitsandbytes_models_save_the_file_transformers_saves(tmp_path, case):
     reference = _saved_tensors(os.path.join(BNB, case))
     AutoModelForCausalLM.from_pretrained(os.path.join(BNB, case)).save_pretrained(tmp_path / "reload")
     _assert_same_bnb_files(_saved_tensors(tmp_path / "reload"), reference)
-    model = AutoModelForCausalLM.from_pretrained(os.path.join(BNB, "float"),
+    model = AutoModelForCausalLM.from_pretrained(os.path.join(BNB, "float"), dtype=BNB_DTYPES.get(case),
                                                  quantization_config=BitsAndBytesConfig(**BNB_CASES[case]))
     model.save_pretrained(tmp_path / "from_float")
     _assert_same_bnb_files(_saved_tensors(tmp_path / "from_float"), reference,
-                           nested_rtol=1e-6 if case == "nf4_double" else 0.0)
+                           nested_rtol=1e-6 if BNB_CASES[case].get("bnb_4bit_use_double_quant") else 0.0)
     with open(os.path.join(BNB, "interop.json")) as f:
         interop = json.load(f)
     assert interop[f"{case}/reload"] == {"same_tensors": True, "max_logit_difference": 0.0}

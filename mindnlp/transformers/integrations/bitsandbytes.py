@@ -58,7 +58,7 @@ class Linear4bit(nn.QuantizedLinear):
     optionally double-quantized), computed in float32 by the 4-bit codebook kernels."""
 
     def __init__(self, in_features, out_features, bias=True, quant_type="fp4", compress_statistics=False,
-                 blocksize=64, device=None, weight_dtype="float32"):
+                 blocksize=64, device=None, weight_dtype="float32", quant_storage=None):
         group_size = math.gcd(in_features, blocksize)
         if group_size % 2:
             raise ValueError(f"4-bit layers need an even in_features to pack two codes a byte, got {in_features}")
@@ -66,6 +66,8 @@ class Linear4bit(nn.QuantizedLinear):
                          scheme=quant_type)
         self.blocksize, self.compress_statistics = blocksize, compress_statistics
         self.weight_dtype = weight_dtype  # the float dtype bitsandbytes records for dequantizing
+        # the dtype whose elements hold the packed bytes on disk (bnb_4bit_quant_storage)
+        self.quant_storage = quant_storage or core.uint8
         blocks = -(-in_features * out_features // blocksize)
         nested = -(-blocks // _NESTED_BLOCKSIZE)
         zeros = dict(device=device)
@@ -78,9 +80,10 @@ class Linear4bit(nn.QuantizedLinear):
         self.register_buffer("nested_offset", core.zeros((), **zeros) if compress_statistics else None)
 
     @classmethod
-    def from_float(cls, weight, bias=None, quant_type="fp4", compress_statistics=False, blocksize=64):
+    def from_float(cls, weight, bias=None, quant_type="fp4", compress_statistics=False, blocksize=64,
+                   quant_storage=None):
         layer = cls(weight.shape[1], weight.shape[0], bias is not None, quant_type, compress_statistics, blocksize,
-                    device=weight.device)
+                    device=weight.device, weight_dtype=weight.dtype.name, quant_storage=quant_storage)
         layer.requantize_(weight)
         if bias is not None:
             layer.bias = nn.Parameter(bias.detach().float().clone(), requires_grad=bias.requires_grad)
@@ -135,7 +138,8 @@ class Linear4bit(nn.QuantizedLinear):
             codes = np.append(codes, np.uint8(0))
         state = {"quant_type": self.scheme, "blocksize": self.blocksize, "dtype": self.weight_dtype,
                  "shape": [self.out_features, self.in_features]}
-        tensors = {"weight": core.tensor(((codes[0::2] << 4) | codes[1::2])[:, None])}
+        packed = ((codes[0::2] << 4) | codes[1::2]).view(self.quant_storage.np_dtype)
+        tensors = {"weight": core.tensor(packed[:, None])}
         if self.compress_statistics:
             tensors.update({"weight.absmax": self.absmax_codes, "weight.nested_absmax": self.nested_absmax,
                             "weight.nested_quant_map": self.nested_quant_map})

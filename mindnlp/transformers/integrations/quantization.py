@@ -79,7 +79,8 @@ def _quantized_layer(config, weight, bias, quantize):
                     Linear8bitLt(in_features, out_features, bias is not None, device=weight.device))
         if in_features % 2:
             return None
-        options = dict(quant_type=config.bnb_4bit_quant_type, compress_statistics=config.bnb_4bit_use_double_quant)
+        options = dict(quant_type=config.bnb_4bit_quant_type, compress_statistics=config.bnb_4bit_use_double_quant,
+                       quant_storage=config.bnb_4bit_quant_storage)
         return (Linear4bit.from_float(weight, bias, **options) if quantize else
                 Linear4bit(in_features, out_features, bias is not None, device=weight.device, **options))
     bits, scheme = config.weight_bits, config.scheme

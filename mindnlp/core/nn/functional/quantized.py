@@ -41,7 +41,8 @@ CODEBOOKS = {
                      -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
                      0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
                      0.7229568362236023, 1.0], _F32),
-    "fp4": np.array([0.0, 0.0625, 8.0, 12.0, 4.0, 6.0, 2.0, 3.0, -0.0, -0.0625, -8.0, -12.0, -4.0, -6.0, -2.0, -3.0],
+    # code 8 is the sign bit with a zero magnitude: bitsandbytes writes it +0.0 (its saved quant_map too)
+    "fp4": np.array([0.0, 0.0625, 8.0, 12.0, 4.0, 6.0, 2.0, 3.0, 0.0, -0.0625, -8.0, -12.0, -4.0, -6.0, -2.0, -3.0],
                     _F32) / _F32(12.0),
 }
 SCHEMES = ("symmetric", "affine") + tuple(CODEBOOKS)
@@ -240,7 +241,8 @@ def quantized_linear(input, q, scales, bits, bias=None, offsets=None, codebook=N
     `offsets` for an affine format, `codebook` ("nf4", "fp4") for a codebook one.
 
     float32 inputs use the backend's compiled product; float16/bfloat16 ones are computed in
-    float32 (and so returned), float64 ones by the reference (gradient checks)."""
+    float32 and returned in their own dtype (as bitsandbytes' and quanto's layers return
+    them), float64 ones by the reference (gradient checks)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"quantized_linear needs a floating-point input, got {input.dtype}")
     if codebook is not None and codebook not in CODEBOOKS:
@@ -249,6 +251,7 @@ def quantized_linear(input, q, scales, bits, bias=None, offsets=None, codebook=N
     if input.ndim == 0 or input.shape[-1] != in_features:
         raise RuntimeError(f"quantized_linear: input's last dim {input.shape[-1] if input.ndim else None} does not "
                            f"match the weight's in_features {in_features}")
-    if input.dtype.itemsize < 4:
-        input = input.float()
+    if input.dtype.itemsize < 4:  # float16/bfloat16 are storage dtypes on CPU
+        dtype = input.dtype
+        return _QuantizedLinear.apply(input.float(), q, scales, bias, bits, offsets, codebook).to(dtype)
     return _QuantizedLinear.apply(input, q, scales, bias, bits, offsets, codebook)
