@@ -1,5 +1,5 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
-"""One row of x against a 4-bit weight through a 16-entry table held in vector registers
+"""A few rows of x against a 4-bit weight through a 16-entry table held in vector registers
 (imported only with numba, used where the CPU has AVX-512 or AVX2).
 
 Every 4-bit format here reads a nibble c of group g as table_g[c]: scale * c + offset
@@ -13,9 +13,11 @@ computed as `dequantize_weight` computes them.
 
 The inner loop reads, per group, its bytes in chunks of one vector width (16 bytes, or 8
 with AVX2), the low nibbles against the group's first half of x and the high ones against
-its second half (cpu_jit_quant's layout), four weight rows at a time so that each load of
-x serves four rows, each row's two halves in their own accumulators (the additions of one
-accumulator wait on each other).
+its second half (cpu_jit_quant's layout). One row of x (decoding) takes four weight rows at a
+time so that each load of x serves four of them; several rows of x (a batch, beams, a draft
+to verify) take one weight row at a time, whose lookups serve up to eight rows of x. Each
+product's two halves have their own accumulators (the additions of one accumulator wait on
+each other).
 """
 import os
 
@@ -81,33 +83,37 @@ class _Lookup:
         return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
 
 
-def _rows_dot(rows, width):
-    """An intrinsic: the dot products of x with weight rows i .. i + rows - 1, as a tuple."""
+def _rows_dot(rows, xrows, width):
+    """An intrinsic: the dot products of x's rows r .. r + xrows - 1 with weight rows i .. i +
+    rows - 1, as a tuple (weight row by weight row)."""
     @intrinsic
-    def rows_dot(typingctx, q, i, x, scales, offsets, base, has_offsets):
-        signature = types.UniTuple(types.float32, rows)(q, i, x, scales, offsets, base, has_offsets)
+    def rows_dot(typingctx, q, i, x, r, scales, offsets, base, has_offsets):
+        signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, base, has_offsets)
 
         def codegen(context, builder, sig, args):
             q_arr, x_arr, s_arr, o_arr, base_arr = (context.make_array(sig.args[k])(context, builder, args[k])
-                                                    for k in (0, 2, 3, 4, 5))
+                                                    for k in (0, 2, 4, 5, 6))
             row_bytes = cgutils.unpack_tuple(builder, q_arr.shape, 2)[1]
+            x_width = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             groups = cgutils.unpack_tuple(builder, s_arr.shape, 2)[1]
-            first = args[1]
             half = builder.sdiv(row_bytes, groups)           # bytes of a group = half its weights
             chunks = builder.sdiv(half, _I64(width))
-            use_offsets = builder.icmp_unsigned("!=", args[6], ir.Constant(args[6].type, 0))
+            use_offsets = builder.icmp_unsigned("!=", args[7], ir.Constant(args[7].type, 0))
             look = _Lookup(builder, width)
             vf, vi, vb = look.vf, look.vi, ir.VectorType(_I8, width)
             fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
                                                  f"llvm.fma.v{width}f32")
             bases = [builder.load(builder.bitcast(builder.gep(base_arr.data, [_I64(k)]), vf.as_pointer()), align=4)
                      for k in range(0, 16, width)]
-            row_index = [builder.add(first, _I64(r)) for r in range(rows)]
-            q_rows = [builder.gep(q_arr.data, [builder.mul(r, row_bytes)]) for r in row_index]
-            s_rows = [builder.gep(s_arr.data, [builder.mul(r, groups)]) for r in row_index]
-            o_rows = [builder.gep(o_arr.data, [builder.mul(r, groups)]) for r in row_index]
+            row_index = [builder.add(args[1], _I64(w)) for w in range(rows)]
+            q_rows = [builder.gep(q_arr.data, [builder.mul(w, row_bytes)]) for w in row_index]
+            s_rows = [builder.gep(s_arr.data, [builder.mul(w, groups)]) for w in row_index]
+            o_rows = [builder.gep(o_arr.data, [builder.mul(w, groups)]) for w in row_index]
+            x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[3], _I64(t)), x_width)])
+                      for t in range(xrows)]
             low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
             zero = ir.Constant(vf, None)
+            n_accs = 2 * rows * xrows     # accumulator 2 (w xrows + t) + h: weight row w, x row t, half h
 
             function, entry = builder.function, builder.block
             group_loop, chunk_loop = function.append_basic_block("group"), function.append_basic_block("chunk")
@@ -118,17 +124,17 @@ def _rows_dot(rows, width):
             g = builder.phi(_I64)
             g.add_incoming(_I64(0), entry)
             group_accs = []
-            for _ in range(2 * rows):
+            for _ in range(n_accs):
                 acc = builder.phi(vf)
                 acc.add_incoming(zero, entry)
                 group_accs.append(acc)
             tables = []
-            for r in range(rows):
-                offset = builder.select(use_offsets, builder.load(builder.gep(o_rows[r], [g])), ir.Constant(_FLOAT, 0.0))
-                tables.append(look.table(bases, builder.load(builder.gep(s_rows[r], [g])), offset))
+            for w in range(rows):
+                offset = builder.select(use_offsets, builder.load(builder.gep(o_rows[w], [g])), ir.Constant(_FLOAT, 0.0))
+                tables.append(look.table(bases, builder.load(builder.gep(s_rows[w], [g])), offset))
             q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
-            x_low = builder.gep(x_arr.data, [builder.mul(g, builder.add(half, half))])
-            x_high = builder.gep(x_low, [half])
+            x_lows = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
+            x_highs = [builder.gep(x_low, [half]) for x_low in x_lows]
             builder.branch(chunk_loop)
 
             builder.position_at_end(chunk_loop)
@@ -140,15 +146,17 @@ def _rows_dot(rows, width):
                 acc.add_incoming(acc_in, group_loop)
                 accs.append(acc)
             at = builder.mul(c, _I64(width))
-            xs_low = builder.load(builder.bitcast(builder.gep(x_low, [at]), vf.as_pointer()), align=4)
-            xs_high = builder.load(builder.bitcast(builder.gep(x_high, [at]), vf.as_pointer()), align=4)
-            updated = []
-            for r in range(rows):
-                codes = builder.zext(builder.load(builder.bitcast(builder.gep(q_groups[r], [at]), vb.as_pointer()),
+            xs = [[builder.load(builder.bitcast(builder.gep(half_ptr, [at]), vf.as_pointer()), align=4)
+                   for half_ptr in (x_lows[t], x_highs[t])] for t in range(xrows)]
+            updated = [None] * n_accs
+            for w in range(rows):
+                codes = builder.zext(builder.load(builder.bitcast(builder.gep(q_groups[w], [at]), vb.as_pointer()),
                                                   align=1), vi)
-                updated.append(builder.call(fma, [look(tables[r], builder.and_(codes, low_mask)), xs_low, accs[2 * r]]))
-                updated.append(builder.call(fma, [look(tables[r], builder.lshr(codes, shift)), xs_high,
-                                                  accs[2 * r + 1]]))
+                values = (look(tables[w], builder.and_(codes, low_mask)), look(tables[w], builder.lshr(codes, shift)))
+                for t in range(xrows):
+                    for h in range(2):
+                        k = 2 * (w * xrows + t) + h
+                        updated[k] = builder.call(fma, [values[h], xs[t][h], accs[k]])
             c_next = builder.add(c, _I64(1))
             c.add_incoming(c_next, chunk_loop)
             for acc, value in zip(accs, updated):
@@ -164,8 +172,8 @@ def _rows_dot(rows, width):
 
             builder.position_at_end(done)
             totals = []
-            for r in range(rows):
-                both = builder.fadd(updated[2 * r], updated[2 * r + 1])
+            for k in range(0, n_accs, 2):
+                both = builder.fadd(updated[k], updated[k + 1])
                 total = builder.extract_element(both, _I32(0))
                 for lane in range(1, width):
                     total = builder.fadd(total, builder.extract_element(both, _I32(lane)))
@@ -176,24 +184,44 @@ def _rows_dot(rows, width):
 
 
 if WIDTH is not None:
-    _dot_four, _dot_one = _rows_dot(_ROWS, WIDTH), _rows_dot(1, WIDTH)
+    # one x row: four weight rows per pass share each load of x; several x rows: one weight
+    # row's lookups serve up to eight x rows (the accumulators fill the registers)
+    _dot_four, _dot_one = _rows_dot(_ROWS, 1, WIDTH), _rows_dot(1, 1, WIDTH)
+    _dot_x8, _dot_x4, _dot_x2 = (_rows_dot(1, xrows, WIDTH) for xrows in (8, 4, 2))
 
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _row_lut4(x, q, scales, offsets, base, has_offsets, bias, out, parts):
-        n = q.shape[0]
+    def _rows_lut4(x, q, scales, offsets, base, has_offsets, bias, out, parts):
+        n, m = q.shape[0], x.shape[0]
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts
             i = lo
-            while i + _ROWS <= hi:
-                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, scales, offsets, base,
-                                                                                   has_offsets)
-                i += _ROWS
+            if m == 1:
+                while i + _ROWS <= hi:
+                    out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets,
+                                                                                       base, has_offsets)
+                    i += _ROWS
             while i < hi:
-                out[0, i] = _dot_one(q, i, x, scales, offsets, base, has_offsets)[0]
+                r = 0
+                while r + 8 <= m:
+                    values = _dot_x8(q, i, x, r, scales, offsets, base, has_offsets)
+                    for t in range(8):
+                        out[r + t, i] = values[t]
+                    r += 8
+                if r + 4 <= m:
+                    values4 = _dot_x4(q, i, x, r, scales, offsets, base, has_offsets)
+                    for t in range(4):
+                        out[r + t, i] = values4[t]
+                    r += 4
+                if r + 2 <= m:
+                    out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base, has_offsets)
+                    r += 2
+                if r < m:
+                    out[r, i] = _dot_one(q, i, x, r, scales, offsets, base, has_offsets)[0]
                 i += 1
             if bias is not None:
-                for i in range(lo, hi):
-                    out[0, i] += bias[i]
+                for r in range(m):
+                    for i in range(lo, hi):
+                        out[r, i] += bias[i]
 
 _IOTA = np.arange(16, dtype=_F32)
 _BASES = {"affine": _IOTA, "symmetric": _IOTA - _F32(8.0)}
@@ -215,7 +243,7 @@ def usable():
                 q = rng.integers(0, 256, (6, 2 * WIDTH), dtype=np.uint8)
                 scales, x = rng.random((6, 2), dtype=_F32), rng.random((1, 4 * WIDTH), dtype=_F32)
                 out = np.empty((1, 6), _F32)
-                _row_lut4(x[0], q, scales, _NO_OFFSETS, _BASES["symmetric"], 0, None, out, parts())
+                _rows_lut4(x, q, scales, _NO_OFFSETS, _BASES["symmetric"], 0, None, out, parts())
                 half = q.reshape(6, 2, WIDTH)
                 codes = np.concatenate([half & 15, half >> 4], axis=2).astype(_F32) - _F32(8.0)
                 expected = ((codes * scales[:, :, None]).reshape(6, -1) @ x[0].astype(np.float64))
@@ -225,14 +253,15 @@ def usable():
     return _usable
 
 
-def row_int4(x, q, scales, offsets, codebook, bias, out):
-    """out (1, N) = x (1, K) @ w.T (+ bias) for a 4-bit weight; False where this kernel cannot
-    serve (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights, non-contiguous arrays)."""
-    if x.shape[0] != 1 or not usable():
+def rows_int4(x, q, scales, offsets, codebook, bias, out):
+    """out (m, N) = x (m, K) @ w.T (+ bias) for a 4-bit weight and a few rows of x; False where
+    this kernel cannot serve (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights,
+    non-contiguous arrays)."""
+    if not usable():
         return False
     groups = scales.shape[1]
     if q.shape[1] % groups or (q.shape[1] // groups) % WIDTH or not (
-            q.flags.c_contiguous and scales.flags.c_contiguous and x.flags.c_contiguous):
+            q.flags.c_contiguous and scales.flags.c_contiguous and x.flags.c_contiguous and out.flags.c_contiguous):
         return False
     if codebook is not None:
         base = np.ascontiguousarray(codebook, dtype=_F32)
@@ -240,6 +269,5 @@ def row_int4(x, q, scales, offsets, codebook, bias, out):
         base = _BASES["affine" if offsets is not None else "symmetric"]
     offsets_or_none = _NO_OFFSETS if offsets is None else np.ascontiguousarray(offsets)
     with _launch:
-        _row_lut4(x[0], q, scales, offsets_or_none, base, int(offsets is not None), bias, out,
-                  parts())
+        _rows_lut4(x, q, scales, offsets_or_none, base, int(offsets is not None), bias, out, parts())
     return True

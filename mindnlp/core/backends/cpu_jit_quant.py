@@ -183,10 +183,10 @@ def rows_int8(x, q, scales, offsets, bias, out):
 
 def rows_int4(x, q, scales, offsets, codebook, bias, out):
     """out = x @ w.T (+ bias) for the 4-bit weight (q, scales[, offsets or codebook]); x (m, K),
-    out (m, N) C-contiguous float32. One row (decoding) takes cpu_jit_lut4's table lookups where
-    the CPU has them, else, for a symmetric or affine weight, the single-pass `_row_int4`; the
+    out (m, N) C-contiguous float32: cpu_jit_lut4's table lookups where the CPU has them; else one
+    row (decoding) of a symmetric or affine weight takes the single-pass `_row_int4`, and the
     others widen each weight row first."""
-    if cpu_jit_lut4.row_int4(x, q, scales, offsets, codebook, bias, out):
+    if cpu_jit_lut4.rows_int4(x, q, scales, offsets, codebook, bias, out):
         return
     if x.shape[0] == 1 and codebook is None:
         groups = x.reshape(scales.shape[1], 2, -1)

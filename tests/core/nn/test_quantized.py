@@ -246,19 +246,20 @@ LUT_FORMATS = [(32, "symmetric"), (64, "affine"), (128, "affine"), (64, "nf4"), 
 
 @pytest.mark.parametrize("group_size,scheme", LUT_FORMATS)
 def test_table_lookup_kernel_equals_dequantize_then_matmul(group_size, scheme):
-    """cpu_jit_lut4 (a decoding row against a 4-bit weight through a 16-entry table per group),
-    on a row count that leaves rows after the blocks of four, with a bias."""
+    """cpu_jit_lut4 (rows of x against a 4-bit weight through a 16-entry table per group), on a
+    weight row count that leaves rows after the blocks of four, with a bias."""
     from mindnlp.core.backends import cpu_jit_lut4
 
     if not cpu_jit_lut4.usable():
         pytest.skip("no AVX-512 or AVX2 here (or numba compiles for another CPU)")
     (q, scales, offsets, codebook), dense = _quantized(_weight(103, 256), 4, group_size, scheme)
-    x = RNG.standard_normal((1, 256)).astype(np.float32)
     bias = RNG.standard_normal(103).astype(np.float32)
-    out = np.empty((1, 103), np.float32)
-    assert cpu_jit_lut4.row_int4(x, q.numpy(), scales.numpy(), None if offsets is None else offsets.numpy(),
-                                 None if codebook is None else F.quantized.CODEBOOKS[codebook], bias, out)
-    _assert_float32_close(out, x, dense, bias)
+    for rows in (1, 2, 3, 7, 15):  # blocks of eight, four and two rows of x, and one left over
+        x = RNG.standard_normal((rows, 256)).astype(np.float32)
+        out = np.empty((rows, 103), np.float32)
+        assert cpu_jit_lut4.rows_int4(x, q.numpy(), scales.numpy(), None if offsets is None else offsets.numpy(),
+                                      None if codebook is None else F.quantized.CODEBOOKS[codebook], bias, out)
+        _assert_float32_close(out, x, dense, bias)
 
 
 def test_table_lookup_kernel_at_the_avx2_width():
@@ -286,9 +287,9 @@ def test_table_lookup_kernel_at_the_avx2_width():
         "scheme)\n"
         "    cb = F.quantized.CODEBOOKS.get(scheme)\n"
         "    dense = F.dequantize_weight(q, s, 4, o, scheme if cb is not None else None).numpy().astype(np.float64)\n"
-        "    x = rng.standard_normal((1, 128)).astype(np.float32)\n"
-        "    out = np.empty((1, 37), np.float32)\n"
-        "    assert cpu_jit_lut4.row_int4(x, q.numpy(), s.numpy(), None if o is None else o.numpy(), cb, None, out)\n"
+        "    x = rng.standard_normal((3, 128)).astype(np.float32)\n"
+        "    out = np.empty((3, 37), np.float32)\n"
+        "    assert cpu_jit_lut4.rows_int4(x, q.numpy(), s.numpy(), None if o is None else o.numpy(), cb, None, out)\n"
         "    bound = 8 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(dense).T + 1)\n"
         "    assert np.all(np.abs(out - x @ dense.T) <= bound), scheme\n"
         "print('ok')\n")
