@@ -83,6 +83,16 @@ class _Lookup:
         return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
 
 
+def _next_iteration(builder, counter, count, accumulators, updated, loop, exit_block):
+    """Close a loop block: the counter advances, the accumulators take their updated values,
+    and the loop repeats while the counter is below count."""
+    following = builder.add(counter, _I64(1))
+    counter.add_incoming(following, builder.block)
+    for acc, value in zip(accumulators, updated):
+        acc.add_incoming(value, builder.block)
+    builder.cbranch(builder.icmp_signed("<", following, count), loop, exit_block)
+
+
 def _rows_dot(rows, xrows, width):
     """An intrinsic: the dot products of x's rows r .. r + xrows - 1 with weight rows i .. i +
     rows - 1, as a tuple (weight row by weight row)."""
@@ -157,18 +167,10 @@ def _rows_dot(rows, xrows, width):
                     for h in range(2):
                         k = 2 * (w * xrows + t) + h
                         updated[k] = builder.call(fma, [values[h], xs[t][h], accs[k]])
-            c_next = builder.add(c, _I64(1))
-            c.add_incoming(c_next, chunk_loop)
-            for acc, value in zip(accs, updated):
-                acc.add_incoming(value, chunk_loop)
-            builder.cbranch(builder.icmp_signed("<", c_next, chunks), chunk_loop, group_end)
+            _next_iteration(builder, c, chunks, accs, updated, chunk_loop, group_end)
 
             builder.position_at_end(group_end)
-            g_next = builder.add(g, _I64(1))
-            g.add_incoming(g_next, group_end)
-            for acc, value in zip(group_accs, updated):
-                acc.add_incoming(value, group_end)
-            builder.cbranch(builder.icmp_signed("<", g_next, groups), group_loop, done)
+            _next_iteration(builder, g, groups, group_accs, updated, group_loop, done)
 
             builder.position_at_end(done)
             totals = []
