@@ -1,7 +1,7 @@
 """Prefill and decode speed of mindnlp beside HF transformers + PyTorch, in one run.
 
     python benchmarks/generate.py [--prompt-length 512] [--new-tokens 64] [--repeats 3]
-                                  [--models gpt2 smollm mistral qwen3 t5] [--compiled]
+                                  [--models gpt2 smollm mistral qwen3 t5] [--compiled] [--dtype bfloat16]
 
 Each model is built once with random weights by HF transformers, saved, and loaded by both
 libraries, so both run the same float32 weights at batch size 1. Figures per model:
@@ -158,14 +158,14 @@ def timed_generate(generate, repeats):
     return min(prefill), min(decode)
 
 
-def measure_torch(directory, prompt, new_tokens, repeats, compiled=False):
+def measure_torch(directory, prompt, new_tokens, repeats, compiled=False, dtype="float32"):
     """torch eager; with `compiled`, the same recipe as mindnlp's compiled run through
     torch.compile (inductor; the warm-up call pays its compilation)."""
     import torch
     import transformers
 
     auto = transformers.AutoModelForSeq2SeqLM if _is_seq2seq(directory) else transformers.AutoModelForCausalLM
-    model = auto.from_pretrained(directory, dtype=torch.float32).eval()
+    model = auto.from_pretrained(directory, dtype=getattr(torch, dtype)).eval()
     if compiled:
         model.generation_config.cache_implementation = "static"
         model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
@@ -180,14 +180,14 @@ def measure_torch(directory, prompt, new_tokens, repeats, compiled=False):
     return timed_generate(generate, repeats)
 
 
-def measure_mindnlp(directory, prompt, new_tokens, repeats, compiled=False):
+def measure_mindnlp(directory, prompt, new_tokens, repeats, compiled=False, dtype="float32"):
     """mindnlp eager; with `compiled`, HF's compiled-generation recipe: a static cache and
     the forward under core.compile, so each decode step replays one captured graph."""
     from mindnlp import core
     from mindnlp.transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, LogitsProcessorList
 
     auto = AutoModelForSeq2SeqLM if _is_seq2seq(directory) else AutoModelForCausalLM
-    model = auto.from_pretrained(directory, dtype=core.float32, attn_implementation="sdpa")
+    model = auto.from_pretrained(directory, dtype=getattr(core, dtype), attn_implementation="sdpa")
     if compiled:
         model.generation_config.cache_implementation = "static"
         model.forward = core.compile(model.forward, mode="reduce-overhead", fullgraph=True)
@@ -221,7 +221,7 @@ def child(task, directory, args):
     """Run one task of this script in a fresh Python process; its printed JSON result."""
     command = [sys.executable, __file__, "--task", task, "--directory", directory,
                "--prompt-length", str(args.prompt_length), "--new-tokens", str(args.new_tokens),
-               "--repeats", str(args.repeats)]
+               "--repeats", str(args.repeats), "--dtype", args.dtype]
     output = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(output.splitlines()[-1])
 
@@ -234,9 +234,11 @@ def run_task(task, directory, args):
     with open(os.path.join(directory, "prompt.json"), encoding="utf-8") as fh:
         prompt = json.load(fh)
     if task.startswith("torch"):
-        times = measure_torch(directory, prompt, args.new_tokens, args.repeats, compiled=task == "torch.compile")
+        times = measure_torch(directory, prompt, args.new_tokens, args.repeats, compiled=task == "torch.compile",
+                              dtype=args.dtype)
     else:
-        times = measure_mindnlp(directory, prompt, args.new_tokens, args.repeats, compiled=task == "compiled")
+        times = measure_mindnlp(directory, prompt, args.new_tokens, args.repeats, compiled=task == "compiled",
+                                dtype=args.dtype)
     return rates(*times, args.prompt_length)
 
 
@@ -250,6 +252,9 @@ def main():
                         help="also time mindnlp's compiled decoding (static cache + core.compile)")
     parser.add_argument("--torch-compile", action="store_true",
                         help="also time torch.compile on the same recipe (compiles for minutes on a small machine)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
+                        help="the weights' and activations' dtype in both libraries (bfloat16: what dtype='auto' "
+                             "gives for most current checkpoints)")
     parser.add_argument("--task", help=argparse.SUPPRESS)
     parser.add_argument("--directory", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -259,7 +264,7 @@ def main():
     rng = np.random.default_rng(0)
     line, _, copy_gbs = describe()
     print(line)
-    print(f"batch 1, float32, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
+    print(f"batch 1, {args.dtype}, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
           f"best of {args.repeats}")
     header = f"{'model':28} {'library':13} {'prefill tok/s':>14} {'decode tok/s':>13}"
     for key in args.models:
@@ -273,7 +278,7 @@ def main():
             if args.torch_compile:
                 libraries.append("torch.compile")
             results = {library: child(library, directory, args) for library in libraries}
-            weight_bytes = _weight_bytes(directory)
+            weight_bytes = _weight_bytes(directory) // (2 if args.dtype == "bfloat16" else 1)  # saved in float32
         print(header + f" {'of copy roofline':>17}")
         for library, (prefill, decode) in results.items():
             streamed = weight_bytes * decode / 1e9 / copy_gbs

@@ -88,6 +88,16 @@ def parallel():
     return _parallel or None
 
 
+def half():
+    """The matrix-vector kernels of bfloat16/float16 weights widened in registers (cpu_jit_half),
+    or None without numba's pool or a CPU they compile for."""
+    if parallel() is None:
+        return None
+    from . import cpu_jit_half
+
+    return cpu_jit_half if cpu_jit_half.usable() else None
+
+
 def quantized():
     """The compiled kernels of quantized weights (cpu_jit_quant), or None when numba is not installed.
 

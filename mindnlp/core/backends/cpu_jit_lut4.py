@@ -19,39 +19,19 @@ to verify) take one weight row at a time, whose lookups serve up to eight rows o
 product's two halves have their own accumulators (the additions of one accumulator wait on
 each other).
 """
-import os
-
 import numba
 import numpy as np
-from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .cpu_jit_ir import FLOAT as _FLOAT, I8 as _I8, I32 as _I32, I64 as _I64
+from .cpu_jit_ir import WIDTH, horizontal_sum, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, parts
 
 _F32 = np.float32
 _ROWS = 4           # weight rows per pass
-
-
-def _vector_width():
-    """16 with AVX-512 (one register holds a table), 8 with AVX2, None otherwise, or when numba
-    compiles for another CPU than this one. MINDNLP_LUT4_WIDTH=8 (or 0, off) asks for less:
-    the AVX2 path is tested that way on AVX-512 machines, with a cache directory of its own
-    (numba's cache would otherwise serve the other width's machine code)."""
-    if (numba.config.CPU_NAME or "host") != "host":
-        return None
-    features = llvm_binding.get_host_cpu_features()
-    widths = [w for w, ok in ((16, features.get("avx512f")), (8, features.get("avx2") and features.get("fma"))) if ok]
-    asked = os.environ.get("MINDNLP_LUT4_WIDTH")
-    if asked is not None:
-        widths = [w for w in widths if w <= int(asked)]
-    return widths[0] if widths else None
-
-
-WIDTH = _vector_width()
-_FLOAT, _I8, _I32, _I64 = ir.FloatType(), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 
 
 class _Lookup:
@@ -81,16 +61,6 @@ class _Lookup:
             return b.call(self.permute, [table[0], codes])
         low, high = (b.call(self.permute, [half, codes]) for half in table)
         return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
-
-
-def _next_iteration(builder, counter, count, accumulators, updated, loop, exit_block):
-    """Close a loop block: the counter advances, the accumulators take their updated values,
-    and the loop repeats while the counter is below count."""
-    following = builder.add(counter, _I64(1))
-    counter.add_incoming(following, builder.block)
-    for acc, value in zip(accumulators, updated):
-        acc.add_incoming(value, builder.block)
-    builder.cbranch(builder.icmp_signed("<", following, count), loop, exit_block)
 
 
 def _rows_dot(rows, xrows, width):
@@ -133,11 +103,7 @@ def _rows_dot(rows, xrows, width):
             builder.position_at_end(group_loop)
             g = builder.phi(_I64)
             g.add_incoming(_I64(0), entry)
-            group_accs = []
-            for _ in range(n_accs):
-                acc = builder.phi(vf)
-                acc.add_incoming(zero, entry)
-                group_accs.append(acc)
+            group_accs = loop_phis(builder, vf, n_accs, zero, entry)
             tables = []
             for w in range(rows):
                 offset = builder.select(use_offsets, builder.load(builder.gep(o_rows[w], [g])), ir.Constant(_FLOAT, 0.0))
@@ -150,11 +116,7 @@ def _rows_dot(rows, xrows, width):
             builder.position_at_end(chunk_loop)
             c = builder.phi(_I64)
             c.add_incoming(_I64(0), group_loop)
-            accs = []
-            for acc_in in group_accs:
-                acc = builder.phi(vf)
-                acc.add_incoming(acc_in, group_loop)
-                accs.append(acc)
+            accs = loop_phis(builder, vf, n_accs, group_accs, group_loop)
             at = builder.mul(c, _I64(width))
             xs = [[builder.load(builder.bitcast(builder.gep(half_ptr, [at]), vf.as_pointer()), align=4)
                    for half_ptr in (x_lows[t], x_highs[t])] for t in range(xrows)]
@@ -167,19 +129,14 @@ def _rows_dot(rows, xrows, width):
                     for h in range(2):
                         k = 2 * (w * xrows + t) + h
                         updated[k] = builder.call(fma, [values[h], xs[t][h], accs[k]])
-            _next_iteration(builder, c, chunks, accs, updated, chunk_loop, group_end)
+            next_iteration(builder, c, chunks, accs, updated, chunk_loop, group_end)
 
             builder.position_at_end(group_end)
-            _next_iteration(builder, g, groups, group_accs, updated, group_loop, done)
+            next_iteration(builder, g, groups, group_accs, updated, group_loop, done)
 
             builder.position_at_end(done)
-            totals = []
-            for k in range(0, n_accs, 2):
-                both = builder.fadd(updated[k], updated[k + 1])
-                total = builder.extract_element(both, _I32(0))
-                for lane in range(1, width):
-                    total = builder.fadd(total, builder.extract_element(both, _I32(lane)))
-                totals.append(total)
+            totals = [horizontal_sum(builder, builder.fadd(updated[k], updated[k + 1]), width)
+                      for k in range(0, n_accs, 2)]
             return context.make_tuple(builder, sig.return_type, totals)
         return signature, codegen
     return rows_dot

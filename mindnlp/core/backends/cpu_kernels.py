@@ -39,8 +39,8 @@ MIN_WORK = {
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
-COMPILED_AT_ANY_SIZE = ("quantized_matmul", "small_attention", "layer_norm", "gelu", "gelu_tanh", "silu", "gated_silu",
-                        "gated_gelu_tanh", "rotary")
+COMPILED_AT_ANY_SIZE = ("quantized_matmul", "half_matvec", "small_attention", "layer_norm", "gelu", "gelu_tanh",
+                        "silu", "gated_silu", "gated_gelu_tanh", "rotary")
 
 
 def min_work(name):
@@ -497,6 +497,18 @@ def _matvec(a, b, bias, out):
 _QUANT_BAND = 64
 
 
+def half_matvec(a, b, bias=None):
+    """a @ b (+ bias), float32, for a few bfloat16/float16 rows a (M, K) and a weight of the same
+    dtype given as its transpose b (K, N) (Linear's weight.T): the weight is widened in
+    registers (cpu_jit_half) instead of converted whole; None where that cannot serve."""
+    compiled = cpu_jit.half()
+    if compiled is None or a.ndim != 2 or b.ndim != 2 or a.shape[0] > _FEW_ROWS or b.dtype != a.dtype:
+        return None
+    out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
+    bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+    return out if compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out) else None
+
+
 def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None):
     """x @ w.T (+ bias) for a float32 x (M, K) and a weight quantized as cpu_jit_quant
     describes (bits 8 or 4; `offsets` for an affine format, `codebook` (16,) float32 for a 4-bit
@@ -816,5 +828,5 @@ KERNELS = {
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
-    "quantized_matmul": quantized_matmul, "small_attention": small_attention,
+    "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matvec": half_matvec,
 }

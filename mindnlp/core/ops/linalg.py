@@ -19,6 +19,11 @@ from ..amp.autocast_mode import autocast_inputs
 def _matmul_arrays(xp, a, b, bias=None):
     """a @ b (+ bias, added to each row) for arrays of at least 2 dims."""
     if a.dtype in HALF_NP:
+        # a few rows against a 16-bit weight (decoding): widened where read, not converted whole
+        kernel = backend_for_array(a).fused("half_matvec", a) if a.ndim == 2 and b.ndim == 2 else None
+        out = None if kernel is None else kernel(a, b, bias)
+        if out is not None:
+            return out.astype(a.dtype)
         half_bias = None if bias is None else bias.astype(np.float32)
         return _matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32), half_bias).astype(a.dtype)
     if a.ndim > 2 or b.ndim > 2:

@@ -294,6 +294,6 @@ def test_table_lookup_kernel_at_the_avx2_width():
         "    assert np.all(np.abs(out - x @ dense.T) <= bound), scheme\n"
         "print('ok')\n")
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, MINDNLP_LUT4_WIDTH="8", NUMBA_CACHE_DIR=cache)
+        env = dict(os.environ, MINDNLP_SIMD_WIDTH="8", NUMBA_CACHE_DIR=cache)
         result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

@@ -1,0 +1,61 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
+"""What the kernels written in LLVM IR share (imported only with numba): the vector width this
+CPU offers and the pieces of loop and reduction code every one of them emits.
+
+A few decoding kernels need instructions a compiled loop cannot be made to emit (a register
+permute as a table lookup, a vector load of 16-bit floats widened in registers). They are
+numba intrinsics building their loops with llvmlite, at the widest vector width the CPU has:
+16 float lanes with AVX-512, 8 with AVX2 (and FMA), none otherwise, or when numba compiles
+for another CPU than this one. MINDNLP_SIMD_WIDTH=8 (or 0, off) asks for less: the AVX2
+kernels are tested that way on AVX-512 machines, with a numba cache directory of their own
+(numba's cache would otherwise serve the other width's machine code).
+"""
+import os
+
+import numba
+from llvmlite import binding as llvm_binding
+from llvmlite import ir
+
+FLOAT, I8, I16, I32, I64 = ir.FloatType(), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
+
+
+def _vector_width():
+    if (numba.config.CPU_NAME or "host") != "host":
+        return None
+    features = llvm_binding.get_host_cpu_features()
+    widths = [w for w, ok in ((16, features.get("avx512f")), (8, features.get("avx2") and features.get("fma"))) if ok]
+    asked = os.environ.get("MINDNLP_SIMD_WIDTH")
+    if asked is not None:
+        widths = [w for w in widths if w <= int(asked)]
+    return widths[0] if widths else None
+
+
+WIDTH = _vector_width()
+
+
+def next_iteration(builder, counter, count, accumulators, updated, loop, exit_block):
+    """Close a loop block: the counter advances, the accumulators take their updated values,
+    and the loop repeats while the counter is below count."""
+    following = builder.add(counter, I64(1))
+    counter.add_incoming(following, builder.block)
+    for acc, value in zip(accumulators, updated):
+        acc.add_incoming(value, builder.block)
+    builder.cbranch(builder.icmp_signed("<", following, count), loop, exit_block)
+
+
+def horizontal_sum(builder, vector, width):
+    """The float sum of a vector's lanes, in lane order."""
+    total = builder.extract_element(vector, I32(0))
+    for lane in range(1, width):
+        total = builder.fadd(total, builder.extract_element(vector, I32(lane)))
+    return total
+
+
+def loop_phis(builder, kind, count, initial, block):
+    """`count` phi nodes of `kind` entering with `initial` (a value or one per phi) from `block`."""
+    phis = []
+    for k in range(count):
+        phi = builder.phi(kind)
+        phi.add_incoming(initial[k] if isinstance(initial, list) else initial, block)
+        phis.append(phi)
+    return phis
