@@ -475,3 +475,20 @@ def test_decoding_step_ops_replay_through_direct_kernels():
            "_GeluTanh", "_Silu")
     assert [names[op] for op in ops] == [{"linear_many"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
         {"activation"}] * 3
+
+
+def test_replay_frames_outgrow_a_data_stack_chunk():
+    """replay's frame is padded past CPython's 16 KiB frame-stack chunk, so that it gets a
+    chunk of its own with room for its kernels' calls (a frame that just fits the first chunk
+    makes every kernel call map and unmap one), and the padding changes no result."""
+    from mindnlp.core.jit import lower
+
+    compiled = core.compile(lambda x, y: (x * y).exp() + y)
+    x, y = _inputs(7, (3, 4), (3, 4))
+    compiled(x, y)
+    result = compiled(x, y)
+    np.testing.assert_array_equal(result.numpy(), ((x * y).exp() + y).numpy())
+    (entry,) = compiled._cache.values()
+    code = entry.compiled._replay.__code__
+    assert code.co_nlocals + code.co_stacksize >= lower._FRAME_CHUNK_WORDS
+    assert "frame padding" in entry.compiled.source

@@ -19,6 +19,16 @@ from .graph import NO_GUARD, SlotRef, iter_refs
 # op -> builder(node, graph) returning an array kernel or None (None: use the generic one)
 KERNELS = {}
 
+# CPython (3.11 and later) keeps frames on a stack of chunks, the first of 16 KiB, and unmaps
+# a chunk as soon as the last frame in it returns. replay's frame holds every slot, 8 bytes
+# each: a frame that just fits the first chunk leaves the kernels it calls to start a chunk
+# of their own, mapped on every call and unmapped on every return, an mmap/munmap pair per
+# kernel (a SmolLM-sized int4 decoding step spent 10 of its 24 ms in them). A frame larger
+# than a chunk gets a new chunk with a thousand words to spare, where the kernels' calls fit:
+# replay's frame is padded with unused locals to this many words at least.
+_FRAME_CHUNK_WORDS = 16 * 1024 // 8 + 16
+_PAD_NAMES_PER_LINE = 16
+
 
 def kernel_for(*ops):
     """Register a kernel builder for ops (Function subclasses)."""
@@ -109,6 +119,19 @@ def generic_kernel(node, graph):
     return run
 
 
+def _frame_padding(code):
+    """Source lines that make the function of `code` a frame of _FRAME_CHUNK_WORDS words at
+    least: assignments the compiler drops, to names that still count as locals."""
+    missing = _FRAME_CHUNK_WORDS - code.co_nlocals - code.co_stacksize
+    if missing <= 0:
+        return []
+    names = [f"pad{i}" for i in range(missing)]
+    lines = ["    if False:  # frame padding, see _FRAME_CHUNK_WORDS"]
+    for start in range(0, missing, _PAD_NAMES_PER_LINE):
+        lines.append("        " + " = ".join(names[start:start + _PAD_NAMES_PER_LINE]) + " = None")
+    return lines
+
+
 class GuardFailure(Exception):
     """A value guard failed during replay: this call must run eagerly."""
 
@@ -160,6 +183,8 @@ class CompiledGraph:
             shared = graph.slots[graph.slots[s].root].kind == "const"
             outs.append(f"s{s}.copy()" if shared else f"s{s}")
         lines.append("    return (" + "".join(o + ", " for o in outs) + ")")
+        code = compile("\n".join(lines), "<mindnlp graph>", "exec")
+        lines += _frame_padding(next(c for c in code.co_consts if hasattr(c, "co_nlocals")))
         self.source = "\n".join(lines)
         exec(compile(self.source, "<mindnlp graph>", "exec"), env)
         self._replay = env["replay"]
