@@ -1,6 +1,6 @@
 """Decode speed and quality of weight-only int8 / int4 models beside float32, in one run.
 
-    python benchmarks/quantized_decode.py [--new-tokens 32] [--repeats 5] [--models smollm gpt2 gemma3]
+    python benchmarks/quantized_decode.py [--new-tokens 32] [--repeats 5] [--models smollm gpt2 gemma3] [--compiled]
 
 Models: a SmolLM2-135M-shaped Llama and a GPT-2-small-shaped model with random weights, built
 by mindnlp itself (HF's config shapes) and saved; and Gemma 3 270M, the real checkpoint of the
@@ -18,6 +18,10 @@ Decode tokens/s is one over the mean step time of a greedy generate() after the 
 run, so that a busy machine slows them alike. The machine's copy bandwidth, measured in the
 same run (benchmarks/roofline.py), gives each variant's ceiling: that bandwidth over the bytes
 of weights a step reads. The load average is printed before and after.
+
+With --compiled every mindnlp variant decodes through HF's compiled-generation recipe (a
+static cache and the forward under core.compile, as benchmarks/generate.py's compiled run),
+so that the ratios compare the weights' reading without the eager dispatch both pay alike.
 
 Quality: perplexity of a fixed text under each variant, and its ratio to float32's. Gemma
 scores the Gettysburg Address (public domain, 318 tokens) and is prompted with its start;
@@ -121,7 +125,7 @@ def cross_entropy(logits, tokens):
 
 
 class MindnlpRunner:
-    def __init__(self, source, variant):
+    def __init__(self, source, variant, compiled=False):
         from mindnlp import core
         from mindnlp.transformers import AutoModelForCausalLM, BitsAndBytesConfig, QuantoConfig
 
@@ -137,6 +141,9 @@ class MindnlpRunner:
             kwargs["dequantize"] = False
         self.model = AutoModelForCausalLM.from_pretrained(source.directory, **kwargs)
         self.bytes = weight_bytes(self.model)
+        if compiled:
+            self.model.generation_config.cache_implementation = "static"
+            self.model.forward = core.compile(self.model.forward, mode="reduce-overhead", fullgraph=True)
 
     def generate(self, prompt, new_tokens, clock=None):
         from mindnlp.transformers import LogitsProcessorList
@@ -148,7 +155,7 @@ class MindnlpRunner:
 
     def logits(self, tokens):
         with self.core.no_grad():
-            return self.model(self.core.tensor(tokens)[None]).logits[0].numpy()
+            return self.model(self.core.tensor(tokens)[None], use_cache=False).logits[0].numpy()
 
 
 class TorchRunner:
@@ -175,10 +182,10 @@ class TorchRunner:
             return self.model(self.torch.tensor(tokens)[None]).logits[0].numpy()
 
 
-def measure(source, prompt, new_tokens, repeats, have_torch):
+def measure(source, prompt, new_tokens, repeats, have_torch, compiled):
     """{variant: runner}, {variant: best decode seconds per token}, alternating the variants."""
     variants = ["float32", "int8", "int4", "nf4", "int8+head"] + (["gguf blocks"] if source.gguf_file else [])
-    runners = {variant: MindnlpRunner(source, variant) for variant in variants}
+    runners = {variant: MindnlpRunner(source, variant, compiled) for variant in variants}
     if have_torch:
         runners["HF torch f32"] = TorchRunner(source)
     best = {}
@@ -196,6 +203,8 @@ def main():
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
+    parser.add_argument("--compiled", action="store_true",
+                        help="mindnlp decodes compiled (static cache + core.compile); torch stays eager")
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     line, _, bandwidth = describe()
@@ -209,7 +218,7 @@ def main():
         print("torch + transformers not importable: the HF column is left out")
     rng = np.random.default_rng(0)
     print(f"batch 1, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, best of {args.repeats} "
-          "alternating runs")
+          f"alternating runs, mindnlp {'compiled' if args.compiled else 'eager'}")
     print(f"{'model':28} {'variant':12} {'MB/token':>9} {'ceiling tok/s':>14} {'decode tok/s':>13} {'vs f32':>7} "
           f"{'greedy agree':>13} {'perplexity':>11} {'ppl ratio':>10}")
     for key in args.models:
@@ -221,7 +230,8 @@ def main():
                 prompt = source.text_ids[:args.prompt_length]
             else:
                 prompt = rng.integers(1, 1000, size=args.prompt_length).tolist()
-            runners, best = measure(source, prompt, args.new_tokens, args.repeats, have_torch)
+            runners, best = measure(source, prompt, args.new_tokens, args.repeats, have_torch,
+                                   args.compiled)
             greedy = {variant: runner.generate(prompt, args.new_tokens)[len(prompt):]
                       for variant, runner in runners.items()}
             text = source.text_ids or prompt + greedy["float32"]
