@@ -98,6 +98,16 @@ def half():
     return cpu_jit_half if cpu_jit_half.usable() else None
 
 
+def bf16_gemm():
+    """The bfloat16 matrix product on the CPU's bfloat16 dot instruction (cpu_jit_bf16_gemm), or
+    None without numba's pool or a CPU that has AVX512-BF16."""
+    if parallel() is None:
+        return None
+    from . import cpu_jit_bf16_gemm
+
+    return cpu_jit_bf16_gemm if cpu_jit_bf16_gemm.usable() else None
+
+
 def quantized():
     """The compiled kernels of quantized weights (cpu_jit_quant), or None when numba is not installed.
 

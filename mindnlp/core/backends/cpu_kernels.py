@@ -39,7 +39,7 @@ MIN_WORK = {
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
-COMPILED_AT_ANY_SIZE = ("quantized_matmul", "half_matvec", "small_attention", "layer_norm", "gelu", "gelu_tanh",
+COMPILED_AT_ANY_SIZE = ("quantized_matmul", "half_matmul", "small_attention", "layer_norm", "gelu", "gelu_tanh",
                         "silu", "gated_silu", "gated_gelu_tanh", "rotary")
 
 
@@ -497,16 +497,26 @@ def _matvec(a, b, bias, out):
 _QUANT_BAND = 64
 
 
-def half_matvec(a, b, bias=None):
-    """a @ b (+ bias), float32, for a few bfloat16/float16 rows a (M, K) and a weight of the same
-    dtype given as its transpose b (K, N) (Linear's weight.T): the weight is widened in
-    registers (cpu_jit_half) instead of converted whole; None where that cannot serve."""
-    compiled = cpu_jit.half()
-    if compiled is None or a.ndim != 2 or b.ndim != 2 or a.shape[0] > _FEW_ROWS or b.dtype != a.dtype:
+def half_matmul(a, b, bias=None):
+    """a @ b (+ bias), float32, for bfloat16/float16 rows a (M, K) and a weight of the same
+    dtype given as its transpose b (K, N) (Linear's weight.T), without converting the weight
+    to float32 whole: a few rows (decoding) widen it in registers (cpu_jit_half), more rows of
+    bfloat16 multiply it with the CPU's bfloat16 dot instruction (cpu_jit_bf16_gemm); None
+    where neither serves."""
+    if a.ndim != 2 or b.ndim != 2 or b.dtype != a.dtype:
         return None
     out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
+    if a.shape[0] <= _FEW_ROWS:
+        compiled = cpu_jit.half()
+        if compiled is None:
+            return None
+        bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+        return out if compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out) else None
+    compiled = cpu_jit.bf16_gemm()
+    if compiled is None or a.dtype.name != "bfloat16":
+        return None
     bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
-    return out if compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out) else None
+    return out if compiled.gemm(np.ascontiguousarray(a), np.ascontiguousarray(b.T), bias, out) else None
 
 
 def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None):
@@ -828,5 +838,5 @@ KERNELS = {
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
-    "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matvec": half_matvec,
+    "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,
 }

@@ -19,8 +19,8 @@ from ..amp.autocast_mode import autocast_inputs
 def _matmul_arrays(xp, a, b, bias=None):
     """a @ b (+ bias, added to each row) for arrays of at least 2 dims."""
     if a.dtype in HALF_NP:
-        # a few rows against a 16-bit weight (decoding): widened where read, not converted whole
-        kernel = backend_for_array(a).fused("half_matvec", a) if a.ndim == 2 and b.ndim == 2 else None
+        # against a 16-bit weight: widened where read or multiplied at 16 bits, not converted whole
+        kernel = backend_for_array(a).fused("half_matmul", a) if a.ndim == 2 and b.ndim == 2 else None
         out = None if kernel is None else kernel(a, b, bias)
         if out is not None:
             return out.astype(a.dtype)
