@@ -13,10 +13,12 @@ type are computed over that `rotary_dim`, so the two compose.
 """
 import threading
 
+import numpy as np
+
 from .. import core
 from ..core import nn
 from ..core.autograd.function import Function
-from ..core.ops._helpers import fused_kernel, xp_of
+from ..core.ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
 from .modeling_rope_utils import nested_rope_parameter_keys, rope_init
 
 
@@ -45,11 +47,19 @@ class _Rotary(Function):
             if out is not None:
                 return out
         xp = xp_of(x)
-        xa = x._data
+        xa, ca, sa = x._data, xp.expand_dims(cos._data, head_dim), xp.expand_dims(sin._data, head_dim)
+        dtype = xa.dtype
+        if dtype in HALF_NP:
+            # each product and the sum rounded to the half dtype, as torch's op-by-op
+            # expression rounds them, computed in float32 (NumPy's half arithmetic is slow)
+            xa, ca, sa = xa.astype(np.float32), ca.astype(np.float32), sa.astype(np.float32)
         half = xa.shape[-1] // 2
         rotated = xp.concatenate((-xa[..., half:], xa[..., :half]), axis=-1)
-        out = xa * xp.expand_dims(cos._data, head_dim)
-        out += rotated * xp.expand_dims(sin._data, head_dim)
+        if dtype in HALF_NP:
+            first = narrow(xa * ca, dtype).astype(np.float32)
+            return narrow(first + narrow(rotated * sa, dtype).astype(np.float32), dtype)
+        out = xa * ca
+        out += rotated * sa
         return out
 
     @staticmethod

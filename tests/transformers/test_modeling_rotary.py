@@ -1,5 +1,6 @@
 """The fused rotary node equals the composed expression and has correct gradients."""
 import numpy as np
+import pytest
 
 from mindnlp import core
 from mindnlp.core.autograd import gradcheck, gradgradcheck
@@ -18,6 +19,17 @@ def test_fused_equals_composed():
     x, cos, sin = _inputs(core.float32, requires_grad=False)
     expected = x * cos[:, None] + rotate_half(x) * sin[:, None]
     np.testing.assert_allclose(apply_rotary(x, cos, sin).numpy(), expected.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
+def test_half_precision_rounds_each_step_as_the_composed_expression(dtype):
+    """In float16/bfloat16 each product and the sum round to the dtype, as torch's op-by-op
+    expression rounds them (computed in float32 here): bit for bit the composed ops' result."""
+    x, cos, sin = (t.to(dtype) for t in _inputs(core.float32, requires_grad=False))
+    expected = x * cos[:, None] + rotate_half(x) * sin[:, None]
+    got = apply_rotary(x, cos, sin)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
 
 
 def test_gradients_of_every_input():

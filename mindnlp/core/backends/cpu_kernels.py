@@ -22,6 +22,7 @@ small arrays to the reference (NumpyBackend.fused).
 """
 import math
 
+import ml_dtypes
 import numpy as np
 
 from . import cpu_jit
@@ -53,6 +54,7 @@ def min_work(name):
 _BLOCKS_PER_THREAD = 8
 
 _F32 = np.float32
+_BF16 = ml_dtypes.bfloat16
 _F32_DTYPE = np.dtype(np.float32)
 
 
@@ -814,6 +816,17 @@ def group_heads(a, groups):
     return a.reshape(a.shape[:-3] + (a.shape[-3] // groups, groups) + a.shape[-2:])
 
 
+def round_bfloat16(x):
+    """x (float32) rounded to bfloat16 as astype rounds it, in one compiled pass (NumPy's cast to
+    bfloat16 is a per-element call, four to five times slower on a large array); None without numba."""
+    compiled = cpu_jit.load()
+    if compiled is None or x.dtype != _F32:
+        return None
+    out = np.empty(x.shape, dtype=_BF16)
+    compiled.round_bfloat16(np.ascontiguousarray(x).reshape(-1).view(np.uint32), out.reshape(-1).view(np.uint16))
+    return out
+
+
 def rotary(x, cos, sin):
     """x cos + rotate_half(x) sin for x (B, H, L, D) and cos, sin (B or 1, L, D): the rotary
     position embedding of attention heads; None where the compiled loop does not serve.
@@ -839,4 +852,5 @@ KERNELS = {
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
     "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,
+    "round_bfloat16": round_bfloat16,
 }

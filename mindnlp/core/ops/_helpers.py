@@ -5,9 +5,22 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd import function as _function
-from ..backends import get_backend
+from ..backends import backend_for_array, get_backend
 
 HALF_NP = (np.dtype(np.float16), _dtype.bfloat16.np_dtype)
+
+
+def narrow(array, dtype):
+    """A float32 result rounded to a half dtype (or cast to any other), as astype rounds it; a
+    large bfloat16 result through the backend's compiled rounding."""
+    if array.dtype == dtype:
+        return array
+    if dtype == _dtype.bfloat16.np_dtype:
+        kernel = backend_for_array(array).fused("round_bfloat16", array)
+        out = None if kernel is None else kernel(array)
+        if out is not None:
+            return out
+    return array.astype(dtype)
 
 
 def xp_of(t):
@@ -37,7 +50,7 @@ def is_float_array(array):
 def compute_float(fn, array):
     """Apply fn, computing float16/bfloat16 in float32 and rounding back as torch's CPU does."""
     if array.dtype in HALF_NP:
-        return fn(array.astype(np.float32)).astype(array.dtype)
+        return narrow(fn(array.astype(np.float32)), array.dtype)
     return fn(array)
 
 

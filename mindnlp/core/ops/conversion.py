@@ -5,14 +5,14 @@ import numpy as np
 from .. import _dtype
 from ..autograd.function import Function
 from ..backends import get_backend
-from ._helpers import is_float_array, xp_of
+from ._helpers import is_float_array, narrow, xp_of
 
 
 class Cast(Function):
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.src = x._data.dtype
-        return x._data.astype(dtype.np_dtype)
+        return narrow(x._data, dtype.np_dtype)
 
     @staticmethod
     def backward(ctx, grad):

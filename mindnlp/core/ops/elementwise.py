@@ -8,7 +8,8 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
-from ._helpers import (array_op, broadcast_error, compute_float, is_float_array, promote_operands, special_of, xp_of)
+from ._helpers import (array_op, broadcast_error, compute_float, is_float_array, narrow, promote_operands, special_of,
+                       xp_of)
 from ._out import write_out
 from .conversion import cast
 
@@ -30,7 +31,7 @@ def _binary_result(fn, a, b):
             target = ref._data.dtype
             ad = ad.astype(np.float32) if isinstance(a, Tensor) else ad
             bd = bd.astype(np.float32) if isinstance(b, Tensor) else bd
-            return fn(ad, bd).astype(target)
+            return narrow(fn(ad, bd), target)
         return fn(ad, bd)
     except ValueError:
         raise broadcast_error(ad, bd) from None

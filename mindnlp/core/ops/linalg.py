@@ -10,7 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..backends import backend_for_array
-from ._helpers import HALF_NP, check_same_device, xp_of
+from ._helpers import HALF_NP, check_same_device, narrow, xp_of
 from ._out import write_out
 from .conversion import cast
 from ..amp.autocast_mode import autocast_inputs
@@ -23,7 +23,7 @@ def _matmul_arrays(xp, a, b, bias=None):
         kernel = backend_for_array(a).fused("half_matmul", a) if a.ndim == 2 and b.ndim == 2 else None
         out = None if kernel is None else kernel(a, b, bias)
         if out is not None:
-            return out.astype(a.dtype)
+            return narrow(out, a.dtype)
         half_bias = None if bias is None else bias.astype(np.float32)
         return _matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32), half_bias).astype(a.dtype)
     if a.ndim > 2 or b.ndim > 2:
@@ -173,7 +173,7 @@ class Einsum(Function):
         if half:
             arrays = [a.astype(np.float32) for a in arrays]
         out = xp.einsum(equation, *arrays, optimize=len(arrays) > 2)
-        return out.astype(operands[0]._data.dtype) if half else out
+        return narrow(out, operands[0]._data.dtype) if half else out
 
     @staticmethod
     def backward(ctx, grad):

@@ -19,7 +19,7 @@ from ..._dtype import bool_
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...backends.cpu_kernels import group_heads
-from ...ops._helpers import HALF_NP, array_op, fused_kernel, wrap, wrap_constant, xp_of
+from ...ops._helpers import HALF_NP, array_op, fused_kernel, narrow, wrap, wrap_constant, xp_of
 from .softmax import softmax
 from ...amp.autocast_mode import autocast_op
 
@@ -115,7 +115,7 @@ class ScaledDotProductAttention(Function):
         # Saved as tensors so that the engine frees them once backward has run.
         ctx.save_for_backward(q, k, v, mask, wrap(probs) if probs is not None else None, wrap(out),
                               wrap(keep) if keep is not None else None)
-        return out.astype(q._data.dtype, copy=False)
+        return narrow(out, q._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -14,7 +14,7 @@ from ... import _dtype, ops
 from ..._tensor import _wrap
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, fused_kernel, xp_of
+from ...ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
 from ...amp.autocast_mode import autocast_op
 
 __all__ = [
@@ -81,7 +81,7 @@ class _LayerNorm(Function):
         ctx.save_for_backward(x, weight)
         ctx.saved_stats = (mean, rstd)
         ctx.config = (dims, eps, centered)
-        return out.astype(x._data.dtype, copy=False)
+        return narrow(out, x._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -150,7 +150,7 @@ class _GroupNorm(Function):
         ctx.save_for_backward(x, weight)
         ctx.saved_stats = (mean, rstd)
         ctx.config = (num_groups, eps, channel_shape)
-        return out.astype(x._data.dtype, copy=False)
+        return narrow(out, x._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):

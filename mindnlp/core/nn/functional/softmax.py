@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import ops
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, fused_kernel, normalize_dim, wrap, xp_of
+from ...ops._helpers import HALF_NP, fused_kernel, narrow, normalize_dim, wrap, xp_of
 from ...amp.autocast_mode import autocast_op
 
 __all__ = ["softmax", "log_softmax", "softmin"]
@@ -56,7 +56,7 @@ class _SoftmaxBackward(Function):
         else:
             out = g - (g * p).sum(axis=dim, keepdims=True)
             out *= p
-        return out.astype(y._data.dtype, copy=False)
+        return narrow(out, y._data.dtype)
 
     @staticmethod
     def backward(ctx, h):
@@ -83,7 +83,7 @@ class _LogSoftmaxBackward(Function):
         out = xp.exp(_compute_array(y))
         out *= g.sum(axis=dim, keepdims=True)
         xp.subtract(g, out, out=out)
-        return out.astype(y._data.dtype, copy=False)
+        return narrow(out, y._data.dtype)
 
     @staticmethod
     def backward(ctx, h):
@@ -105,7 +105,7 @@ class Softmax(Function):
         a = _compute_array(x)
         kernel = fused_kernel("softmax", x) if dim == x.ndim - 1 and sign > 0 else None
         probs = kernel(a) if kernel is not None else softmax_array(xp_of(x), -a if sign < 0 else a, dim)
-        y = wrap(probs.astype(x._data.dtype, copy=False))
+        y = wrap(narrow(probs, x._data.dtype))
         ctx.dim, ctx.sign = dim, sign
         ctx.save_for_backward(y)
         return y
@@ -120,7 +120,7 @@ class Softmax(Function):
 class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        y = wrap(log_softmax_array(xp_of(x), _compute_array(x), dim).astype(x._data.dtype, copy=False))
+        y = wrap(narrow(log_softmax_array(xp_of(x), _compute_array(x), dim), x._data.dtype))
         ctx.dim = dim
         ctx.save_for_backward(y)
         return y
