@@ -430,7 +430,9 @@ _SMALL_PRODUCT = 1 << 21
 # getting at least this many.
 _MIN_ROWS_PER_THREAD = 32
 # Keys and values of at least this many bytes are read by numba's threads together (a
-# decoding step against a cache of a few hundred positions); fewer by the calling thread.
+# decoding step against a cache of a few hundred positions); fewer by the calling thread, and
+# so are any inside a worker's part (encode's batches run one per core: splitting one of them
+# again oversubscribes the cores, 1.5% of all-MiniLM-L6-v2's encode).
 _SPLIT_ATTENTION_BYTES = 1 << 19
 # Products of at most this many rows (decoding's matrix-vector products) are memory-bound
 # and short: OpenBLAS's threads, which wake faster than ours, serve them.
@@ -763,7 +765,7 @@ def small_attention(q, k, v, mask, scale, groups=1):
         out = np.empty((batch, heads, L, v.shape[3]), _F32)
         mask = _softmax_mask(mask, scores_shape, batch * heads, L)
         parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, compiled.masked_softmax, out,
-                           split=k.nbytes + v.nbytes >= _SPLIT_ATTENTION_BYTES)
+                           split=k.nbytes + v.nbytes >= _SPLIT_ATTENTION_BYTES and not workers.inside())
         return out
     rows = groups * L
     # (E, rows) C-contiguous: OpenBLAS multiplies a few columns several times faster in this

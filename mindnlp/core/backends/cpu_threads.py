@@ -61,7 +61,7 @@ class _Workers:
     def run(self, task, n_items, min_items=1):
         """Call task(start, stop) so that the calls cover range(n_items), in parallel when worthwhile."""
         parts = min(self.count, n_items // max(min_items, 1))
-        if parts <= 1 or getattr(self._local, "inside", False):
+        if parts <= 1 or self.inside():
             task(0, n_items)
             return
         bounds = [n_items * i // parts for i in range(parts + 1)]
@@ -73,10 +73,15 @@ class _Workers:
             for future in futures:
                 future.result()
 
+    def inside(self):
+        """Whether the calling thread is running one of this pool's parts (its cores are taken
+        by the other parts: a kernel called here should not split its work again)."""
+        return getattr(self._local, "inside", False)
+
     def run_each(self, task, n_items):
         """Call task(i) for every i in range(n_items), each thread taking the next undone
         item as it finishes one (items of unequal cost balance themselves)."""
-        if self.count == 1 or n_items < 2 or getattr(self._local, "inside", False):
+        if self.count == 1 or n_items < 2 or self.inside():
             for i in range(n_items):
                 task(i)
             return

@@ -309,12 +309,17 @@ def test_attention_restores_blas_threads():
 def test_workers_cover_the_range_once_and_raise_errors():
     seen = np.zeros(1001, dtype=int)
 
+    inside = []
+
     def mark(lo, hi):
         seen[lo:hi] += 1
+        inside.append(cpu_threads.workers.inside())
         cpu_threads.workers.run(lambda a, b: None, 10)      # nested calls run inline
 
+    assert not cpu_threads.workers.inside()
     cpu_threads.workers.run(mark, 1001)
     assert (seen == 1).all()
+    assert not cpu_threads.workers.inside() and inside and (all(inside) or cpu_threads.workers.count == 1)
 
     def fail(lo, hi):
         raise ValueError(f"bad part {lo}")
