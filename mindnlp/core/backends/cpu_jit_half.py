@@ -11,8 +11,9 @@ into a float's upper half (exact), float16 by the CPU's conversion instruction (
 The products are float32 sums, as in the composed op.
 
 Like cpu_jit_lut4 (whose loop layout this follows): one row of x takes four weight rows at a
-time sharing each load of x, several rows of x take one weight row whose widened values serve
-up to eight of them, each product in its own accumulator.
+time sharing each load of x where this machine streams four rows side by side faster
+(cpu_jit_parallel.side_by_side), else one; several rows of x take one weight row whose widened
+values serve up to eight of them, each product in its own accumulator.
 """
 import numba
 import numpy as np
@@ -22,7 +23,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, horizontal_sum, loop_phis, next_iteration
-from .cpu_jit_parallel import _launch, parts
+from .cpu_jit_parallel import _launch, parts, side_by_side
 
 _ROWS = 4           # weight rows per pass against one row of x
 KINDS = {"bfloat16": 0, "float16": 1}
@@ -91,12 +92,12 @@ if WIDTH is not None:
     _eight_f16, _by4_f16, _two_f16 = (_dot(1, xrows, WIDTH, _F16) for xrows in (8, 4, 2))
 
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _rows_half(x, w, kind, bias, out, parts):
+    def _rows_half(x, w, kind, bias, out, parts, side_by_side):
         n, m = w.shape[0], x.shape[0]
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts
             i = lo
-            if m == 1:
+            if m == 1 and side_by_side:
                 while i + _ROWS <= hi:
                     if kind == _BF16:
                         out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _four_bf16(w, i, x, 0)
@@ -144,7 +145,7 @@ def usable():
                                    (KINDS["bfloat16"], (w.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))):
                     widened = w if kind == KINDS["float16"] else (bits.astype(np.uint32) << 16).view(np.float32)
                     out = np.empty((3, 6), np.float32)
-                    _rows_half(x, bits, kind, None, out, parts())
+                    _rows_half(x, bits, kind, None, out, parts(), True)
                     ok = ok and bool(np.allclose(out, x.astype(np.float64) @ widened.astype(np.float64).T, rtol=1e-5))
                 _usable = ok
             except Exception:  # noqa: BLE001 (any failure to compile or run means: not here)
@@ -159,6 +160,7 @@ def rows_half(x, w, bias, out):
     if not usable() or w.shape[1] % WIDTH or not (w.flags.c_contiguous and x.flags.c_contiguous):
         return False
     kind = KINDS["float16"] if w.dtype == np.float16 else KINDS["bfloat16"]
+    four = side_by_side()
     with _launch:
-        _rows_half(x, w.view(np.uint16), kind, bias, out, parts())
+        _rows_half(x, w.view(np.uint16), kind, bias, out, parts(), four)
     return True

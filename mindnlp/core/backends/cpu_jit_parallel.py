@@ -10,7 +10,9 @@ numba's threads. Attention of a step's query reads the whole KV cache, memory-bo
 same way: its query heads are split over the threads. cpu_jit.parallel() decides whether
 numba's pool qualifies.
 """
+import os
 import threading
+import time
 
 import numba
 import numpy as np
@@ -36,16 +38,47 @@ def set_parts(n):
     _parts[:] = [n]
 
 
+# Whether the matrix-vector kernels read four weight rows side by side: each load of x then
+# serves four rows and four memory streams are in flight, where one row at a time is a
+# single stream. Which streams faster from memory depends on the CPU's prefetchers: on one
+# Intel Xeon four rows gave 1.16-1.27x, on an AMD EPYC one row gave 1.3x (576x576 float32
+# 20 -> 26 GB/s, a SmolLM-shaped compiled decoding step 25 -> 21.5 ms). So it is measured
+# once per process (MINDNLP_SIDE_BY_SIDE=1/0 decides instead).
+_side_by_side = []
+_PROBE_ROWS, _PROBE_WIDTH, _PROBE_WEIGHTS = 2048, 1024, 5      # 40 MB: more than the caches hold
+
+
+def side_by_side():
+    """Whether four weight rows are read side by side on this machine (measured once)."""
+    if not _side_by_side:
+        asked = os.environ.get("MINDNLP_SIDE_BY_SIDE")
+        _side_by_side.append(bool(int(asked)) if asked is not None else _faster_side_by_side())
+    return _side_by_side[0]
+
+
+def _faster_side_by_side():
+    """Time _rows both ways over weights larger than the caches, the best of three turns each."""
+    weights = [np.full((_PROBE_ROWS, _PROBE_WIDTH), 0.5, np.float32) for _ in range(_PROBE_WEIGHTS)]
+    x, out = np.ones((1, _PROBE_WIDTH), np.float32), np.empty((1, _PROBE_ROWS), np.float32)
+    best = {True: float("inf"), False: float("inf")}
+    with _launch:
+        for _ in range(3):
+            for mode in best:
+                start = time.perf_counter()
+                for w in weights:
+                    _rows(x, (w,), (_NO_BIAS,), (out,), parts(), mode)
+                best[mode] = min(best[mode], time.perf_counter() - start)
+    return best[True] < best[False]
+
+
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _rows(x, weights, biases, outs, parts):
+def _rows(x, weights, biases, outs, parts, side_by_side):
     """outs[t] = x @ weights[t].T (+ biases[t], where not empty) for each weight of the tuple,
     one launch for all (a decoding step's query/key/value projections share their input).
 
-    Each thread takes a band of every weight's rows, four at a time: four independent dot
-    products per pass over x keep four memory streams in flight and share each load of x,
-    where one row at a time waits on one stream and ends every row in a horizontal sum
-    (1.16-1.27x the bandwidth on one core, the gain largest on narrow rows). A weight's bands
-    are the same whether it comes alone or with others, so each output is bitwise the same."""
+    Each thread takes a band of every weight's rows, one at a time or, `side_by_side`, four
+    at a time (see side_by_side()). A weight's bands are the same whether it comes alone or
+    with others, so each output is bitwise the same."""
     m = x.shape[0]
     for part in numba.prange(parts):
         for t in range(len(weights)):
@@ -53,7 +86,7 @@ def _rows(x, weights, biases, outs, parts):
             n, k = w.shape
             lo, hi = n * part // parts, n * (part + 1) // parts
             i = lo
-            while i + 4 <= hi:
+            while side_by_side and i + 4 <= hi:
                 w0, w1, w2, w3 = w[i], w[i + 1], w[i + 2], w[i + 3]
                 for r in range(m):
                     xr = x[r]
@@ -124,8 +157,9 @@ def matvec_rows_many(x, weights, biases, outs):
     """outs[t] = x @ weights[t].T (+ biases[t] where not None) in one launch: x (m, k), each
     weight (n_t, k) and output (m, n_t) C-contiguous float32, each bias (n_t,) or None."""
     biases = tuple(_NO_BIAS if b is None else b for b in biases)
+    four = side_by_side()
     with _launch:
-        _rows(x, tuple(weights), biases, tuple(outs), parts())
+        _rows(x, tuple(weights), biases, tuple(outs), parts(), four)
 
 
 def matvec_columns(x, b, bias, out):
