@@ -25,7 +25,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, loop_phis, next_iteration
+from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, parts
 
 _TILE = 4                      # rows of x and of w per tile
@@ -162,28 +162,16 @@ if _has_bf16_dot():
                     for c in range(lo, hi):
                         out[r, c] += bias[c]
 
-_usable = None
-
-
-def usable():
-    """Whether the CPU has the instruction and the kernel computes here (tried once against
-    the float64 product of a small case with every kind of tile)."""
-    global _usable
-    if _usable is None:
-        _usable = False
-        if _has_bf16_dot():
-            try:
-                rng = np.random.default_rng(0)
-                x = rng.standard_normal((6, 2 * _STEP), dtype=np.float32)
-                w = rng.standard_normal((7, 2 * _STEP), dtype=np.float32)
-                x_bits, w_bits = (_to_bf16_bits(v) for v in (x, w))
-                out = np.empty((6, 7), np.float32)
-                _gemm(x_bits, w_bits, None, out, 8, parts())
-                expected = _widen(x_bits).astype(np.float64) @ _widen(w_bits).astype(np.float64).T
-                _usable = bool(np.allclose(out, expected, rtol=1e-5, atol=1e-5))
-            except Exception:  # noqa: BLE001 (any failure to compile or run means: not here)
-                _usable = False
-    return _usable
+def _probe():
+    """Every kind of tile against the float64 product of the same bfloat16 values."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 2 * _STEP), dtype=np.float32)
+    w = rng.standard_normal((7, 2 * _STEP), dtype=np.float32)
+    x_bits, w_bits = (_to_bf16_bits(v) for v in (x, w))
+    out = np.empty((6, 7), np.float32)
+    _gemm(x_bits, w_bits, None, out, 8, parts())
+    expected = _widen(x_bits).astype(np.float64) @ _widen(w_bits).astype(np.float64).T
+    return np.allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
 def _to_bf16_bits(values):
@@ -193,6 +181,10 @@ def _to_bf16_bits(values):
 
 def _widen(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+# Whether the CPU has the instruction and the kernel computes here.
+usable = checked_once(_has_bf16_dot(), _probe)
 
 
 def gemm(x, w, bias, out):

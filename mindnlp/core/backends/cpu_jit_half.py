@@ -22,7 +22,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, horizontal_sum, loop_phis, next_iteration
+from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, horizontal_sum, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, parts, side_by_side
 
 _ROWS = 4           # weight rows per pass against one row of x
@@ -127,30 +127,23 @@ if WIDTH is not None:
                     for i in range(lo, hi):
                         out[r, i] += bias[i]
 
-_usable = None
+def _probe():
+    """A small product of each kind against the float64 product of the same values."""
+    rng = np.random.default_rng(0)
+    x = rng.random((3, 2 * WIDTH), dtype=np.float32)
+    w = rng.random((6, 2 * WIDTH), dtype=np.float32).astype(np.float16)
+    ok = True
+    for kind, bits in ((KINDS["float16"], w.view(np.uint16)),
+                       (KINDS["bfloat16"], (w.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))):
+        widened = w if kind == KINDS["float16"] else (bits.astype(np.uint32) << 16).view(np.float32)
+        out = np.empty((3, 6), np.float32)
+        _rows_half(x, bits, kind, None, out, parts(), True)
+        ok = ok and bool(np.allclose(out, x.astype(np.float64) @ widened.astype(np.float64).T, rtol=1e-5))
+    return ok
 
 
-def usable():
-    """Whether the kernels compile and compute here (tried once on a small product of each kind)."""
-    global _usable
-    if _usable is None:
-        _usable = False
-        if WIDTH is not None:
-            try:
-                rng = np.random.default_rng(0)
-                x = rng.random((3, 2 * WIDTH), dtype=np.float32)
-                w = rng.random((6, 2 * WIDTH), dtype=np.float32).astype(np.float16)
-                ok = True
-                for kind, bits in ((KINDS["float16"], w.view(np.uint16)),
-                                   (KINDS["bfloat16"], (w.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))):
-                    widened = w if kind == KINDS["float16"] else (bits.astype(np.uint32) << 16).view(np.float32)
-                    out = np.empty((3, 6), np.float32)
-                    _rows_half(x, bits, kind, None, out, parts(), True)
-                    ok = ok and bool(np.allclose(out, x.astype(np.float64) @ widened.astype(np.float64).T, rtol=1e-5))
-                _usable = ok
-            except Exception:  # noqa: BLE001 (any failure to compile or run means: not here)
-                _usable = False
-    return _usable
+# Whether the kernels compile and compute here (tried once on a small product of each kind).
+usable = checked_once(WIDTH is not None, _probe)
 
 
 def rows_half(x, w, bias, out):

@@ -33,6 +33,23 @@ def _vector_width():
 WIDTH = _vector_width()
 
 
+def checked_once(available, probe):
+    """A `usable()` for kernels written here: whether `available` (the CPU has what they need)
+    and probe() (a small case computed by the kernels, compared with the plain product) hold,
+    found out on the first call and kept. Any failure to compile or run means: not here (a CPU
+    or an LLVM without the instruction)."""
+    answer = []
+
+    def usable():
+        if not answer:
+            try:
+                answer.append(bool(available and probe()))
+            except Exception:  # noqa: BLE001 (see the docstring)
+                answer.append(False)
+        return answer[0]
+    return usable
+
+
 def next_iteration(builder, counter, count, accumulators, updated, loop, exit_block):
     """Close a loop block: the counter advances, the accumulators take their updated values,
     and the loop repeats while the counter is below count."""

@@ -28,7 +28,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT as _FLOAT, I8 as _I8, I32 as _I32, I64 as _I64
-from .cpu_jit_ir import WIDTH, horizontal_sum, loop_phis, next_iteration
+from .cpu_jit_ir import WIDTH, checked_once, horizontal_sum, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, parts
 
 _F32 = np.float32
@@ -194,29 +194,22 @@ _BASES = {"affine": _IOTA, "symmetric": _IOTA - _F32(8.0)}
 _NO_OFFSETS = np.zeros((1, 1), _F32)
 
 
-_usable = None
+def _probe():
+    """A small symmetric weight against the plain sum of its dequantized values."""
+    rng = np.random.default_rng(0)
+    q = rng.integers(0, 256, (6, 2 * WIDTH), dtype=np.uint8)
+    scales, x = rng.random((6, 2), dtype=_F32), rng.random((1, 4 * WIDTH), dtype=_F32)
+    out = np.empty((1, 6), _F32)
+    _rows_lut4(x, q, scales, _NO_OFFSETS, _BASES["symmetric"], 0, None, out, parts())
+    half = q.reshape(6, 2, WIDTH)
+    codes = np.concatenate([half & 15, half >> 4], axis=2).astype(_F32) - _F32(8.0)
+    expected = ((codes * scales[:, :, None]).reshape(6, -1) @ x[0].astype(np.float64))
+    return np.allclose(out[0], expected, rtol=1e-5, atol=1e-5)
 
 
-def usable():
-    """Whether the kernel compiles and computes here: it is tried once on a small weight against
-    the plain sum (a CPU or LLVM without the permute instruction fails to compile it)."""
-    global _usable
-    if _usable is None:
-        _usable = False
-        if WIDTH is not None:
-            try:
-                rng = np.random.default_rng(0)
-                q = rng.integers(0, 256, (6, 2 * WIDTH), dtype=np.uint8)
-                scales, x = rng.random((6, 2), dtype=_F32), rng.random((1, 4 * WIDTH), dtype=_F32)
-                out = np.empty((1, 6), _F32)
-                _rows_lut4(x, q, scales, _NO_OFFSETS, _BASES["symmetric"], 0, None, out, parts())
-                half = q.reshape(6, 2, WIDTH)
-                codes = np.concatenate([half & 15, half >> 4], axis=2).astype(_F32) - _F32(8.0)
-                expected = ((codes * scales[:, :, None]).reshape(6, -1) @ x[0].astype(np.float64))
-                _usable = bool(np.allclose(out[0], expected, rtol=1e-5, atol=1e-5))
-            except Exception:  # noqa: BLE001 (any failure to compile or run means: not here)
-                _usable = False
-    return _usable
+# Whether the kernel compiles and computes here (a CPU or LLVM without the permute
+# instruction fails to compile it).
+usable = checked_once(WIDTH is not None, _probe)
 
 
 def rows_int4(x, q, scales, offsets, codebook, bias, out):

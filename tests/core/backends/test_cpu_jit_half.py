@@ -1,10 +1,6 @@
 """cpu_jit_half: a few float32 rows against a bfloat16 or float16 weight widened in registers,
 against the float64 product of the same 16-bit values; and Linear's half-precision decoding
 step taking it."""
-import os
-import subprocess
-import sys
-import tempfile
 
 import ml_dtypes
 import numpy as np
@@ -13,6 +9,7 @@ import pytest
 from mindnlp import core
 from mindnlp.core.backends import cpu_jit
 from mindnlp.core.nn import functional as F
+from tests.core.avx2_width import run_at_avx2_width
 
 RNG = np.random.default_rng(0)
 DTYPES = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
@@ -76,11 +73,7 @@ def test_linear_decoding_step_in_half_precision(half, dtype, monkeypatch):
 
 def test_half_kernels_at_the_avx2_width(half):
     """The AVX2 build, in a process asking for width 8 with a numba cache of its own."""
-    from llvmlite import binding
-
-    if not binding.get_host_cpu_features().get("avx2"):
-        pytest.skip("no AVX2 here")
-    script = (
+    run_at_avx2_width(
         "import numpy as np, ml_dtypes\n"
         "from mindnlp.core.backends import cpu_jit_half\n"
         "assert cpu_jit_half.WIDTH == 8 and cpu_jit_half.usable()\n"
@@ -95,7 +88,3 @@ def test_half_kernels_at_the_avx2_width(half):
         "        bound = 8 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(w64).T + 1)\n"
         "        assert np.all(np.abs(out - x.astype(np.float64) @ w64.T) <= bound)\n"
         "print('ok')\n")
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, MINDNLP_SIMD_WIDTH="8", NUMBA_CACHE_DIR=cache)
-        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

@@ -15,6 +15,7 @@ from mindnlp.core import nn
 from mindnlp.core.backends import cpu_jit
 from mindnlp.core.backends import cpu_kernels as K
 from mindnlp.core.nn import functional as F
+from tests.core.avx2_width import run_at_avx2_width
 
 RNG = np.random.default_rng(0)
 FORMATS = [(8, None, "symmetric"), (8, 32, "symmetric"), (8, 32, "affine"), (4, 32, "symmetric"),
@@ -265,17 +266,11 @@ def test_table_lookup_kernel_equals_dequantize_then_matmul(group_size, scheme):
 def test_table_lookup_kernel_at_the_avx2_width():
     """The AVX2 build (two permutes and a select per lookup), where an AVX-512 machine would take
     the wider one: run in a process asking for width 8, with a numba cache of its own."""
-    import subprocess
-    import sys
-    import tempfile
-
-    from llvmlite import binding
-
     from mindnlp.core.backends import cpu_jit_lut4
 
-    if cpu_jit_lut4.WIDTH is None or not binding.get_host_cpu_features().get("avx2"):
+    if cpu_jit_lut4.WIDTH is None:
         pytest.skip("no AVX2 here")
-    script = (
+    run_at_avx2_width(
         "import numpy as np\n"
         "from mindnlp.core.backends import cpu_jit_lut4\n"
         "from mindnlp.core.nn import functional as F\n"
@@ -293,7 +288,3 @@ def test_table_lookup_kernel_at_the_avx2_width():
         "    bound = 8 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(dense).T + 1)\n"
         "    assert np.all(np.abs(out - x @ dense.T) <= bound), scheme\n"
         "print('ok')\n")
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, MINDNLP_SIMD_WIDTH="8", NUMBA_CACHE_DIR=cache)
-        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
