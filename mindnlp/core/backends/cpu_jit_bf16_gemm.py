@@ -12,10 +12,9 @@ sums them; only the order of the additions differs from a float32 product's.
 
 x (M, K) times a weight w (N, K) (Linear's layout: both operands contiguous along K): tiles of
 four rows of x by four rows of w hold 16 accumulators, each step loads 32 values of each row
-(eight loads for sixteen dot instructions), and at the end each accumulator's 16 partial sums
-are reduced in a transposing tree (pairs of accumulators combined by two shuffles and one
-addition, 15 combinations for 16 results). Each thread takes a band of w's rows, walked in
-blocks that stay in L2 while every tile of x passes over them.
+(eight loads for sixteen dot instructions), and at the end the accumulators' partial sums
+are reduced in a transposing tree (cpu_jit_ir.lane_sums). Each thread takes a band of w's
+rows, walked in blocks that stay in L2 while every tile of x passes over them.
 """
 import numba
 import numpy as np
@@ -25,7 +24,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, loop_phis, next_iteration
+from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, parts
 
 _TILE = 4                      # rows of x and of w per tile
@@ -44,35 +43,6 @@ class _BFloat(ir.types.Type):
 
     def __hash__(self):
         return hash("bfloat")
-
-
-def _reduce_tree(builder, vectors):
-    """The sum of each vector's 16 lanes, in the vectors' order (a power of two of them, at
-    most 16). Two vectors whose lanes hold blocks of partial sums of size s (one block per
-    result) become one whose blocks are of size s / 2, the first vector's results then the
-    second's: two shuffles gather the first and the second half of every block, one addition
-    sums them. Blocks left when one vector remains are summed lane by lane."""
-    width, count = 16, len(vectors)
-    owners = [[k] * width for k in range(count)]      # lane -> the result whose partial sum it holds
-    block = width
-    while len(vectors) > 1:
-        half = block // 2
-        firsts = [start + t for start in range(0, width, block) for t in range(half)]
-        seconds = [lane + half for lane in firsts]
-        merged, merged_owners = [], []
-        for k in range(0, len(vectors), 2):
-            x, y = vectors[k], vectors[k + 1]
-            low = builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, width), firsts + [width + i for i in firsts]))
-            high = builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, width),
-                                                            seconds + [width + i for i in seconds]))
-            merged.append(builder.fadd(low, high))
-            merged_owners.append([owners[k][i] for i in firsts] + [owners[k + 1][i] for i in firsts])
-        vectors, owners, block = merged, merged_owners, half
-    sums = [None] * count
-    for lane, owner in enumerate(owners[0]):
-        value = builder.extract_element(vectors[0], I32(lane))
-        sums[owner] = value if sums[owner] is None else builder.fadd(sums[owner], value)
-    return sums
 
 
 def _tile(x_rows, w_rows):
@@ -114,7 +84,7 @@ def _tile(x_rows, w_rows):
             next_iteration(builder, s, steps, accs, updated, loop, done)
 
             builder.position_at_end(done)
-            for index, total in enumerate(_reduce_tree(builder, updated)):
+            for index, total in enumerate(lane_sums(builder, updated, 16)):
                 i, j = divmod(index, w_rows)
                 row = builder.add(args[1], I64(i))
                 column = builder.add(args[3], I64(j))

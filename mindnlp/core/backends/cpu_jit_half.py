@@ -22,7 +22,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, horizontal_sum, loop_phis, next_iteration
+from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, parts, side_by_side
 
 _ROWS = 4           # weight rows per pass against one row of x
@@ -79,7 +79,7 @@ def _dot(rows, xrows, width, kind):
 
             builder.position_at_end(done)
             return context.make_tuple(builder, sig.return_type,
-                                      [horizontal_sum(builder, value, width) for value in updated])
+                                      lane_sums(builder, updated, width))
         return signature, codegen
     return dot
 

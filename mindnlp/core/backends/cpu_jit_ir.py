@@ -60,12 +60,34 @@ def next_iteration(builder, counter, count, accumulators, updated, loop, exit_bl
     builder.cbranch(builder.icmp_signed("<", following, count), loop, exit_block)
 
 
-def horizontal_sum(builder, vector, width):
-    """The float sum of a vector's lanes, in lane order."""
-    total = builder.extract_element(vector, I32(0))
-    for lane in range(1, width):
-        total = builder.fadd(total, builder.extract_element(vector, I32(lane)))
-    return total
+def lane_sums(builder, vectors, width):
+    """The sum of each vector's lanes, in the vectors' order (a power of two of them, at most
+    `width`), where a lane-by-lane sum would be a chain of width - 1 dependent additions each.
+    Two vectors whose lanes hold blocks of partial sums of size s (one block per result)
+    become one whose blocks are of size s / 2, the first vector's results then the second's:
+    two shuffles gather the first and the second half of every block, one addition sums them.
+    Blocks left when one vector remains are summed lane by lane."""
+    count = len(vectors)
+    owners = [[k] * width for k in range(count)]      # lane -> the result whose partial sum it holds
+    block = width
+    while len(vectors) > 1:
+        half = block // 2
+        firsts = [start + t for start in range(0, width, block) for t in range(half)]
+        seconds = [lane + half for lane in firsts]
+        lanes = ir.VectorType(I32, width)
+        merged, merged_owners = [], []
+        for k in range(0, len(vectors), 2):
+            x, y = vectors[k], vectors[k + 1]
+            low = builder.shuffle_vector(x, y, ir.Constant(lanes, firsts + [width + i for i in firsts]))
+            high = builder.shuffle_vector(x, y, ir.Constant(lanes, seconds + [width + i for i in seconds]))
+            merged.append(builder.fadd(low, high))
+            merged_owners.append([owners[k][i] for i in firsts] + [owners[k + 1][i] for i in firsts])
+        vectors, owners, block = merged, merged_owners, half
+    sums = [None] * count
+    for lane, owner in enumerate(owners[0]):
+        value = builder.extract_element(vectors[0], I32(lane))
+        sums[owner] = value if sums[owner] is None else builder.fadd(sums[owner], value)
+    return sums
 
 
 def loop_phis(builder, kind, count, initial, block):

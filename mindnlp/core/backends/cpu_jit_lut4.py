@@ -28,7 +28,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT as _FLOAT, I8 as _I8, I32 as _I32, I64 as _I64
-from .cpu_jit_ir import WIDTH, checked_once, horizontal_sum, loop_phis, next_iteration
+from .cpu_jit_ir import WIDTH, checked_once, lane_sums, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, parts
 
 _F32 = np.float32
@@ -142,8 +142,7 @@ def _rows_dot(rows, xrows, width):
             next_iteration(builder, g, groups, group_accs, updated, group_loop, done)
 
             builder.position_at_end(done)
-            totals = [horizontal_sum(builder, builder.fadd(updated[k], updated[k + 1]), width)
-                      for k in range(0, n_accs, 2)]
+            totals = lane_sums(builder, [builder.fadd(updated[k], updated[k + 1]) for k in range(0, n_accs, 2)], width)
             return context.make_tuple(builder, sig.return_type, totals)
         return signature, codegen
     return rows_dot
