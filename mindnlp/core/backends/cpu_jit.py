@@ -19,6 +19,7 @@ no vector exp/erf without Intel's SVML). error_model="numpy" lets a division by 
 inf instead of raising, which is also what allows vectorising; only "contract" (fused
 multiply-add) is relaxed, so inf and NaN inputs behave as in the composed op.
 """
+import importlib
 import math
 import os
 import types
@@ -88,24 +89,23 @@ def parallel():
     return _parallel or None
 
 
-def half():
-    """The matrix-vector kernels of bfloat16/float16 weights widened in registers (cpu_jit_half),
-    or None without numba's pool or a CPU they compile for."""
+def _usable_on_pool(name):
+    """The LLVM-IR kernel module `name`, or None without numba's pool or where its one-time
+    check fails (a CPU without the instructions it needs)."""
     if parallel() is None:
         return None
-    from . import cpu_jit_half
+    module = importlib.import_module(f"{__package__}.{name}")
+    return module if module.usable() else None
 
-    return cpu_jit_half if cpu_jit_half.usable() else None
+
+def half():
+    """The matrix-vector kernels of bfloat16/float16 weights widened in registers (cpu_jit_half)."""
+    return _usable_on_pool("cpu_jit_half")
 
 
 def bf16_gemm():
-    """The bfloat16 matrix product on the CPU's bfloat16 dot instruction (cpu_jit_bf16_gemm), or
-    None without numba's pool or a CPU that has AVX512-BF16."""
-    if parallel() is None:
-        return None
-    from . import cpu_jit_bf16_gemm
-
-    return cpu_jit_bf16_gemm if cpu_jit_bf16_gemm.usable() else None
+    """The bfloat16 matrix product on the CPU's bfloat16 dot instruction (cpu_jit_bf16_gemm)."""
+    return _usable_on_pool("cpu_jit_bf16_gemm")
 
 
 def quantized():

@@ -509,18 +509,17 @@ def half_matmul(a, b, bias=None):
     where neither serves."""
     if a.ndim != 2 or b.ndim != 2 or b.dtype != a.dtype:
         return None
-    out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
-    if a.shape[0] <= _FEW_ROWS:
-        compiled = cpu_jit.half()
-        if compiled is None:
-            return None
-        bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
-        return out if compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out) else None
-    compiled = cpu_jit.bf16_gemm()
-    if compiled is None or a.dtype.name != "bfloat16":
+    few = a.shape[0] <= _FEW_ROWS
+    compiled = cpu_jit.half() if few else cpu_jit.bf16_gemm() if a.dtype.name == "bfloat16" else None
+    if compiled is None:
         return None
+    out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
     bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
-    return out if compiled.gemm(np.ascontiguousarray(a), np.ascontiguousarray(b.T), bias, out) else None
+    if few:
+        done = compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out)
+    else:
+        done = compiled.gemm(np.ascontiguousarray(a), np.ascontiguousarray(b.T), bias, out)
+    return out if done else None
 
 
 def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None):

@@ -25,7 +25,7 @@ def _matmul_arrays(xp, a, b, bias=None):
         if out is not None:
             return narrow(out, a.dtype)
         half_bias = None if bias is None else bias.astype(np.float32)
-        return _matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32), half_bias).astype(a.dtype)
+        return narrow(_matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32), half_bias), a.dtype)
     if a.ndim > 2 or b.ndim > 2:
         kernel = backend_for_array(a).fused("batched_matmul", a)
         out = kernel(a, b) if kernel is not None else xp.matmul(a, b)
