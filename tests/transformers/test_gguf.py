@@ -267,8 +267,9 @@ def test_packaged_gemma3_with_its_blocks_kept_answers_as_transformers_does(packa
 @pytest.mark.parametrize("weights", ["int8", "int4"])
 def test_packaged_gemma3_quantized_as_optimum_quanto(packaged_gemma3, weights):
     """QuantoConfig's weights on Gemma 3 270M give optimum-quanto's own logits and greedy ids.
-    int8 still answers Paris; quanto's int4 (affine, groups of 128) does not, on this model
-    already rounded to Q4_K_M (its own 4-bit blocks, kept with dequantize=False, do answer)."""
+    Both still answer a factual question (where the Eiffel Tower is). On the capital of
+    France only int8 does: quanto's int4 (affine, groups of 128) misses it on this model
+    already rounded to Q4_K_M, whose own 4-bit blocks (dequantize=False) answer it."""
     from mindnlp.transformers import AutoTokenizer, QuantoConfig
 
     folder, name, expected = packaged_gemma3
@@ -285,3 +286,9 @@ def test_packaged_gemma3_quantized_as_optimum_quanto(packaged_gemma3, weights):
     assert greedy[0].tolist() == reference["greedy"]
     answer = tokenizer.decode(greedy[0, ids.shape[1]:], skip_special_tokens=True)
     assert ("Paris" in answer) == (weights == "int8")
+    fact = reference["fact"]
+    ids = tokenizer(fact["prompt"], return_tensors="pt")["input_ids"]
+    assert ids[0].tolist() == fact["ids"]
+    greedy = model.generate(ids, max_new_tokens=6, do_sample=False)
+    assert greedy[0].tolist() == fact["greedy"]
+    assert tokenizer.decode(greedy[0, ids.shape[1]:], skip_special_tokens=True).startswith(" Paris")

@@ -210,9 +210,12 @@ def _compile(numba):
     def masked_softmax(scores, mask, scale, dead_value=zero):
         """softmax(scores * scale + mask) over the last axis, in place; a row with no finite
         value gives `dead_value` everywhere (attention: 0; softmax: NaN, as torch). scores
-        (n, rows, width) and mask (1 or n, 1 or rows, >= width) are C-contiguous float32;
-        mask may be None."""
+        (n, rows, width) and mask (m, 1 or rows, >= width) are C-contiguous float32, where m
+        divides n: scores[h] takes mask[h // (n // m)]. mask may be None."""
         n, rows, width = scores.shape
+        per_mask = 1
+        if mask is not None:
+            per_mask = n // mask.shape[0]
         powers = np.empty(width, np.int32)
         scales = powers.view(np.float32)
         top_bits = np.empty(1, np.int32)
@@ -224,7 +227,7 @@ def _compile(numba):
                     for j in range(width):
                         row[j] = row[j] * scale
                 else:
-                    m = mask[h if mask.shape[0] > 1 else 0, i if mask.shape[1] > 1 else 0]
+                    m = mask[h // per_mask, i if mask.shape[1] > 1 else 0]
                     for j in range(width):
                         row[j] = row[j] * scale + m[j]
                 # The row max over the floats' bit patterns mapped to ordered integers (an

@@ -35,7 +35,7 @@ BLOCK = 1 << 15
 # kernel is not worth its extra calls: callers use the composed reference.
 MIN_SIZE = 1 << 14
 MIN_WORK = {
-    "attention": 1 << 19,       # score elements: smaller attention is faster composed
+    "attention": 1 << 14,       # score elements: smaller attention is faster composed
     "matmul": 1 << 13,          # multiply-adds: below this OpenBLAS runs products on one thread
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
@@ -399,10 +399,12 @@ def _softmax_rows_allowing_dead(scores):
 
 
 def _item_view(a, index, lead_ndim):
-    """a's part for one work item: index selects along the first len(index) of the lead dims,
-    where a's dims are aligned to the right of lead + (rows, cols) and size-1 dims broadcast."""
+    """a's part for one work item: index selects along the first len(index) of the lead dims
+    (integers, or a slice that keeps its dim), where a's dims are aligned to the right of
+    lead + (rows, cols) and size-1 dims broadcast."""
     offset = a.ndim - 2 - lead_ndim        # a's axis for lead axis j is j + offset
-    key = tuple(0 if a.shape[j + offset] == 1 else i for j, i in enumerate(index) if j + offset >= 0)
+    key = tuple((slice(None) if isinstance(i, slice) else 0) if a.shape[j + offset] == 1 else i
+                for j, i in enumerate(index) if j + offset >= 0)
     return a[key] if key else a
 
 
@@ -421,6 +423,26 @@ def _work_items(lead, min_items):
         n_items *= lead[depth]
         depth += 1
     return list(np.ndindex(*lead[:depth]))
+
+
+def _lead_parts(lead, min_items, max_matrices):
+    """Parts of the leading (batch) dims as index tuples, integers then one slice: at least
+    min_items of them where lead has that many matrices, each of at most max_matrices
+    matrices (but at least one). Consecutive entries of the deepest dim indexed are
+    grouped, so small matrices are handled many to a part."""
+    depth, outer = 0, 1
+    while depth < len(lead) and (outer < min_items or math.prod(lead[depth:]) > max_matrices):
+        outer *= lead[depth]
+        depth += 1
+    if depth == 0:
+        return [()]
+    size, inner = lead[depth - 1], math.prod(lead[depth:])
+    chunks_needed = -(-min_items * size // outer)
+    group = max(1, min(max_matrices // max(inner, 1), size // max(chunks_needed, 1)))
+    n_groups = -(-size // group)
+    bounds = [size * i // n_groups for i in range(n_groups + 1)]
+    return [index + (slice(bounds[i], bounds[i + 1]),) for index in np.ndindex(*lead[:depth - 1])
+            for i in range(n_groups)]
 
 
 # Products of at most this many multiply-adds (m n k) are ones where OpenBLAS's own threads
@@ -602,6 +624,12 @@ def batched_matmul(a, b):
 # BLAS packs them once per product, which dominates the products of small blocks.
 _QUERY_BLOCK = 64
 _UNMASKED_QUERY_BLOCK = 256
+# Score elements a work unit aims at: the heads of short sequences are grouped into units
+# of about this many (1 MiB: a unit's scores and its rows of q, k and v stay in L2), so
+# that BLAS and the compiled softmax each see many heads per call instead of one.
+_UNIT_SCORES = 1 << 18
+# ... and, split over the threads, at least this many (about 0.1 ms of work).
+_MIN_UNIT_SCORES = 1 << 15
 # Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
 # entries get exactly zero probability whenever their row has any other key.
 _DEAD_MASK = -1e30
@@ -643,19 +671,29 @@ def _softmax_block(scores, mask, scale):
         return
     lead = scores.shape[:-2]
     scores3 = scores.reshape((-1,) + scores.shape[-2:])
-    if mask is not None:
-        mask_lead = mask.shape[:-2]
-        if math.prod(mask_lead) == 1:
-            mask = mask.reshape(mask.shape[-2:])[None]
-        else:
-            mask = np.broadcast_to(mask, lead + mask.shape[-2:]).reshape((-1,) + mask.shape[-2:])
-        mask = np.ascontiguousarray(mask, dtype=_F32)
-    compiled.masked_softmax(scores3, mask, _F32(scale))
+    compiled.masked_softmax(scores3, None if mask is None else _mask_matrices(mask, lead), _F32(scale))
+
+
+def _mask_matrices(mask, lead):
+    """A mask broadcastable to scores (*lead, rows, width) as masked_softmax reads it beside
+    the scores viewed as (prod(lead), rows, width): (n, 1 or rows, >= width) C-contiguous
+    float32, each of its n matrices serving prod(lead) / n consecutive score matrices. A mask
+    that varies only along the first lead dims (a padding mask per sequence, shared by its
+    heads) is read once per sequence, not copied for every head."""
+    mask_lead = (1,) * (len(lead) - (mask.ndim - 2)) + mask.shape[:-2]
+    varying = len(lead)
+    while varying and mask_lead[varying - 1] == 1:
+        varying -= 1
+    if mask_lead[:varying] == tuple(lead[:varying]):
+        return np.ascontiguousarray(mask, dtype=_F32).reshape((math.prod(lead[:varying]),) + mask.shape[-2:])
+    full = np.broadcast_to(mask, tuple(lead) + mask.shape[-2:])
+    return np.ascontiguousarray(full, dtype=_F32).reshape((-1,) + mask.shape[-2:])
 
 
 def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
     """(out, probs) of dropout(softmax(q k^T scale + mask)) v, in work units of (some batch
-    entries or heads) x (a block of query rows), spread over the worker threads.
+    entries or heads) x (a block of query rows), spread over the worker threads where the
+    work is large enough to repay waking them.
 
     q (..., H, L, E), k (..., H / groups, S, E), v (..., H / groups, S, Ev) are float32: each
     key/value head serves `groups` consecutive query heads without being copied. mask
@@ -682,20 +720,24 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
     n_blocks = max(1, -(-L // (_QUERY_BLOCK if row_masked and hides_keys else _UNMASKED_QUERY_BLOCK)))
     limits = _key_limits(mask, L, S, n_blocks) if hides_keys else [S] * n_blocks
     blocks = _query_blocks(L, n_blocks)
-    prefixes = _work_items(lead, -(-4 * workers.count // n_blocks))
+    block_scores = -(-L // n_blocks) * S
+    # as many units as balance the threads, but none so small that its Python overhead
+    # (tens of microseconds) outweighs its work
+    wanted = min(4 * workers.count, math.prod(lead) * n_blocks * block_scores // _MIN_UNIT_SCORES)
+    parallel = workers.count > 1 and not workers.inside() and wanted > 1
+    prefixes = _lead_parts(lead, -(-wanted // n_blocks) if parallel else 1, max(1, _UNIT_SCORES // block_scores))
     # Costliest units first, handed out one at a time: causal blocks differ in cost.
     units = sorted(((p, b) for p in prefixes for b in range(n_blocks)),
                    key=lambda unit: -(blocks[unit[1]][1] - blocks[unit[1]][0]) * limits[unit[1]])
     out = _heads_inside_rows(lead, L, Ev, 2 if groups > 1 else 1)
     probs = np.empty(lead + (L, S), dtype=_F32) if need_probs else None
-    depth = len(prefixes[0])
-    unit_lead = lead[depth:]
     keep_rows = keep is not None and keep.shape[-2] != 1
 
     def run_unit(number):
         index, block = units[number]
         (i0, i1), width = blocks[block], limits[block]
         part = lambda a: _item_view(a, index, len(lead))            # noqa: E731
+        unit_lead = out[index].shape[:-2]
         # k's transpose as a view: BLAS reads it transposed, no per-unit copy.
         scores = np.matmul(part(q)[..., i0:i1, :], np.swapaxes(part(k)[..., :width, :], -1, -2))
         if scores.shape[:-2] != unit_lead:
@@ -715,11 +757,11 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
             weights = scores * (keep_part[..., i0:i1, :width] if keep_rows else keep_part[..., :width])
         _matmul_into(out[index][..., i0:i1, :], weights, part(v)[..., :width, :])
 
-    if workers.count == 1 or len(units) < 2:
-        for number in range(len(units)):
-            run_unit(number)
-    else:
-        with blas_threads.single():
+    with blas_threads.single():
+        if not parallel or len(units) < 2:
+            for number in range(len(units)):
+                run_unit(number)
+        else:
             workers.run_each(run_unit, len(units))
     if groups > 1:
         out = out.reshape(out.shape[:-4] + (heads,) + out.shape[-2:])
@@ -736,10 +778,17 @@ def _blas_rows(a):
     return np.ascontiguousarray(a)
 
 
+# Queries per head from which small_attention hands over to attention's work units, whose
+# BLAS calls take many heads each: a short sequence encoded whole (BERT's 24 tokens: 0.8 ms
+# for 32 sequences of 12 heads, against 1.1-1.6 ms in small_attention's loops).
+_BLAS_ATTENTION_ROWS = 20
+
+
 def small_attention(q, k, v, mask, scale, groups=1):
-    """attention's output (no probabilities, no dropout) for attention below
-    MIN_WORK["attention"] (a decoding step's query against its cache): the work units and
-    the composed ops' passes cost tens of microseconds there, the work itself a few. Keys
+    """attention's output where no probabilities are saved and there is no dropout
+    (inference). Queries of at least _BLAS_ATTENTION_ROWS rows per head go to attention's
+    work units. Fewer (a decoding step's query against its cache) are served here: the work
+    units and the composed ops' passes cost tens of microseconds there, the work itself a few. Keys
     and values in arrays of their own (a cache) are read in place by numba's loops, one
     pass over the keys and one over the values, on numba's threads (split by query heads)
     once the cache is long enough to repay waking them (a decoding step reads its whole
@@ -757,6 +806,8 @@ def small_attention(q, k, v, mask, scale, groups=1):
             and q.dtype == k.dtype == v.dtype == _F32):
         return None
     batch, heads, L, E = q.shape
+    if L >= _BLAS_ATTENTION_ROWS:
+        return attention(q, k, v, mask, None, scale, groups, need_probs=False)[0]
     kv_heads, S = k.shape[1], k.shape[2]
     scores_shape = (batch, heads, L, S)
     parallel = cpu_jit.parallel()

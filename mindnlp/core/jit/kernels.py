@@ -288,16 +288,14 @@ def _activation(node, graph):
 
 @kernel_for(ScaledDotProductAttention)
 def _attention(node, graph):
-    """Attention below the work-unit size (a decoding step's query): cpu_kernels'
-    small_attention, as the op's forward picks it for these shapes."""
+    """Attention without dropout (a replay saves no probabilities): cpu_kernels'
+    small_attention, as the op's forward picks it when it need not save them."""
     refs = _float32_operands(node, graph)
     if refs is None or cpu_jit.load() is None:
         return None
     q, k, v, mask, keep, scale, groups = node.args
     q_shape, k_shape = graph.slots[q.slot].shape, graph.slots[k.slot].shape
     if keep is not None or len(q_shape) != 4 or len(k_shape) != 4:
-        return None
-    if math.prod(q_shape[:-1]) * k_shape[-2] >= cpu_kernels.min_work("attention"):
         return None
     fallback = generic_kernel(node, graph)
     small = cpu_kernels.small_attention

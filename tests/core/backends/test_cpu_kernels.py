@@ -159,6 +159,8 @@ def _attention_case(q_shape, kv_shape, mask_shape, dead_rows=False, dropout=Fals
 @pytest.mark.parametrize("q_shape,kv_shape,mask_shape,dead_rows,dropout", [
     ((16, 4, 40, 32), (16, 4, 56, 32), (16, 1, 1, 56), False, False),   # padding mask
     ((16, 4, 40, 32), (16, 4, 56, 32), (40, 56), True, False),          # shared mask, fully masked rows
+    ((16, 4, 40, 32), (16, 4, 56, 32), (1, 4, 1, 56), False, False),    # a mask per head, not per sequence
+    ((64, 4, 12, 8), (64, 4, 12, 8), (64, 1, 12, 12), False, False),    # short sequences, many to a unit
     ((1, 6, 96, 16), (1, 6, 96, 16), (1, 1, 96, 96), False, True),      # batch 1: split over heads; dropout
     ((1, 6, 96, 16), (3, 6, 96, 16), None, False, False),               # q broadcast over the batch
     ((24, 64, 16), (24, 80, 16), (24, 64, 80), True, True),             # 3-d inputs
@@ -178,6 +180,8 @@ def test_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, dead_
     ((1, 6, 1, 16), (1, 2, 40, 16), (1, 1, 1, 40), 3, False),     # a decoding step, GQA, padding mask
     ((2, 4, 7, 16), (2, 4, 30, 16), (7, 30), 1, True),            # shared mask, fully masked rows
     ((2, 4, 5, 16), (2, 2, 9, 16), None, 2, False),               # no mask
+    ((5, 4, 24, 16), (5, 4, 24, 16), (5, 1, 1, 24), 1, False),    # a short sequence encoded whole: BLAS
+    ((2, 6, 21, 16), (2, 2, 21, 16), (2, 1, 21, 21), 3, True),    # ... with GQA, fully masked rows
 ])
 @pytest.mark.parametrize("cache", ["own", "own, split over threads", "view"])
 def test_small_attention_matches_composed_forward(q_shape, kv_shape, mask_shape, groups, dead_rows, cache,
@@ -318,6 +322,25 @@ def test_backend_run_each_runs_tasks_whole_on_one_thread_each():
     with pytest.raises(ValueError, match="bad task"):
         backend.run_each(fail, n_tasks)
     assert [c.num_threads for c in cpu_threads.blas_threads._blas()] == before
+
+
+@pytest.mark.parametrize("lead,min_items,max_matrices", [
+    ((32, 12), 1, 100), ((32, 12), 8, 100), ((32, 12), 8, 1), ((2, 12), 8, 1000), ((3,), 8, 1), ((), 4, 1),
+    ((5, 7, 3), 16, 10),
+])
+def test_lead_parts_cover_every_matrix_once_in_parts_of_bounded_size(lead, min_items, max_matrices):
+    """Attention's work units: every matrix of the leading dims in exactly one part, at least
+    min_items parts where there are that many matrices, none over max_matrices unless a
+    single matrix is; consecutive entries grouped so small matrices share a part."""
+    seen = np.zeros(lead, dtype=int)
+    parts = K._lead_parts(lead, min_items, max_matrices)
+    for index in parts:
+        seen[index] += 1
+        assert seen[index].size <= max(max_matrices, 1)
+    assert (seen == 1).all()
+    assert len(parts) >= min(min_items, math.prod(lead))
+    if lead == (32, 12) and max_matrices == 100:
+        assert len(parts) == (4 if min_items == 1 else 8)    # 8 sequences of 12 heads (96) a part
 
 
 def test_attention_restores_blas_threads():

@@ -100,9 +100,11 @@ class ScaledDotProductAttention(Function):
         kv_lead = ka.shape[:-3] + (ka.shape[-3] * groups,) if groups > 1 else ka.shape[:-2]
         scores = math.prod(np.broadcast_shapes(qa.shape[:-2], kv_lead)) * qa.shape[-2] * ka.shape[-2]
         need_probs = any(ctx.needs_input_grad)
-        kernel = fused_kernel("attention", q, work=scores)
-        small = None if kernel is not None or keep is not None or need_probs else fused_kernel("small_attention", q)
+        # Inference (no probabilities to save, no dropout) has a kernel of its own, which
+        # decides by shape between decoding's loops and the work units of longer queries.
+        small = None if keep is not None or need_probs else fused_kernel("small_attention", q)
         out = small(qa, ka, va, mask_a, scale, groups) if small is not None else None
+        kernel = None if out is not None else fused_kernel("attention", q, work=scores)
         if out is not None:
             probs = None
         elif kernel is not None:
