@@ -477,6 +477,27 @@ def test_decoding_step_ops_replay_through_direct_kernels():
         {"activation"}] * 3
 
 
+@pytest.mark.parametrize("bits,group_size,scheme,bias", [
+    (8, None, "symmetric", True), (8, 32, "affine", False), (4, 32, "symmetric", True), (4, 64, "affine", False),
+    (4, 64, "nf4", True)])
+def test_quantized_linears_of_a_decoding_row_replay_through_their_kernels(bits, group_size, scheme, bias):
+    """A quantized model's one-row products replay through the matrix-vector kernels called
+    directly (not the op's forward), bit for bit as eager computes them; many rows (a prompt)
+    replay through the op."""
+    from mindnlp.core.backends import cpu_jit
+
+    if cpu_jit.load() is None or cpu_jit.parallel() is None:
+        pytest.skip("the direct kernels are numba's")
+    rng = np.random.default_rng(0)
+    layer = nn.QuantizedLinear.from_float(core.tensor(rng.standard_normal((96, 128)).astype(np.float32)),
+                                          core.tensor(rng.standard_normal(96).astype(np.float32)) if bias else None,
+                                          bits=bits, group_size=group_size, scheme=scheme)
+    for rows, kernel in ((1, "quantized_linear"), (40, "run_flat")):
+        compiled = _replays_like_eager(lambda x: layer(x), (1, rows, 128))
+        (entry,) = compiled._cache.values()
+        assert entry.compiled._replay.__globals__["k0"].__name__ == kernel
+
+
 def test_replay_frames_outgrow_a_data_stack_chunk():
     """replay's frame is padded past CPython's 16 KiB frame-stack chunk, so that it gets a
     chunk of its own with room for its kernels' calls (a frame that just fits the first chunk

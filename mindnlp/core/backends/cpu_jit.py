@@ -114,11 +114,17 @@ def quantized():
     Their matrix-vector products run on numba's pool: callers use them only where
     `parallel()` is not None and dequantize bands (single-threaded kernels) otherwise.
     """
+    global _quantized
     if load() is None:
         return None
-    from . import cpu_jit_quant
+    if _quantized is None:        # imported once: every quantized product of a decoding step asks
+        from . import cpu_jit_quant
 
-    return cpu_jit_quant
+        _quantized = cpu_jit_quant
+    return _quantized
+
+
+_quantized = None
 
 
 def _compile(numba):
