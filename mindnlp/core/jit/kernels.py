@@ -219,35 +219,25 @@ def _linear_many(node, graph):
 @kernel_for(_QuantizedLinear)
 def _quantized_linear(node, graph):
     """x @ w.T (+ bias) of a few rows against an 8- or 4-bit weight (a decoding step of a
-    quantized model): the matrix-vector kernel that the eager op reaches through
-    cpu_kernels.quantized_matmul, called with the node's constants bound."""
-    compiled = cpu_jit.quantized()
+    quantized model): cpu_kernels.quantized_matmul, as the eager op calls it, with the
+    node's constants bound."""
     refs = _on_host(node, graph)
     x, q, scales, bias, bits, offsets, codebook = node.args
-    if compiled is None or cpu_jit.parallel() is None or refs is None:
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None or refs is None:
         return None
     x_shape = graph.slots[x.slot].shape
-    rows, n = math.prod(x_shape[:-1]), graph.slots[scales.slot].shape[0]
+    rows = math.prod(x_shape[:-1])
     if rows > cpu_kernels._FEW_ROWS or any(graph.slots[r.slot].dtype != _F32 for r in refs if r is not q):
         return None
     has_bias, has_offsets = bias is not None, offsets is not None
-    table = None if codebook is None else np.ascontiguousarray(CODEBOOKS[codebook], dtype=_F32)
+    table = None if codebook is None else CODEBOOKS[codebook]
     out_shape = graph.slots[node.outputs[0]].shape
-    fallback = generic_kernel(node, graph)
 
     def quantized_linear(*arrays):
         xa, qa, sa = arrays[:3]
         ba = arrays[3] if has_bias else None
         oa = arrays[-1] if has_offsets else None
-        if not (xa.flags.c_contiguous and qa.flags.c_contiguous and sa.flags.c_contiguous
-                and (oa is None or oa.flags.c_contiguous) and (ba is None or ba.flags.c_contiguous)):
-            return fallback(*arrays)
-        out = np.empty((rows, n), _F32)
-        if bits == 8:
-            compiled.rows_int8(xa.reshape(rows, -1), qa, sa, oa, ba, out)
-        else:
-            compiled.rows_int4(xa.reshape(rows, -1), qa, sa, oa, table, ba, out)
-        return out.reshape(out_shape)
+        return cpu_kernels.quantized_matmul(xa.reshape(rows, -1), qa, sa, bits, ba, oa, table).reshape(out_shape)
     return quantized_linear
 
 
