@@ -25,7 +25,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
-from .cpu_jit_parallel import _launch, parts
+from .cpu_jit_parallel import _launch, add_bias, parts
 
 _TILE = 4                      # rows of x and of w per tile
 _STEP = 32                     # bfloat16 values per dot instruction
@@ -128,9 +128,7 @@ if _has_bf16_dot():
                         j += 1
                     i += 1
             if bias is not None:
-                for r in range(m):
-                    for c in range(lo, hi):
-                        out[r, c] += bias[c]
+                add_bias(out, bias, lo, hi)
 
 def _probe():
     """Every kind of tile against the float64 product of the same bfloat16 values."""

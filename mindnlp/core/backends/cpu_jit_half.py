@@ -23,7 +23,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
-from .cpu_jit_parallel import _launch, parts, side_by_side
+from .cpu_jit_parallel import _launch, add_bias, parts, side_by_side
 
 _ROWS = 4           # weight rows per pass against one row of x
 KINDS = {"bfloat16": 0, "float16": 1}
@@ -123,9 +123,7 @@ if WIDTH is not None:
                     out[r, i] = (_one_bf16(w, i, x, r) if kind == _BF16 else _one_f16(w, i, x, r))[0]
                 i += 1
             if bias is not None:
-                for r in range(m):
-                    for i in range(lo, hi):
-                        out[r, i] += bias[i]
+                add_bias(out, bias, lo, hi)
 
 def _probe():
     """A small product of each kind against the float64 product of the same values."""

@@ -29,7 +29,7 @@ from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT as _FLOAT, I8 as _I8, I32 as _I32, I64 as _I64
 from .cpu_jit_ir import WIDTH, checked_once, lane_sums, loop_phis, next_iteration
-from .cpu_jit_parallel import _launch, parts
+from .cpu_jit_parallel import _launch, add_bias, parts
 
 _F32 = np.float32
 _ROWS = 4           # weight rows per pass
@@ -184,9 +184,7 @@ if WIDTH is not None:
                     out[r, i] = _dot_one(q, i, x, r, scales, offsets, base, has_offsets)[0]
                 i += 1
             if bias is not None:
-                for r in range(m):
-                    for i in range(lo, hi):
-                        out[r, i] += bias[i]
+                add_bias(out, bias, lo, hi)
 
 _IOTA = np.arange(16, dtype=_F32)
 _BASES = {"affine": _IOTA, "symmetric": _IOTA - _F32(8.0)}

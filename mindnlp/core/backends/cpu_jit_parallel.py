@@ -71,6 +71,14 @@ def _faster_side_by_side():
     return best[True] < best[False]
 
 
+@numba.njit(nogil=True, cache=True)
+def add_bias(out, bias, lo, hi):
+    """out[:, lo:hi] += bias[lo:hi]: a thread's band of output columns, after its products."""
+    for r in range(out.shape[0]):
+        for i in range(lo, hi):
+            out[r, i] += bias[i]
+
+
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
 def _rows(x, weights, biases, outs, parts, side_by_side):
     """outs[t] = x @ weights[t].T (+ biases[t], where not empty) for each weight of the tuple,
@@ -109,9 +117,7 @@ def _rows(x, weights, biases, outs, parts, side_by_side):
                     out[r, i] = total
                 i += 1
             if bias.shape[0] > 0:
-                for r in range(m):
-                    for i in range(lo, hi):
-                        out[r, i] += bias[i]
+                add_bias(out, bias, lo, hi)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
