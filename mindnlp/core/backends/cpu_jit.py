@@ -108,6 +108,11 @@ def bf16_gemm():
     return _usable_on_pool("cpu_jit_bf16_gemm")
 
 
+def blas():
+    """Matrix products split by rows over numba's pool, BLAS called on each band (cpu_jit_blas)."""
+    return _usable_on_pool("cpu_jit_blas")
+
+
 def quantized():
     """The compiled kernels of quantized weights (cpu_jit_quant), or None when numba is not installed.
 

@@ -448,6 +448,9 @@ def _lead_parts(lead, min_items, max_matrices):
 # Products of at most this many multiply-adds (m n k) are ones where OpenBLAS's own threads
 # cost more than they give; a batch of them is better split across our threads.
 _SMALL_PRODUCT = 1 << 21
+# ... and split by rows on numba's pool (cpu_jit_blas), whose launch costs microseconds, from
+# this many (64x128x128: 29 -> 18 us on two threads).
+_SMALL_PRODUCT_ON_POOL = 1 << 19
 # A matrix product is split by rows (or, for few rows, by columns) over the workers, each
 # getting at least this many.
 _MIN_ROWS_PER_THREAD = 32
@@ -469,8 +472,9 @@ def matmul(a, b, bias=None):
     runs next shares its cores with them and takes up to twice as long, so no call here is
     threaded by OpenBLAS: a few rows (decoding's matrix-vector products) run compiled on
     numba's pool, which wakes in microseconds; small products run on one thread; larger
-    ones are split by rows (or, for few rows, by columns) over the workers, each band
-    multiplied with BLAS on one thread and its bias added while it is still in cache.
+    ones are split by rows (on numba's pool, cpu_jit_blas, where it serves; or, for few
+    rows, by columns over the workers), each band multiplied with BLAS on one thread and
+    its bias added while it is still in cache.
     """
     m, k = a.shape
     n = b.shape[1]
@@ -480,7 +484,9 @@ def matmul(a, b, bias=None):
     # Each band packs all of the other operand: split the rows unless b is the much
     # larger one (few rows against a wide matrix), then split b's columns.
     by_rows = m >= 2 * _MIN_ROWS_PER_THREAD and 4 * m > n
-    if workers.count == 1 or m * n * k <= _SMALL_PRODUCT or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
+    pool = cpu_jit.blas() if by_rows and workers.count > 1 and not workers.inside() else None
+    small = m * n * k <= (_SMALL_PRODUCT_ON_POOL if pool is not None else _SMALL_PRODUCT)
+    if workers.count == 1 or small or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
         with blas_threads.single():
             np.matmul(a, b, out=out)
         if bias is not None:
@@ -498,7 +504,8 @@ def matmul(a, b, bias=None):
             out[:, lo:hi] += bias[lo:hi]
 
     with blas_threads.single():
-        workers.run(rows if by_rows else columns, m if by_rows else n, min_items=_MIN_ROWS_PER_THREAD)
+        if pool is None or not pool.gemm_rows(a, b, bias, out):
+            workers.run(rows if by_rows else columns, m if by_rows else n, min_items=_MIN_ROWS_PER_THREAD)
     return out
 
 

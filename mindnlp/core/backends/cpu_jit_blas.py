@@ -1,0 +1,153 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
+"""Matrix products split over numba's thread pool, each thread calling BLAS on its band of
+rows (imported only with numba).
+
+A product of a few hundred rows (a training step's, a prompt's) is split by rows over the
+cores, each band multiplied by BLAS on one thread. Handed to Python worker threads, each
+split costs tens of microseconds to over a hundred on a virtual machine: the worker wakes,
+takes the GIL, and the caller waits to be woken in turn (a MiniLM-shaped training step made
+about 100 such splits and lost 13 ms to them). numba's pool launches in a few microseconds
+and never takes the GIL. Its threads call the `sgemm`/`dgemm` that SciPy exports to
+compiled code (scipy.linalg.cython_blas), by address, with the strides of any operand BLAS
+can read (rows or columns contiguous: a weight's transpose, a gradient's transpose), so no
+band is copied.
+"""
+import ctypes
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .cpu_jit_ir import checked_once
+from .cpu_jit_parallel import _launch, parts
+
+_N, _T = ord("N"), ord("T")
+
+
+def _export_address(name):
+    """The address of SciPy's BLAS routine `name` (Fortran calling convention: every
+    argument by pointer)."""
+    from scipy.linalg import cython_blas
+
+    capsule = cython_blas.__pyx_capi__[name]
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    return get_pointer(capsule, get_name(capsule))
+
+
+_GEMM = {np.dtype(np.float32): _export_address("sgemm"), np.dtype(np.float64): _export_address("dgemm")}
+
+
+@intrinsic
+def _call_gemm(typingctx, address, codes, dims, scalars, a, b, c):
+    """gemm(codes[0], codes[1], dims[0], dims[1], dims[2], scalars[0], a, dims[3], b, dims[4],
+    scalars[1], c, dims[5]) through the routine at `address`; a, b, c are addresses."""
+    signature = types.void(address, codes, dims, scalars, a, b, c)
+
+    def codegen(context, builder, sig, args):
+        byte_ptr = ir.IntType(8).as_pointer()
+        codes_arr, dims_arr, scalars_arr = (context.make_array(sig.args[k])(context, builder, args[k])
+                                            for k in (1, 2, 3))
+
+        def element(array, index):
+            return builder.bitcast(builder.gep(array.data, [ir.Constant(ir.IntType(64), index)]), byte_ptr)
+
+        def pointer(value):
+            return builder.inttoptr(value, byte_ptr)
+
+        gemm_type = ir.FunctionType(ir.VoidType(), [byte_ptr] * 13)
+        gemm = builder.inttoptr(args[0], gemm_type.as_pointer())
+        builder.call(gemm, [element(codes_arr, 0), element(codes_arr, 1), element(dims_arr, 0), element(dims_arr, 1),
+                            element(dims_arr, 2), element(scalars_arr, 0), pointer(args[4]), element(dims_arr, 3),
+                            pointer(args[5]), element(dims_arr, 4), element(scalars_arr, 1), pointer(args[6]),
+                            element(dims_arr, 5)])
+        return context.get_dummy_value()
+    return signature, codegen
+
+
+@numba.njit(nogil=True, cache=True)
+def _operand(strides, rows, cols, item):
+    """(BLAS op code, leading dimension) of a row-major (rows, cols) operand read as the
+    transpose of a column-major one, from its byte strides: rows contiguous read as they are
+    ('N'), columns contiguous transposed ('T')."""
+    if strides[1] == item or cols == 1:
+        return _N, max(strides[0] // item, cols, 1)
+    return _T, max(strides[1] // item, rows, 1)
+
+
+@numba.njit(nogil=True, cache=True)
+def _band(address, a, b, out, lo, hi):
+    """out[lo:hi] = a[lo:hi] @ b with BLAS: the row-major product computed as its transpose,
+    out^T = b^T a^T in BLAS's column-major terms."""
+    k, n = b.shape
+    item = a.itemsize
+    a_code, lda = _operand(a.strides, a.shape[0], k, item)
+    b_code, ldb = _operand(b.strides, k, n, item)
+    codes = np.empty(2, np.uint8)
+    codes[0], codes[1] = b_code, a_code
+    dims = np.empty(6, np.int32)
+    dims[0], dims[1], dims[2], dims[3], dims[4], dims[5] = n, hi - lo, k, ldb, lda, n
+    scalars = np.empty(2, a.dtype)
+    scalars[0], scalars[1] = 1.0, 0.0
+    _call_gemm(address, codes, dims, scalars, b.ctypes.data, a.ctypes.data + lo * a.strides[0],
+               out.ctypes.data + lo * out.strides[0])
+
+
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _row_bands(address, a, b, bias, out, parts):
+    """out = a @ b (+ bias, where not empty), each thread taking one band of rows."""
+    m, n = out.shape
+    for part in numba.prange(parts):
+        lo, hi = m * part // parts, m * (part + 1) // parts
+        if hi > lo:
+            _band(address, a, b, out, lo, hi)
+            if bias.shape[0] > 0:
+                for r in range(lo, hi):
+                    for j in range(n):
+                        out[r, j] += bias[j]
+
+
+def _blas_layout(x):
+    """Whether BLAS reads the 2-D array x in place: one of its strides is the item size and
+    the other no smaller than that dim's extent (rows or columns that do not overlap)."""
+    item = x.itemsize
+    s0, s1 = x.strides
+    rows, cols = x.shape
+    return (s1 == item and (rows <= 1 or s0 >= cols * item)) or (s0 == item and (cols <= 1 or s1 >= rows * item))
+
+
+def _probe():
+    """Small products of every layout against NumPy's."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random((5, 3), dtype=np.float32), rng.random((3, 4), dtype=np.float32)
+    for x in (a, np.asfortranarray(a)):
+        for y in (b, np.asfortranarray(b)):
+            out = np.empty((5, 4), np.float32)
+            _row_bands(_GEMM[x.dtype], x, y, np.zeros(0, np.float32), out, 2)
+            if not np.allclose(out, a @ b, rtol=1e-5, atol=1e-6):
+                return False
+    return True
+
+
+# Whether BLAS is reachable and computes here (checked on first use).
+usable = checked_once(True, _probe)
+
+
+def gemm_rows(a, b, bias, out):
+    """out = a @ b (+ bias) split by rows over numba's threads: a (m, k) and b (k, n) float32
+    or float64 with rows or columns contiguous, out (m, n) C-contiguous of their dtype, bias
+    (n,) or None. BLAS must be held to one thread by the caller. False where these do not
+    hold (then nothing is written)."""
+    address = _GEMM.get(a.dtype)
+    if (address is None or not a.dtype == b.dtype == out.dtype or not out.flags.c_contiguous
+            or max(a.shape + b.shape) >= 2 ** 31 or not (_blas_layout(a) and _blas_layout(b))):
+        return False
+    bias = np.zeros(0, a.dtype) if bias is None else np.ascontiguousarray(bias, dtype=a.dtype).reshape(-1)
+    with _launch:
+        _row_bands(address, a, b, bias, out, parts())
+    return True

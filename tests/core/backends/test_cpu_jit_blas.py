@@ -1,0 +1,85 @@
+"""cpu_jit_blas: matrix products split by rows over numba's pool, BLAS called by address on
+each band, against the float64 product; every operand layout BLAS can read in place, the
+ones it cannot (declined, nothing written), and cpu_kernels.matmul handing its mid-sized
+products to it."""
+import numpy as np
+import pytest
+
+from mindnlp.core.backends import cpu_jit
+from mindnlp.core.backends import cpu_kernels as K
+from mindnlp.core.backends.cpu_threads import blas_threads, workers
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def blas():
+    kernels = cpu_jit.blas()
+    if kernels is None:
+        pytest.skip("no numba pool here")
+    return kernels
+
+
+def _layouts(rows, cols, dtype):
+    """The same values as a C array, a Fortran array, rows of a wider array, and the
+    transpose of a C array's column band (columns contiguous with a stride above rows)."""
+    values = RNG.standard_normal((rows, cols)).astype(dtype)
+    wide = np.zeros((rows, cols + 5), dtype)
+    wide[:, 2:cols + 2] = values
+    tall = np.zeros((cols, rows + 3), dtype)
+    tall[:, 1:rows + 1] = values.T
+    return {"C": values, "F": np.asfortranarray(values), "row stride": wide[:, 2:cols + 2],
+            "column stride": tall[:, 1:rows + 1].T}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", [(1, 5, 3), (3, 7, 2), (130, 70, 90), (64, 1, 33)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_every_layout_blas_reads_in_place(blas, dtype, m, k, n, with_bias):
+    """m of 1 and 3 leave a thread with no rows or an uneven band; k = 1 a degenerate
+    leading dimension."""
+    bias = RNG.standard_normal(n).astype(dtype) if with_bias else None
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for a_name, a in _layouts(m, k, dtype).items():
+        for b_name, b in _layouts(k, n, dtype).items():
+            out = np.full((m, n), np.nan, dtype)
+            with blas_threads.single():
+                assert blas.gemm_rows(a, b, bias, out), (a_name, b_name)
+            expected = a.astype(np.float64) @ b.astype(np.float64) + (0.0 if bias is None else bias)
+            np.testing.assert_allclose(out, expected, rtol=tolerance, atol=tolerance, err_msg=f"{a_name} @ {b_name}")
+
+
+def test_layouts_blas_cannot_read_are_declined(blas):
+    a = RNG.standard_normal((40, 30)).astype(np.float32)
+    b = RNG.standard_normal((30, 20)).astype(np.float32)
+    out = np.zeros((40, 20), np.float32)
+    declined = [
+        (a[:, ::2], b[:15]),                 # no unit stride in a
+        (a, b[::-1]),                        # negative stride
+        (a, b.astype(np.float64)),           # mixed dtypes
+        (a.astype(np.float16), b.astype(np.float16)),
+    ]
+    for x, y in declined:
+        assert not blas.gemm_rows(x, y, None, out[:x.shape[0], :y.shape[1]])
+    assert not blas.gemm_rows(a, b, None, np.zeros((20, 40), np.float32).T)    # out not C-contiguous
+    assert not out.any()
+
+
+def test_matmul_splits_mid_sized_products_on_the_pool(blas, monkeypatch):
+    """A 96x128x96 product (1.2M multiply-adds) is split on the pool; where gemm_rows
+    declines, the workers split it instead, with the same result."""
+    if workers.count < 2:
+        pytest.skip("one core: products are not split")
+    calls = []
+    real = blas.gemm_rows
+    monkeypatch.setattr(blas, "gemm_rows", lambda *args: calls.append(args[0].shape) or real(*args))
+    a = RNG.standard_normal((96, 128)).astype(np.float32)
+    w = RNG.standard_normal((96, 128)).astype(np.float32)
+    bias = RNG.standard_normal(96).astype(np.float32)
+    on_pool = K.matmul(a, w.T, bias)
+    assert calls == [(96, 128)]
+    monkeypatch.setattr(blas, "gemm_rows", lambda *args: False)
+    on_workers = K.matmul(a, w.T, bias)
+    expected = a.astype(np.float64) @ w.T.astype(np.float64) + bias
+    np.testing.assert_allclose(on_pool, expected, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(on_workers, expected, rtol=1e-5, atol=1e-4)
