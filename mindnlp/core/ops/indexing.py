@@ -98,7 +98,7 @@ class IndexPut(Function):
                 out[key] += vals
             elif xp is np and isinstance(key, np.ndarray) and key.dtype.kind in "iu" and key.ndim == 1 \
                     and getattr(vals, "shape", None) == key.shape + out.shape[1:]:
-                _add_rows_at(out, key, vals)            # x[rows] += v: an embedding-like gradient
+                add_rows_at(out, key, vals)             # x[rows] += v: an embedding-like gradient
             else:
                 xp.add.at(out, key, vals) if xp is np else xp.add.at(out, key, xp.asarray(vals))
         else:
@@ -343,7 +343,7 @@ def index_select(input, dim, index):
     return IndexSelect.apply(input, d, index.reshape(-1))
 
 
-def _add_rows_at(out, index, values):
+def add_rows_at(out, index, values):
     """out[index[i]] += values[i] along the first axis, as np.add.at, which is an order of
     magnitude slower for rows (an embedding's gradient takes this path every training step).
     The compiled kernel takes float32 and float64; half precision goes through np.add.at."""
@@ -365,7 +365,7 @@ class IndexAdd(Function):
         out = x._data.copy()
         values = src._data * alpha if alpha != 1 else src._data
         if dim == 0 and xp is np:
-            _add_rows_at(out, index._data, values)
+            add_rows_at(out, index._data, values)
         else:
             xp.add.at(out, (slice(None),) * dim + (index._data,), values)
         ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
