@@ -11,10 +11,12 @@ SmolLM-135M's width (hidden 576, 9 heads / 3 key-value heads, intermediate 1536,
 Each figure is the median over `repeats` steps after two warm-up steps (the first ones
 capture). "of peak" is the fastest variant's matrix-product flops (6 per weight per token)
 over its time, as a fraction of the machine's float32 matmul peak measured in the same run.
+torch + HF transformers run the same steps in a process of their own, when importable.
 """
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -27,11 +29,6 @@ import mindnlp  # noqa: E402
 from mindnlp import core  # noqa: E402
 from mindnlp.transformers import BertConfig, BertForSequenceClassification, LlamaConfig, LlamaForCausalLM  # noqa: E402
 
-try:
-    import torch
-    import transformers
-except ImportError:
-    torch = transformers = None
 
 BERT = dict(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
             hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
@@ -65,10 +62,46 @@ def _step(lib, model, ids, labels, compiled_forward=False):
     return step
 
 
+def _torch_step_seconds(name, repeats):
+    """torch's median step for the workload `name`, measured in a process of its own: torch
+    loads its own OpenMP runtime, whose settings would otherwise hold for mindnlp's kernels
+    too (and mindnlp's for torch's)."""
+    command = [sys.executable, os.path.abspath(__file__), "--torch-worker", name, "--repeats", str(repeats)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(result.stderr)
+        return None
+    return float(result.stdout.split()[-1])
+
+
+def _torch_worker(name, repeats):
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        print("none")
+        return
+    config_name, model_name, config, shape, classify = WORKLOADS[name]
+    ids, labels = _inputs(config, shape, classify)
+    torch.manual_seed(0)
+    ref = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).train()
+    print(_median_step(_step(torch, ref, torch.tensor(ids), torch.tensor(labels)), repeats))
+
+
+def _inputs(config, shape, classify):
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, config["vocab_size"], shape)
+    return ids, (rng.integers(0, 2, shape[:1]) if classify else ids)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--torch-worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.torch_worker:
+        _torch_worker(args.torch_worker, args.repeats)
+        return
     line, gflops, _ = roofline.describe()
     print(line)
     mine = {"BertConfig": BertConfig, "BertForSequenceClassification": BertForSequenceClassification,
@@ -77,10 +110,8 @@ def main():
               f"{'of peak':>8} {'torch s':>8} {'torch/best':>11}")
     print(header)
     print("-" * len(header))
-    rng = np.random.default_rng(0)
     for name, (config_name, model_name, config, shape, classify) in WORKLOADS.items():
-        ids = rng.integers(0, config["vocab_size"], shape)
-        labels = rng.integers(0, 2, shape[:1]) if classify else ids
+        ids, labels = _inputs(config, shape, classify)
         core.manual_seed(0)
         model = mine[model_name](mine[config_name](**config)).train()
         times = {}
@@ -92,10 +123,8 @@ def main():
         mindnlp.set_context(backward="eager")
         best = min(times["backward"], times["compiled"])
         torch_cell = ratio_cell = "-"
-        if torch is not None:
-            torch.manual_seed(0)
-            ref = getattr(transformers, model_name)(getattr(transformers, config_name)(**config)).train()
-            torch_s = _median_step(_step(torch, ref, torch.tensor(ids), torch.tensor(labels)), args.repeats)
+        torch_s = _torch_step_seconds(name, args.repeats)
+        if torch_s is not None:
             torch_cell, ratio_cell = f"{torch_s:.3f}", f"{torch_s / best:.2f}x"
         weights = sum(p.numel() for n, p in model.named_parameters() if p.ndim == 2 and "embed" not in n)
         peak = 6 * weights * ids.size / best / 1e9 / gflops

@@ -77,7 +77,9 @@ def parallel():
             # GNU OpenMP's idle threads spin for milliseconds by default, slowing the worker
             # kernels that follow a matrix-vector product; a short spin still bridges the
             # gaps between a decoding step's products. Read when libgomp loads, so it only
-            # applies if nothing loaded it yet, and never over the user's own setting.
+            # applies if nothing loaded it yet (torch brings its own libgomp, which numba
+            # then shares), and never over the user's own setting.
+            _spin_is_short[:] = ["GOMP_SPINCOUNT" in os.environ or not _libgomp_loaded()]
             os.environ.setdefault("GOMP_SPINCOUNT", _GOMP_SPINCOUNT)
             import numba
 
@@ -87,6 +89,19 @@ def parallel():
             if numba.threading_layer() in ("omp", "tbb"):
                 _parallel = kernels
     return _parallel or None
+
+
+_spin_is_short = [False]
+
+
+def _libgomp_loaded():
+    """Whether a GNU OpenMP runtime is already mapped into this process (Linux; elsewhere
+    taken as not)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return "libgomp" in maps.read()
+    except OSError:
+        return False
 
 
 def _usable_on_pool(name):
@@ -109,7 +124,12 @@ def bf16_gemm():
 
 
 def blas():
-    """Matrix products split by rows over numba's pool, BLAS called on each band (cpu_jit_blas)."""
+    """Matrix products split by rows over numba's pool, BLAS called on each band (cpu_jit_blas);
+    None also where that pool's idle threads spin long (a libgomp loaded before ours, by
+    torch): the Python workers that run the kernels in between would then wait for a core
+    (a MiniLM-shaped training step 258 -> 275 ms)."""
+    if parallel() is None or not _spin_is_short[0]:
+        return None
     return _usable_on_pool("cpu_jit_blas")
 
 
