@@ -232,6 +232,32 @@ def _compile(numba):
             for j in range(width):
                 out[r, j] = (row[j] - m) * scale * weight[j] + bias[j]
 
+    @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+    def layer_norm_backward(grad, x, weight, mean, rstd, centered, gx, gw, gb):
+        """Rows of layer norm's (centered) or RMS norm's backward in one pass each: gx written,
+        and g * xhat and g summed over the rows into gw and gb (float64, so that a long
+        batch's sums do not lose float32 digits). xhat = (x - mean) rstd is recomputed from
+        forward's statistics; with gh = g weight, gx = (gh - xhat mean(gh xhat) - mean(gh)) rstd
+        (no mean(gh) term for RMS norm)."""
+        width = x.shape[1]
+        for r in range(x.shape[0]):
+            g, row, scale = grad[r], x[r], rstd[r]
+            m = mean[r] if centered else _F32(0.0)
+            dot = _F32(0.0)
+            total = _F32(0.0)
+            for j in range(width):
+                xhat = (row[j] - m) * scale
+                gh = g[j] * weight[j]
+                dot += gh * xhat
+                total += gh
+                gw[j] += np.float64(g[j] * xhat)
+                gb[j] += np.float64(g[j])
+            dot = dot / width
+            shift = total / width if centered else _F32(0.0)
+            out = gx[r]
+            for j in range(width):
+                out[j] = (g[j] * weight[j] - (row[j] - m) * scale * dot - shift) * scale
+
     p0, p1, p2, p3, p4, p5 = _EXP_POLY
     ln2_hi, ln2_lo, log2e, underflow = _LN2_HI, _LN2_LO, _F32(1.0 / math.log(2.0)), _EXP_UNDERFLOW
     zero, neg_inf = _F32(0.0), _F32(-np.inf)
@@ -423,7 +449,8 @@ def _compile(numba):
             else:
                 out[i] = np.uint16((u + below_half + ((u >> sixteen) & one_bit)) >> sixteen)
 
-    return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm, rotary=rotary,
+    return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm,
+                                 layer_norm_backward=layer_norm_backward, rotary=rotary,
                                  add_rows=add_rows, adam_step=adam_step, round_bfloat16=round_bfloat16,
                                  softmax_backward=softmax_backward,
                                  masked_softmax=masked_softmax, gated_silu=gated_activation(False),

@@ -40,7 +40,8 @@ MIN_WORK = {
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
-COMPILED_AT_ANY_SIZE = ("quantized_matmul", "half_matmul", "small_attention", "layer_norm", "gelu", "gelu_tanh",
+COMPILED_AT_ANY_SIZE = ("quantized_matmul", "half_matmul", "small_attention", "layer_norm", "layer_norm_backward",
+                        "gelu", "gelu_tanh",
                         "silu", "gated_silu", "gated_gelu_tanh", "rotary")
 
 
@@ -365,6 +366,35 @@ def layer_norm(x, weight, bias, eps, centered, n_dims):
     workers.run(task, -(-rows.shape[0] // per_block), min_items=_BLOCKS_PER_THREAD)
     stats_shape = x.shape[:x.ndim - n_dims] + (1,) * n_dims
     return out.reshape(x.shape), mean.reshape(stats_shape) if centered else None, rstd.reshape(stats_shape)
+
+
+def layer_norm_backward(grad, x, weight, mean, rstd, centered, n_dims):
+    """(gx, gw, gb) of layer_norm (centered) or RMS norm over x's last n_dims dims, from the
+    mean and rstd its forward saved: gw and gb are the sums over the rows of grad * xhat and
+    grad (float32; unscaled by weight). None without numba (the op then composes them)."""
+    compiled = cpu_jit.load()
+    if compiled is None:
+        return None
+    width = math.prod(x.shape[x.ndim - n_dims:])
+    rows = np.ascontiguousarray(x, dtype=_F32).reshape(-1, width)
+    grads = np.ascontiguousarray(grad, dtype=_F32).reshape(-1, width)
+    w = np.ones(width, _F32) if weight is None else np.ascontiguousarray(weight, dtype=_F32).reshape(width)
+    means = np.zeros(rows.shape[0], _F32) if mean is None else np.ascontiguousarray(mean, dtype=_F32).reshape(-1)
+    rstds = np.ascontiguousarray(rstd, dtype=_F32).reshape(-1)
+    gx = np.empty(rows.shape, dtype=_F32)
+    per_block = max(1, BLOCK // max(width, 1))
+    sums = []
+
+    def task(lo, hi):
+        start, stop = lo * per_block, min(hi * per_block, rows.shape[0])
+        gw, gb = np.zeros(width), np.zeros(width)
+        compiled.layer_norm_backward(grads[start:stop], rows[start:stop], w, means[start:stop], rstds[start:stop],
+                                     centered, gx[start:stop], gw, gb)
+        sums.append((gw, gb))
+
+    workers.run(task, -(-rows.shape[0] // per_block), min_items=_BLOCKS_PER_THREAD)
+    gw, gb = (sum(parts[i] for parts in sums).astype(_F32) for i in (0, 1))
+    return gx.reshape(x.shape), gw.reshape(x.shape[x.ndim - n_dims:]), gb.reshape(x.shape[x.ndim - n_dims:])
 
 
 def _layer_norm_rows(block, w, b, eps, centered, out, mean, rstd):
@@ -908,6 +938,7 @@ def rotary(x, cos, sin):
 KERNELS = {
     "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
+    "layer_norm_backward": layer_norm_backward,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
     "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,

@@ -472,6 +472,40 @@ def test_layer_norm_op_fused_gradient_matches_float64():
         np.testing.assert_allclose(fused, exact, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("centered", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,n_dims", [((2 * K._BLOCKS_PER_THREAD * (K.BLOCK // 96) + 3, 96), 1),
+                                          ((3, 5, 7, 6), 2)])
+def test_norm_backward_kernel_matches_float64(centered, affine, shape, n_dims):
+    """layer_norm's and rms_norm's gradients (input, weight, bias) in float32, from the
+    one-pass kernel (compiled flavour; the NumPy one composes them), against float64's
+    composed ones; the first shape's rows are split over the threads, each summing its own
+    weight and bias gradients."""
+    normalized = shape[-n_dims:]
+    data = (RNG.standard_normal(shape) * 2 + 0.5).astype(np.float32)
+    upstream = RNG.standard_normal(shape).astype(np.float32)
+    w = RNG.standard_normal(normalized).astype(np.float32)
+    results = []
+    for dtype in (core.float32, core.float64):
+        x = core.tensor(data, dtype=dtype, requires_grad=True)
+        weight = core.tensor(w, dtype=dtype, requires_grad=True) if affine else None
+        bias = core.tensor(w * 0.5, dtype=dtype, requires_grad=True) if affine and centered else None
+        out = F.layer_norm(x, normalized, weight, bias) if centered else F.rms_norm(x, normalized, weight)
+        out.backward(core.tensor(upstream, dtype=dtype))
+        results.append([t.grad.numpy() for t in (x, weight, bias) if t is not None])
+    for fused, exact in zip(*results):
+        assert fused.dtype == np.float32
+        np.testing.assert_allclose(fused, exact, rtol=1e-4, atol=1e-4 * np.abs(exact).max())
+
+
+def test_norm_backward_with_a_graph_of_the_gradient_composes_it():
+    """create_graph keeps the composed (differentiable) gradient: its own gradient exists."""
+    x = core.tensor(RNG.standard_normal((4, 8)).astype(np.float32), requires_grad=True)
+    (gx,) = core.autograd.grad(F.layer_norm(x, (8,)).pow(2).sum(), x, create_graph=True)
+    (ggx,) = core.autograd.grad(gx.sum(), x)
+    assert ggx is not None and np.isfinite(ggx.numpy()).all()
+
+
 @pytest.mark.parametrize("a_shape,b_shape", [
     ((32, 12, 64, 32), (32, 12, 32, 64)),      # attention scores: split over the batch
     ((1, 12, 64, 32), (5, 1, 32, 48)),         # both operands broadcast

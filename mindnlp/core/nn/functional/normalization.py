@@ -87,12 +87,35 @@ class _LayerNorm(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         dims, eps, centered = ctx.config
+        if not grad_mode.is_grad_enabled():
+            fused = _fused_backward(ctx, grad, x, weight, dims, centered)
+            if fused is not None:
+                return fused
         xhat, rstd = _normalize_stats(x, dims, eps, centered, ctx.saved_stats)
         gxhat = ops.mul(grad, weight) if weight is not None else grad
         gx = _normalized_input_grad(gxhat, xhat, rstd, dims, centered) if ctx.needs_input_grad[0] else None
         gw = ops.mul(grad, xhat) if ctx.needs_input_grad[1] else None
         gb = grad if ctx.needs_input_grad[2] else None
         return gx, gw, gb, None, None, None
+
+
+def _fused_backward(ctx, grad, x, weight, dims, centered):
+    """layer_norm's gradients from the backend's one-pass kernel (float32, no graph of the
+    gradients asked for), or None where it has none."""
+    if not x._data.dtype == grad._data.dtype == np.float32:
+        return None
+    kernel = fused_kernel("layer_norm_backward", x)
+    if kernel is None:
+        return None
+    mean, rstd = ctx.saved_stats
+    found = kernel(grad._data, x._data, None if weight is None else weight._data, mean if centered else None, rstd,
+                   centered, len(dims))
+    if found is None:
+        return None
+    gx, gw, gb = found
+    needs = ctx.needs_input_grad
+    return (_wrap(gx) if needs[0] else None, _wrap(gw) if needs[1] else None, _wrap(gb) if needs[2] else None,
+            None, None, None)
 
 
 def _trailing_dims(input, normalized_shape, name):
