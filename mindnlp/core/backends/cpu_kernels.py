@@ -37,6 +37,7 @@ MIN_SIZE = 1 << 14
 MIN_WORK = {
     "attention": 1 << 14,       # score elements: smaller attention is faster composed
     "matmul": 1 << 13,          # multiply-adds: below this OpenBLAS runs products on one thread
+    "layer_norm_backward": math.inf,    # compiled only: composed ops without numba
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
@@ -371,10 +372,8 @@ def layer_norm(x, weight, bias, eps, centered, n_dims):
 def layer_norm_backward(grad, x, weight, mean, rstd, centered, n_dims):
     """(gx, gw, gb) of layer_norm (centered) or RMS norm over x's last n_dims dims, from the
     mean and rstd its forward saved: gw and gb are the sums over the rows of grad * xhat and
-    grad (float32; unscaled by weight). None without numba (the op then composes them)."""
+    grad (float32; unscaled by weight). Only with numba (min_work: the op composes them otherwise)."""
     compiled = cpu_jit.load()
-    if compiled is None:
-        return None
     width = math.prod(x.shape[x.ndim - n_dims:])
     rows = np.ascontiguousarray(x, dtype=_F32).reshape(-1, width)
     grads = np.ascontiguousarray(grad, dtype=_F32).reshape(-1, width)

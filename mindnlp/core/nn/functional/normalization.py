@@ -102,20 +102,28 @@ class _LayerNorm(Function):
 def _fused_backward(ctx, grad, x, weight, dims, centered):
     """layer_norm's gradients from the backend's one-pass kernel (float32, no graph of the
     gradients asked for), or None where it has none."""
-    if not x._data.dtype == grad._data.dtype == np.float32:
-        return None
-    kernel = fused_kernel("layer_norm_backward", x)
-    if kernel is None:
+    if not x._data.dtype == grad._data.dtype == np.float32 or fused_kernel("layer_norm_backward", x) is None:
         return None
     mean, rstd = ctx.saved_stats
-    found = kernel(grad._data, x._data, None if weight is None else weight._data, mean if centered else None, rstd,
-                   centered, len(dims))
-    if found is None:
-        return None
-    gx, gw, gb = found
+    gx, gw, gb = _NormBackward.apply(grad, x, weight, _wrap(mean) if centered else None, _wrap(rstd), len(dims))
     needs = ctx.needs_input_grad
-    return (_wrap(gx) if needs[0] else None, _wrap(gw) if needs[1] else None, _wrap(gb) if needs[2] else None,
-            None, None, None)
+    return (gx if needs[0] else None, gw if needs[1] else None, gb if needs[2] else None, None, None, None)
+
+
+class _NormBackward(Function):
+    """(gx, gw, gb) of layer_norm (mean given) or RMS norm (mean None) in the backend's one
+    pass, as an op of its own so that a compiled backward captures it. Applied only where no
+    graph of the gradients is recorded, so it has no backward of its own."""
+
+    @staticmethod
+    def forward(ctx, grad, x, weight, mean, rstd, n_dims):
+        kernel = fused_kernel("layer_norm_backward", x)
+        return kernel(grad._data, x._data, None if weight is None else weight._data,
+                      None if mean is None else mean._data, rstd._data, mean is not None, n_dims)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("layer_norm's fused gradient has no gradient of its own (create_graph composes it)")
 
 
 def _trailing_dims(input, normalized_shape, name):
