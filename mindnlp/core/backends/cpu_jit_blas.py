@@ -112,6 +112,24 @@ def _row_bands(address, a, b, bias, out, parts):
                         out[r, j] += bias[j]
 
 
+@numba.njit(nogil=True, cache=True, parallel=True)
+def _two_products(address, a1, b1, out1, a2, b2, out2, parts):
+    """out1 = a1 @ b1 and out2 = a2 @ b2 side by side, half of the threads on each, every
+    thread multiplying one band of its product's rows."""
+    half = max(parts // 2, 1)
+    for task in numba.prange(2 * half):
+        if task < half:
+            m = out1.shape[0]
+            lo, hi = m * task // half, m * (task + 1) // half
+            if hi > lo:
+                _band(address, a1, b1, out1, lo, hi)
+        else:
+            m = out2.shape[0]
+            lo, hi = m * (task - half) // half, m * (task - half + 1) // half
+            if hi > lo:
+                _band(address, a2, b2, out2, lo, hi)
+
+
 def _blas_layout(x):
     """Whether BLAS reads the 2-D array x in place: one of its strides is the item size and
     the other no smaller than that dim's extent (rows or columns that do not overlap)."""
@@ -138,16 +156,33 @@ def _probe():
 usable = checked_once(True, _probe)
 
 
+def _operands_fit(a, b, out):
+    """Whether gemm_rows' conditions on (a, b, out) hold."""
+    return (a.dtype in _GEMM and a.dtype == b.dtype == out.dtype and out.flags.c_contiguous
+            and max(a.shape + b.shape) < 2 ** 31 and _blas_layout(a) and _blas_layout(b))
+
+
 def gemm_rows(a, b, bias, out):
     """out = a @ b (+ bias) split by rows over numba's threads: a (m, k) and b (k, n) float32
     or float64 with rows or columns contiguous, out (m, n) C-contiguous of their dtype, bias
     (n,) or None. BLAS must be held to one thread by the caller. False where these do not
     hold (then nothing is written)."""
-    address = _GEMM.get(a.dtype)
-    if (address is None or not a.dtype == b.dtype == out.dtype or not out.flags.c_contiguous
-            or max(a.shape + b.shape) >= 2 ** 31 or not (_blas_layout(a) and _blas_layout(b))):
+    if not _operands_fit(a, b, out):
         return False
     bias = np.zeros(0, a.dtype) if bias is None else np.ascontiguousarray(bias, dtype=a.dtype).reshape(-1)
     with _launch:
-        _row_bands(address, a, b, bias, out, parts())
+        _row_bands(_GEMM[a.dtype], a, b, bias, out, parts())
+    return True
+
+
+def gemm_pair(a1, b1, out1, a2, b2, out2):
+    """out1 = a1 @ b1 and out2 = a2 @ b2 at once, each on half of numba's threads (a linear
+    layer's input and weight gradients: two products of equal work, each thread's band
+    packing less of the other operand than a split of one product would); operands as
+    gemm_rows takes them, of one dtype. False (nothing written) where they do not fit or
+    there are fewer than two threads."""
+    if parts() < 2 or a1.dtype != a2.dtype or not (_operands_fit(a1, b1, out1) and _operands_fit(a2, b2, out2)):
+        return False
+    with _launch:
+        _two_products(_GEMM[a1.dtype], a1, b1, out1, a2, b2, out2, parts())
     return True

@@ -538,6 +538,23 @@ def matmul(a, b, bias=None):
     return out
 
 
+def linear_grads(grad, x, weight):
+    """(grad @ weight, grad.T @ x): a linear layer's input and weight gradients for 2-D float
+    arrays grad (m, n), x (m, k), weight (n, k). Where numba's pool serves, the two products
+    run at once, half of the threads on each (cpu_jit_blas.gemm_pair); else one after the
+    other, each split as matmul splits it."""
+    m, n = grad.shape
+    k = x.shape[1]
+    pool = cpu_jit.blas() if workers.count > 1 and not workers.inside() else None
+    if pool is not None and m * n * k > _SMALL_PRODUCT_ON_POOL:
+        gx = np.empty((m, k), dtype=grad.dtype)
+        gw = np.empty((n, k), dtype=grad.dtype)
+        with blas_threads.single():
+            if pool.gemm_pair(grad, weight, gx, grad.T, x, gw):
+                return gx, gw
+    return matmul(grad, weight), matmul(grad.T, x)
+
+
 def _matvec(a, b, bias, out):
     """out = a @ b (+ bias) with numba's parallel kernels; False where they cannot serve."""
     compiled = cpu_jit.parallel()
@@ -937,7 +954,7 @@ def rotary(x, cos, sin):
 KERNELS = {
     "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
-    "layer_norm_backward": layer_norm_backward,
+    "layer_norm_backward": layer_norm_backward, "linear_grads": linear_grads,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
     "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,

@@ -83,3 +83,47 @@ def test_matmul_splits_mid_sized_products_on_the_pool(blas, monkeypatch):
     expected = a.astype(np.float64) @ w.T.astype(np.float64) + bias
     np.testing.assert_allclose(on_pool, expected, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(on_workers, expected, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,n,k", [(3, 5, 2), (130, 70, 90)])
+def test_two_products_at_once(blas, dtype, m, n, k):
+    """gemm_pair as a linear layer's backward uses it: grad @ W and grad^T @ x (a transposed
+    operand), against float64."""
+    from mindnlp.core.backends.cpu_jit_parallel import parts
+
+    if parts() < 2:
+        pytest.skip("one thread: the products run one after the other")
+    grad = RNG.standard_normal((m, n)).astype(dtype)
+    x = RNG.standard_normal((m, k)).astype(dtype)
+    weight = RNG.standard_normal((n, k)).astype(dtype)
+    gx, gw = np.full((m, k), np.nan, dtype), np.full((n, k), np.nan, dtype)
+    with blas_threads.single():
+        assert blas.gemm_pair(grad, weight, gx, grad.T, x, gw)
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(gx, grad.astype(np.float64) @ weight, rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(gw, grad.T.astype(np.float64) @ x, rtol=tolerance, atol=tolerance)
+    assert not blas.gemm_pair(grad, weight, gx, grad.T, x.astype(np.float16), gw)
+
+
+def test_linear_backward_takes_both_gradients_at_once(blas, monkeypatch):
+    """A float32 linear layer's backward computes its input and weight gradients in one op
+    (cpu_kernels.linear_grads), equal to float64's composed gradients."""
+    from mindnlp import core
+    from mindnlp.core.nn import functional as F
+
+    calls = []
+    real = K.KERNELS["linear_grads"]
+    monkeypatch.setitem(K.KERNELS, "linear_grads", lambda *args: calls.append(1) or real(*args))
+    data = RNG.standard_normal((4, 80, 96)).astype(np.float32)
+    w = RNG.standard_normal((64, 96)).astype(np.float32)
+    b = RNG.standard_normal(64).astype(np.float32)
+    upstream = RNG.standard_normal((4, 80, 64)).astype(np.float32)
+    results = []
+    for dtype in (core.float32, core.float64):
+        x, weight, bias = (core.tensor(a, dtype=dtype, requires_grad=True) for a in (data, w, b))
+        F.linear(x, weight, bias).backward(core.tensor(upstream, dtype=dtype))
+        results.append([t.grad.numpy() for t in (x, weight, bias)])
+    assert calls == [1]
+    for fused, exact in zip(*results):
+        np.testing.assert_allclose(fused, exact, rtol=1e-5, atol=1e-4)

@@ -4,10 +4,13 @@
 `linear` is one node: the input's leading dims are folded into one so that forward and
 both weight products are single BLAS calls, whatever the batch shape.
 """
+import numpy as np
+
 from ... import ops
 from ...amp.autocast_mode import autocast_inputs
+from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import xp_of
+from ...ops._helpers import fused_kernel, xp_of
 from ...ops.linalg import _matmul_arrays
 
 __all__ = [
@@ -29,10 +32,30 @@ class _Linear(Function):
         x, weight = ctx.saved_tensors
         out_features, in_features = weight.shape
         grad2d = grad.reshape(-1, out_features)
+        gb = ops.sum(grad2d, dim=0) if ctx.needs_input_grad[2] else None
+        if ctx.needs_input_grad[0] and ctx.needs_input_grad[1] and not grad_mode.is_grad_enabled() and \
+                grad._data.dtype == x._data.dtype == weight._data.dtype == np.float32 and \
+                fused_kernel("linear_grads", grad2d) is not None:
+            gx, gw = _LinearGrads.apply(grad2d, x.reshape(-1, in_features), weight)
+            return gx.reshape(tuple(x.shape)), gw, gb
         gx = ops.matmul(grad2d, weight).reshape(tuple(x.shape)) if ctx.needs_input_grad[0] else None
         gw = ops.matmul(grad2d.t(), x.reshape(-1, in_features)) if ctx.needs_input_grad[1] else None
-        gb = ops.sum(grad2d, dim=0) if ctx.needs_input_grad[2] else None
         return gx, gw, gb
+
+
+class _LinearGrads(Function):
+    """A linear layer's input and weight gradients (grad @ W, grad^T @ x) as one op, so that
+    the backend computes the two products at once (cpu_kernels.linear_grads) and a compiled
+    backward captures them. Applied only where no graph of the gradients is recorded, so it
+    has no backward of its own."""
+
+    @staticmethod
+    def forward(ctx, grad, x, weight):
+        return fused_kernel("linear_grads", grad)(grad._data, x._data, weight._data)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("linear's fused gradients have no gradient of their own (create_graph composes them)")
 
 
 def _dtype_name(t):
