@@ -130,6 +130,71 @@ def _two_products(address, a1, b1, out1, a2, b2, out2, parts):
                 _band(address, a2, b2, out2, lo, hi)
 
 
+@numba.njit(nogil=True, cache=True)
+def _product(address, a, b, out):
+    """out = a @ b (all of a's rows) with BLAS."""
+    _band(address, a, b, out, 0, a.shape[0])
+
+
+_HEADS = types.Array(types.float32, 4, "A")
+_OUT = types.Array(types.float32, 4, "C")
+
+
+@numba.njit([types.void(types.intp, _HEADS, _HEADS, _HEADS, _HEADS, _HEADS, _HEADS, keep, types.float32, types.intp,
+                        _OUT, _OUT, _OUT) for keep in (types.none, _HEADS)],
+            nogil=True, cache=True, parallel=True)
+def _attention_grads(address, g, q, k, v, probs, out, keep, scale, groups, gq, gk, gv):
+    """Attention's gradients head by head, each thread taking whole heads: gv = w^T g with
+    w = probs (* keep), d = (g v^T (* keep) - rowsum(g * out)) * probs * scale, gq = d k and
+    gk = d^T q. gk and gv are per query head (a key/value head's groups are summed after)."""
+    batch, heads, length, width = probs.shape
+    value_width = g.shape[3]
+    for item in numba.prange(batch * heads):
+        b, h = item // heads, item % heads
+        kv = h // groups
+        p, grad = probs[b, h], g[b, h]
+        if keep is None:
+            _product(address, p.T, grad, gv[b, h])
+        else:
+            _product(address, (p * keep[b, h]).T, grad, gv[b, h])
+        d = np.empty((length, width), p.dtype)
+        _product(address, grad, v[b, kv].T, d)
+        if keep is not None:
+            d *= keep[b, h]
+        output = out[b, h]
+        for i in range(length):
+            total = np.float32(0.0)
+            for j in range(value_width):
+                total += grad[i, j] * output[i, j]
+            for j in range(width):
+                d[i, j] = (d[i, j] - total) * p[i, j] * scale
+        _product(address, d, k[b, kv], gq[b, h])
+        _product(address, d.T, q[b, h], gk[b, h])
+
+
+def attention_grads(g, q, k, v, probs, out, keep, scale, groups):
+    """(gq, gk, gv) of attention (see _attention_grads) for float32 (batch, heads, rows, dim)
+    arrays whose matrices BLAS reads in place (the heads of a transposed projection are), k
+    and v with heads / groups heads, keep None or probs' shape; BLAS must be held to one
+    thread by the caller. gk and gv come per query head (the caller sums each key/value
+    head's group). None where the arrays are not so."""
+    arrays = (g, q, k, v, probs, out) + (() if keep is None else (keep,))
+    if not all(a.dtype == np.float32 and a.ndim == 4 and a.size and _blas_layout(a[0, 0]) for a in arrays):
+        return None
+    batch, heads, length, width = probs.shape
+    if (q.shape[:3] != (batch, heads, length) or k.shape[:3] != (batch, heads // groups, width)
+            or v.shape[:3] != k.shape[:3] or g.shape != out.shape or g.shape[:3] != q.shape[:3]
+            or g.shape[3] != v.shape[3] or k.shape[3] != q.shape[3] or (keep is not None and keep.shape != probs.shape)):
+        return None
+    gq = np.empty(q.shape, np.float32)
+    gk = np.empty((batch, heads, width, k.shape[3]), np.float32)
+    gv = np.empty((batch, heads, width, v.shape[3]), np.float32)
+    with _launch:
+        _attention_grads(_GEMM[np.dtype(np.float32)], g, q, k, v, probs, out, keep, np.float32(scale), int(groups),
+                         gq, gk, gv)
+    return gq, gk, gv
+
+
 def _blas_layout(x):
     """Whether BLAS reads the 2-D array x in place: one of its strides is the item size and
     the other no smaller than that dim's extent (rows or columns that do not overlap)."""

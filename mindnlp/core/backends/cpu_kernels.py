@@ -38,6 +38,7 @@ MIN_WORK = {
     "attention": 1 << 14,       # score elements: smaller attention is faster composed
     "matmul": 1 << 13,          # multiply-adds: below this OpenBLAS runs products on one thread
     "layer_norm_backward": math.inf,    # compiled only: composed ops without numba
+    "attention_backward": 1 << 14,      # score elements, as attention
 }
 # Kernels that are compiled loops when numba is present: one call beats the composed ops
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
@@ -822,6 +823,24 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
     return out, probs
 
 
+def attention_backward(g, q, k, v, probs, out, keep, scale, groups):
+    """(grad_q, grad_k, grad_v) of attention from its saved probabilities, head by head on
+    numba's pool (cpu_jit_blas.attention_grads: each head's four products and the softmax's
+    gradient in one pass while they sit in cache); None where that pool does not serve or
+    the arrays are not the plain (batch, heads, rows, dim) layout it takes."""
+    pool = cpu_jit.blas() if not workers.inside() else None
+    if pool is None:
+        return None
+    with blas_threads.single():
+        grads = pool.attention_grads(g, q, k, v, probs, out, keep, scale, groups)
+    if grads is None or groups == 1:
+        return grads
+    gq, gk, gv = grads
+    batch, kv_heads = k.shape[:2]
+    return (gq, gk.reshape(batch, kv_heads, groups, *gk.shape[2:]).sum(axis=2),
+            gv.reshape(batch, kv_heads, groups, *gv.shape[2:]).sum(axis=2))
+
+
 def _blas_rows(a):
     """a, or a C-contiguous copy where its matrices are not ones BLAS reads in place (unit
     strides along rows, rows that do not overlap): NumPy multiplies those with a slow loop."""
@@ -954,7 +973,7 @@ def rotary(x, cos, sin):
 KERNELS = {
     "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,
-    "layer_norm_backward": layer_norm_backward, "linear_grads": linear_grads,
+    "layer_norm_backward": layer_norm_backward, "linear_grads": linear_grads, "attention_backward": attention_backward,
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
     "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,

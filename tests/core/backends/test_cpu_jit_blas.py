@@ -127,3 +127,45 @@ def test_linear_backward_takes_both_gradients_at_once(blas, monkeypatch):
     assert calls == [1]
     for fused, exact in zip(*results):
         np.testing.assert_allclose(fused, exact, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("heads,kv_heads,dropout", [(12, 12, 0.0), (9, 3, 0.0), (4, 2, 0.3)])
+def test_attention_backward_head_by_head_matches_float64(blas, monkeypatch, heads, kv_heads, dropout):
+    """Training attention's gradients from cpu_kernels.attention_backward (each head's products
+    and softmax gradient in one pass on numba's pool), with grouped key/value heads, dropout,
+    a padding mask and a query given as a transposed view, against float64's; the kernel is
+    checked to have served."""
+    from mindnlp import core
+    from mindnlp.core.nn import functional as F
+
+    served = []
+    real = K.KERNELS["attention_backward"]
+    monkeypatch.setitem(K.KERNELS, "attention_backward", lambda *args: served.append(1) or real(*args))
+    batch, length, depth = 3, 48, 24
+    arrays = [RNG.standard_normal(shape).astype(np.float32) for shape in
+              ((batch, length, heads, depth), (batch, kv_heads, length, depth), (batch, kv_heads, length, depth))]
+    mask = np.zeros((batch, 1, 1, length), np.float32)
+    mask[1, ..., -7:] = -np.inf
+    upstream = RNG.standard_normal((batch, heads, length, depth)).astype(np.float32)
+    results = []
+    for dtype in (core.float32, core.float64):
+        core.manual_seed(3)
+        q, k, v = (core.tensor(a, dtype=dtype, requires_grad=True) for a in arrays)
+        out = F.scaled_dot_product_attention(q.transpose(1, 2), k, v, attn_mask=core.tensor(mask, dtype=dtype),
+                                             dropout_p=dropout, enable_gqa=heads != kv_heads)
+        out.backward(core.tensor(upstream, dtype=dtype))
+        results.append([t.grad.numpy() for t in (q, k, v)])
+    assert served
+    for fused, exact in zip(*results):
+        np.testing.assert_allclose(fused, exact, rtol=1e-4, atol=1e-4)
+
+
+def test_attention_backward_declines_other_layouts(blas):
+    shape = (2, 3, 8, 4)
+    g, q, k, v, out = (RNG.standard_normal(shape).astype(np.float32) for _ in range(5))
+    probs = RNG.random((2, 3, 8, 8)).astype(np.float32)
+    assert blas.attention_grads(g, q, k, v, probs, out, None, 0.5, 1) is not None
+    assert blas.attention_grads(g, q, k, v, probs, out.astype(np.float64), None, 0.5, 1) is None
+    assert blas.attention_grads(g, q, k[:, :1], v, probs, out, None, 0.5, 1) is None         # heads differ
+    assert blas.attention_grads(g, q[..., ::2], k, v, probs, out, None, 0.5, 1) is None      # no unit stride
+    assert blas.attention_grads(g, q, k, v, probs, out, probs[:, :1], 0.5, 1) is None        # keep of another shape

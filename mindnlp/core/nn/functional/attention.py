@@ -128,9 +128,13 @@ class ScaledDotProductAttention(Function):
         xp = xp_of(q)
         bmm = fused_kernel("batched_matmul", q) or xp.matmul
         scale, groups, needs = ctx.scale, ctx.groups, ctx.needs_input_grad
+        fused = None if needs[3] else fused_kernel("attention_backward", q, work=probs.numel())
 
         def compute(g, q, k, v, probs, out, keep):
             """The four gradients on arrays (one raw op, so graph capture records it whole)."""
+            grads = None if fused is None else fused(g, q, k, v, probs, out, keep, scale, groups)
+            if grads is not None:
+                return grads + (None,)
             g = _float32(g)
             ka = _repeat_heads(xp, _float32(k), groups)
             va = _repeat_heads(xp, _float32(v), groups)
@@ -155,9 +159,9 @@ class ScaledDotProductAttention(Function):
             return grad_q, grad_k, grad_v, grad_mask
 
         grad_q, grad_k, grad_v, grad_mask = array_op(compute, grad, q, k, v, probs, out, keep)
-        if grad_k is not None:
+        if grad_k is not None and tuple(grad_k.shape) != tuple(k.shape):
             grad_k = _sum_head_groups(grad_k, groups)
-        if grad_v is not None:
+        if grad_v is not None and tuple(grad_v.shape) != tuple(v.shape):
             grad_v = _sum_head_groups(grad_v, groups)
         return grad_q, grad_k, grad_v, grad_mask, None, None, None
 
