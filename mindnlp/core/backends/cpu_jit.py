@@ -110,11 +110,13 @@ _spin_is_short = [False]
 
 
 def _libgomp_loaded():
-    """Whether a GNU OpenMP runtime is already mapped into this process (Linux; elsewhere
-    taken as not)."""
+    """Whether a GNU OpenMP runtime that numba's would be is already mapped into this process:
+    one named libgomp.so.* (torch's copy is; the copies other wheels vendor under a name of
+    their own, scikit-learn's libgomp-<hash>.so, are separate runtimes). Linux; elsewhere
+    taken as not."""
     try:
         with open("/proc/self/maps") as maps:
-            return "libgomp" in maps.read()
+            return any(os.path.basename(line.split()[-1]).startswith("libgomp.so") for line in maps if "libgomp" in line)
     except OSError:
         return False
 

@@ -16,8 +16,31 @@ RNG = np.random.default_rng(0)
 def blas():
     kernels = cpu_jit.blas()
     if kernels is None:
-        pytest.skip("no numba pool here")
+        pytest.skip("numba's pool does not serve products here (no numba pool, or a long-spinning libgomp)")
     return kernels
+
+
+def test_products_stay_on_the_workers_where_openmp_threads_spin_long(blas, monkeypatch):
+    """A libgomp loaded before numba's (torch's, named libgomp.so.1) keeps its long spin:
+    blas() then declines. A vendored copy under a name of its own (scikit-learn's) is a
+    separate runtime and does not count."""
+    monkeypatch.setattr(cpu_jit, "_spin_is_short", [False])
+    assert cpu_jit.blas() is None
+    maps = ["7f00-7f01 r-xp 0 fe:00 1 /x/site-packages/scikit_learn.libs/libgomp-e985bcbb.so.1.0.0\n"]
+    monkeypatch.setattr("builtins.open", lambda *args, **kwargs: _Lines(maps))
+    assert not cpu_jit._libgomp_loaded()
+    maps.append("7f02-7f03 r-xp 0 fe:00 2 /x/site-packages/torch/lib/libgomp.so.1\n")
+    assert cpu_jit._libgomp_loaded()
+
+
+class _Lines(list):
+    """A stand-in for /proc/self/maps: iterable lines, usable as a context manager."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def _layouts(rows, cols, dtype):
