@@ -22,7 +22,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import checked_once
-from .cpu_jit_parallel import _launch, parts
+from .cpu_jit_parallel import _launch, add_bias, parts
 
 _N, _T = ord("N"), ord("T")
 
@@ -98,18 +98,23 @@ def _band(address, a, b, out, lo, hi):
                out.ctypes.data + lo * out.strides[0])
 
 
+@numba.njit(nogil=True, cache=True)
+def _part(address, a, b, out, part, parts):
+    """Band `part` of `parts` equal bands of out = a @ b's rows; its (lo, hi)."""
+    m = out.shape[0]
+    lo, hi = m * part // parts, m * (part + 1) // parts
+    if hi > lo:
+        _band(address, a, b, out, lo, hi)
+    return lo, hi
+
+
 @numba.njit(nogil=True, cache=True, parallel=True)
 def _row_bands(address, a, b, bias, out, parts):
     """out = a @ b (+ bias, where not empty), each thread taking one band of rows."""
-    m, n = out.shape
     for part in numba.prange(parts):
-        lo, hi = m * part // parts, m * (part + 1) // parts
-        if hi > lo:
-            _band(address, a, b, out, lo, hi)
-            if bias.shape[0] > 0:
-                for r in range(lo, hi):
-                    for j in range(n):
-                        out[r, j] += bias[j]
+        lo, hi = _part(address, a, b, out, part, parts)
+        if bias.shape[0] > 0:
+            add_bias(out[lo:hi], bias, 0, out.shape[1])
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)
@@ -119,15 +124,9 @@ def _two_products(address, a1, b1, out1, a2, b2, out2, parts):
     half = max(parts // 2, 1)
     for task in numba.prange(2 * half):
         if task < half:
-            m = out1.shape[0]
-            lo, hi = m * task // half, m * (task + 1) // half
-            if hi > lo:
-                _band(address, a1, b1, out1, lo, hi)
+            _part(address, a1, b1, out1, task, half)
         else:
-            m = out2.shape[0]
-            lo, hi = m * (task - half) // half, m * (task - half + 1) // half
-            if hi > lo:
-                _band(address, a2, b2, out2, lo, hi)
+            _part(address, a2, b2, out2, task - half, half)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -146,7 +145,7 @@ _OUT = types.Array(types.float32, 4, "C")
 def _attention_grads(address, g, q, k, v, probs, out, keep, scale, groups, gq, gk, gv):
     """Attention's gradients head by head, each thread taking whole heads: gv = w^T g with
     w = probs (* keep), d = (g v^T (* keep) - rowsum(g * out)) * probs * scale, gq = d k and
-    gk = d^T q. gk and gv are per query head (a key/value head's groups are summed after)."""
+    gk = d^T q. gk and gv are per query head (the caller sums a key/value head's group)."""
     batch, heads, length, width = probs.shape
     value_width = g.shape[3]
     for item in numba.prange(batch * heads):

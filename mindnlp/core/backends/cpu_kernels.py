@@ -494,6 +494,12 @@ _SPLIT_ATTENTION_BYTES = 1 << 19
 _FEW_ROWS = 16
 
 
+def _products_pool():
+    """cpu_jit_blas where products are to be split over numba's pool: None with one thread,
+    inside a worker's part (its cores are taken), or where cpu_jit.blas() declines."""
+    return cpu_jit.blas() if workers.count > 1 and not workers.inside() else None
+
+
 def matmul(a, b, bias=None):
     """a @ b (+ bias) for a 2-D float32 a (M, K) and b (K, N) of any strides (a weight's
     transpose is a view).
@@ -514,7 +520,7 @@ def matmul(a, b, bias=None):
     # Each band packs all of the other operand: split the rows unless b is the much
     # larger one (few rows against a wide matrix), then split b's columns.
     by_rows = m >= 2 * _MIN_ROWS_PER_THREAD and 4 * m > n
-    pool = cpu_jit.blas() if by_rows and workers.count > 1 and not workers.inside() else None
+    pool = _products_pool() if by_rows else None
     small = m * n * k <= (_SMALL_PRODUCT_ON_POOL if pool is not None else _SMALL_PRODUCT)
     if workers.count == 1 or small or not by_rows and n < 2 * _MIN_ROWS_PER_THREAD:
         with blas_threads.single():
@@ -546,7 +552,7 @@ def linear_grads(grad, x, weight):
     other, each split as matmul splits it."""
     m, n = grad.shape
     k = x.shape[1]
-    pool = cpu_jit.blas() if workers.count > 1 and not workers.inside() else None
+    pool = _products_pool()
     if pool is not None and m * n * k > _SMALL_PRODUCT_ON_POOL:
         gx = np.empty((m, k), dtype=grad.dtype)
         gw = np.empty((n, k), dtype=grad.dtype)
@@ -826,19 +832,14 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
 def attention_backward(g, q, k, v, probs, out, keep, scale, groups):
     """(grad_q, grad_k, grad_v) of attention from its saved probabilities, head by head on
     numba's pool (cpu_jit_blas.attention_grads: each head's four products and the softmax's
-    gradient in one pass while they sit in cache); None where that pool does not serve or
-    the arrays are not the plain (batch, heads, rows, dim) layout it takes."""
-    pool = cpu_jit.blas() if not workers.inside() else None
+    gradient in one pass while they sit in cache), grad_k and grad_v per query head as the
+    composed backward gives them; None where that pool does not serve or the arrays are not
+    the plain (batch, heads, rows, dim) layout it takes."""
+    pool = _products_pool()
     if pool is None:
         return None
     with blas_threads.single():
-        grads = pool.attention_grads(g, q, k, v, probs, out, keep, scale, groups)
-    if grads is None or groups == 1:
-        return grads
-    gq, gk, gv = grads
-    batch, kv_heads = k.shape[:2]
-    return (gq, gk.reshape(batch, kv_heads, groups, *gk.shape[2:]).sum(axis=2),
-            gv.reshape(batch, kv_heads, groups, *gv.shape[2:]).sum(axis=2))
+        return pool.attention_grads(g, q, k, v, probs, out, keep, scale, groups)
 
 
 def _blas_rows(a):

@@ -159,9 +159,9 @@ class ScaledDotProductAttention(Function):
             return grad_q, grad_k, grad_v, grad_mask
 
         grad_q, grad_k, grad_v, grad_mask = array_op(compute, grad, q, k, v, probs, out, keep)
-        if grad_k is not None and tuple(grad_k.shape) != tuple(k.shape):
+        if grad_k is not None:
             grad_k = _sum_head_groups(grad_k, groups)
-        if grad_v is not None and tuple(grad_v.shape) != tuple(v.shape):
+        if grad_v is not None:
             grad_v = _sum_head_groups(grad_v, groups)
         return grad_q, grad_k, grad_v, grad_mask, None, None, None
 
