@@ -18,6 +18,9 @@ import numpy as np
 from .. import core
 from ..core import nn
 from ..core.autograd.function import Function
+from ..core.backends import cpu_kernels
+from ..core.jit.kernels import float32_operands
+from ..core.jit.lower import generic_kernel, kernel_for
 from ..core.ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
 from .modeling_rope_utils import nested_rope_parameter_keys, rope_init
 
@@ -74,6 +77,21 @@ class _Rotary(Function):
         if ctx.needs_input_grad[2]:
             grad_sin = (grad * rotate_half(x)).sum(dim)
         return grad_x, grad_cos, grad_sin, None
+
+
+@kernel_for(_Rotary)
+def _rotary_kernel(node, graph):
+    """The compiled rotation called directly in a replay (twice per layer and decoding step),
+    the forward where it declines the arrays."""
+    refs = float32_operands(node, graph)
+    if refs is None or len(refs) != 3 or node.args[3] != 1:
+        return None
+    fallback, rotary = generic_kernel(node, graph), cpu_kernels.rotary
+
+    def rotate(x, cos, sin):
+        out = rotary(x, cos, sin)
+        return fallback(x, cos, sin) if out is None else out
+    return rotate
 
 
 def apply_rotary(x, cos, sin, unsqueeze_dim=1):

@@ -62,6 +62,35 @@ def test_split_heads_is_the_view_and_transpose_it_replaces():
     assert gradcheck(lambda t: split_heads(t, 4), (x,))
 
 
+@pytest.mark.parametrize("rows_contiguous", [True, False])
+def test_compiled_replay_calls_the_head_split_and_rotation_kernels_directly(rows_contiguous):
+    """In a compiled decoding step the head split is the view itself and the rotation calls the
+    compiled loop (not the ops' forward), bit for bit as eager; heads whose rows the loop cannot
+    read (a (B, H, L, D) array of its own) go back to the forward inside the same kernel."""
+    from mindnlp.core.backends import cpu_jit
+    from mindnlp.transformers.modeling_attention import split_heads
+
+    if cpu_jit.load() is None:
+        pytest.skip("the rotation kernel is numba's")
+    rng = np.random.default_rng(3)
+
+    def step(x, cos, sin):
+        heads = split_heads(x, 8) if rows_contiguous else split_heads(x, 8).contiguous()
+        return apply_rotary(heads, cos, sin)
+
+    compiled = core.compile(step)
+    with core.no_grad():
+        for _ in range(3):
+            x, cos, sin = (core.tensor(rng.standard_normal(shape), dtype=core.float32)
+                           for shape in ((1, 3, 32), (1, 3, 8), (1, 3, 8)))
+            got, want = compiled(x, cos, sin), step(x, cos, sin)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    (entry,) = compiled._cache.values()
+    kernels = entry.compiled._replay.__globals__
+    names = {node.name: kernels[f"k{i}"].__name__ for i, node in enumerate(entry.compiled.graph.nodes)}
+    assert names["_SplitHeads"] == "<lambda>" and names["_Rotary"] == "rotate"
+
+
 def test_dynamic_frequencies_are_switched_and_read_as_one_step_across_threads():
     """Forwards on several threads (encode's concurrent batches) share one rotary module:
     each call gets the frequencies of its own length, long (dynamic NTK) or short (reset)."""

@@ -10,6 +10,9 @@ arguments), or None where the node is not the plain case, which then replays thr
 `forward` as before. The compiled kernels are the very ones the eager op calls for these
 shapes, so a replay computes the eager bits. Host (NumPy) arrays only; half-precision
 arithmetic keeps its float32 compute path through `forward`.
+
+Ops defined above the core (the transformers' fused rotary and head split) register their
+kernels next to their definition, with `kernel_for` and the operand checks below.
 """
 import math
 
@@ -34,7 +37,7 @@ _INLINE = cpu_kernels.BLOCK * cpu_kernels._BLOCKS_PER_THREAD
 _HALF = (np.dtype(np.float16),)
 
 
-def _on_host(node, graph):
+def host_operands(node, graph):
     """The node's SlotRef operands (distinct, in read order) when every one is a host array."""
     refs = [a for a in node.args if isinstance(a, SlotRef)]
     if node.kwargs or [r.slot for r in refs] != node.reads():
@@ -46,7 +49,7 @@ def _on_host(node, graph):
 
 @kernel_for(shape.Reshape)
 def _reshape(node, graph):
-    if _on_host(node, graph) is None:
+    if host_operands(node, graph) is None:
         return None
     out = graph.slots[node.outputs[0]].shape
     return lambda a: a.reshape(out)
@@ -54,7 +57,7 @@ def _reshape(node, graph):
 
 @kernel_for(shape.Permute)
 def _permute(node, graph):
-    if _on_host(node, graph) is None:
+    if host_operands(node, graph) is None:
         return None
     dims = tuple(node.args[1])
     return lambda a: a.transpose(dims)
@@ -62,7 +65,7 @@ def _permute(node, graph):
 
 @kernel_for(shape.Slice)
 def _slice(node, graph):
-    if _on_host(node, graph) is None:
+    if host_operands(node, graph) is None:
         return None
     key = node.args[1]
     return lambda a: a[key]
@@ -105,7 +108,7 @@ _BINARY = {elementwise.Add: np.add, elementwise.Sub: np.subtract, elementwise.Mu
 def _binary(node, graph):
     """a op b on arrays (or an array and a Python number), as the op's forward computes it
     for every dtype but the half ones."""
-    refs = _on_host(node, graph)
+    refs = host_operands(node, graph)
     if refs is None or len(node.args) != 2 or any(graph.slots[r.slot].dtype in _HALF for r in refs) or \
             graph.slots[refs[0].slot].dtype.name == "bfloat16":
         return None
@@ -124,9 +127,9 @@ for _op in _BINARY:
     kernel_for(_op)(_binary)
 
 
-def _float32_operands(node, graph):
+def float32_operands(node, graph):
     """The node's SlotRef operands when all are float32 host arrays, else None."""
-    refs = _on_host(node, graph)
+    refs = host_operands(node, graph)
     if refs is None or any(graph.slots[r.slot].dtype != _F32 for r in refs):
         return None
     return refs
@@ -136,7 +139,7 @@ def _few_rows(node, graph, a_shape, k, n):
     """True where the eager op hands this product to cpu_kernels' matrix-vector path: float32
     host operands, a few rows, enough multiply-adds for the fused matmul."""
     rows = math.prod(a_shape[:-1])
-    return (cpu_jit.parallel() is not None and _float32_operands(node, graph) is not None
+    return (cpu_jit.parallel() is not None and float32_operands(node, graph) is not None
             and rows <= cpu_kernels._FEW_ROWS and rows * k * n >= cpu_kernels.MIN_WORK["matmul"])
 
 
@@ -221,7 +224,7 @@ def _quantized_linear(node, graph):
     """x @ w.T (+ bias) of a few rows against an 8- or 4-bit weight (a decoding step of a
     quantized model): cpu_kernels.quantized_matmul, as the eager op calls it, with the
     node's constants bound."""
-    refs = _on_host(node, graph)
+    refs = host_operands(node, graph)
     x, q, scales, bias, bits, offsets, codebook = node.args
     if cpu_jit.quantized() is None or cpu_jit.parallel() is None or refs is None:
         return None
@@ -245,7 +248,7 @@ def _quantized_linear(node, graph):
 def _layer_norm(node, graph):
     """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once."""
     compiled = cpu_jit.load()
-    refs = _float32_operands(node, graph)
+    refs = float32_operands(node, graph)
     x_shape = graph.slots[node.args[0].slot].shape
     if compiled is None or refs is None or math.prod(x_shape) > _INLINE:
         return None
@@ -271,7 +274,7 @@ def _layer_norm(node, graph):
 def _gated_product(node, graph):
     """act(gate) * up of a few rows: the compiled loop over the flat arrays, once."""
     compiled = cpu_jit.load()
-    refs = _float32_operands(node, graph)
+    refs = float32_operands(node, graph)
     if compiled is None or refs is None or len(refs) != 2:
         return None
     gate, up = (graph.slots[r.slot].shape for r in refs)
@@ -298,7 +301,7 @@ def _activation(node, graph):
     through the backend's kernel table and work splitting (tens of microseconds on a
     3072-wide row, ten times the loop)."""
     compiled = cpu_jit.load()
-    if compiled is None or _float32_operands(node, graph) is None:
+    if compiled is None or float32_operands(node, graph) is None:
         return None
     shape = graph.slots[node.args[0].slot].shape
     if math.prod(shape) > _INLINE:
@@ -316,7 +319,7 @@ def _activation(node, graph):
 def _attention(node, graph):
     """Attention without dropout (a replay saves no probabilities): cpu_kernels'
     small_attention, as the op's forward picks it when it need not save them."""
-    refs = _float32_operands(node, graph)
+    refs = float32_operands(node, graph)
     if refs is None or cpu_jit.load() is None:
         return None
     q, k, v, mask, keep, scale, groups = node.args
