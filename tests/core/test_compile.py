@@ -498,6 +498,34 @@ def test_quantized_linears_of_a_decoding_row_replay_through_their_kernels(bits, 
         assert entry.compiled._replay.__globals__["k0"].__name__ == kernel
 
 
+@pytest.mark.parametrize("bits,group_size,scheme,bias", [
+    (8, None, "symmetric", True), (8, 32, "affine", False), (4, 32, "symmetric", True), (4, 64, "affine", False),
+    (4, 64, "nf4", True)])
+def test_quantized_linears_sharing_a_decoding_row_replay_in_one_launch(bits, group_size, scheme, bias):
+    """Quantized projections of one row of one format (a step's query/key/value) replay as one
+    launch of the quantized kernels (passes.fuse_shared_input_linears), each output bit for bit
+    as eager; a layer of another format reading the same row stays a node of its own."""
+    from mindnlp.core.backends import cpu_jit
+
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None:
+        pytest.skip("the quantized kernels are numba's")
+    rng = np.random.default_rng(1)
+
+    def quantized(n, layer_bits=bits, layer_scheme=scheme):
+        return nn.QuantizedLinear.from_float(
+            core.tensor(rng.standard_normal((n, 128)).astype(np.float32)),
+            core.tensor(rng.standard_normal(n).astype(np.float32)) if bias else None,
+            bits=layer_bits, group_size=group_size if layer_bits == bits else 64, scheme=layer_scheme)
+
+    shared = [quantized(n) for n in (96, 32, 40)]
+    other = quantized(24, 12 - bits, "symmetric")
+    compiled = _replays_like_eager(lambda x: tuple(layer(x) for layer in shared + [other]), (1, 1, 128))
+    (entry,) = compiled._cache.values()
+    kernels = entry.compiled._replay.__globals__
+    names = [kernels[f"k{i}"].__name__ for i in range(len(entry.compiled.graph.nodes))]
+    assert names == ["quantized_linear_many", "quantized_linear"]
+
+
 def test_replay_frames_outgrow_a_data_stack_chunk():
     """replay's frame is padded past CPython's 16 KiB frame-stack chunk, so that it gets a
     chunk of its own with room for its kernels' calls (a frame that just fits the first chunk

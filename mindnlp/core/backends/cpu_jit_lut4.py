@@ -154,41 +154,62 @@ if WIDTH is not None:
     _dot_four, _dot_one = _rows_dot(_ROWS, 1, WIDTH), _rows_dot(1, 1, WIDTH)
     _dot_x8, _dot_x4, _dot_x2 = (_rows_dot(1, xrows, WIDTH) for xrows in (8, 4, 2))
 
+    @numba.njit(nogil=True, cache=True)
+    def _band(x, q, scales, offsets, base, has_offsets, out, lo, hi):
+        """out[:, lo:hi] = x @ w[lo:hi].T for the 4-bit weight (q, scales, offsets): one
+        thread's band of output features."""
+        m = x.shape[0]
+        i = lo
+        if m == 1 and q.shape[1] < _SIDE_BY_SIDE_BYTES:
+            while i + _ROWS <= hi:
+                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets, base,
+                                                                                   has_offsets)
+                i += _ROWS
+        while i < hi:
+            r = 0
+            while r + 8 <= m:
+                values = _dot_x8(q, i, x, r, scales, offsets, base, has_offsets)
+                for t in range(8):
+                    out[r + t, i] = values[t]
+                r += 8
+            if r + 4 <= m:
+                values4 = _dot_x4(q, i, x, r, scales, offsets, base, has_offsets)
+                for t in range(4):
+                    out[r + t, i] = values4[t]
+                r += 4
+            if r + 2 <= m:
+                out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base, has_offsets)
+                r += 2
+            if r < m:
+                out[r, i] = _dot_one(q, i, x, r, scales, offsets, base, has_offsets)[0]
+            i += 1
+
     @numba.njit(nogil=True, cache=True, parallel=True)
     def _rows_lut4(x, q, scales, offsets, base, has_offsets, bias, out, parts):
-        n, m = q.shape[0], x.shape[0]
+        n = q.shape[0]
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts
-            i = lo
-            if m == 1 and q.shape[1] < _SIDE_BY_SIDE_BYTES:
-                while i + _ROWS <= hi:
-                    out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets,
-                                                                                       base, has_offsets)
-                    i += _ROWS
-            while i < hi:
-                r = 0
-                while r + 8 <= m:
-                    values = _dot_x8(q, i, x, r, scales, offsets, base, has_offsets)
-                    for t in range(8):
-                        out[r + t, i] = values[t]
-                    r += 8
-                if r + 4 <= m:
-                    values4 = _dot_x4(q, i, x, r, scales, offsets, base, has_offsets)
-                    for t in range(4):
-                        out[r + t, i] = values4[t]
-                    r += 4
-                if r + 2 <= m:
-                    out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base, has_offsets)
-                    r += 2
-                if r < m:
-                    out[r, i] = _dot_one(q, i, x, r, scales, offsets, base, has_offsets)[0]
-                i += 1
+            _band(x, q, scales, offsets, base, has_offsets, out, lo, hi)
             if bias is not None:
                 add_bias(out, bias, lo, hi)
+
+    @numba.njit(nogil=True, cache=True, parallel=True)
+    def _rows_lut4_many(x, qs, scales, offsets, base, has_offsets, biases, outs, parts):
+        """_rows_lut4 for each weight of the tuples (one format), in one launch: each thread
+        takes its band of every weight, the same band as alone, so each output is bitwise the
+        same as its own launch's."""
+        for part in numba.prange(parts):
+            for t in range(len(qs)):
+                n = qs[t].shape[0]
+                lo, hi = n * part // parts, n * (part + 1) // parts
+                _band(x, qs[t], scales[t], offsets[t], base, has_offsets, outs[t], lo, hi)
+                if biases[t].shape[0] > 0:
+                    add_bias(outs[t], biases[t], lo, hi)
 
 _IOTA = np.arange(16, dtype=_F32)
 _BASES = {"affine": _IOTA, "symmetric": _IOTA - _F32(8.0)}
 _NO_OFFSETS = np.zeros((1, 1), _F32)
+_NO_BIAS = np.zeros(0, _F32)
 
 
 def _probe():
@@ -209,21 +230,48 @@ def _probe():
 usable = checked_once(WIDTH is not None, _probe)
 
 
+def _serves(x, qs, scales, offsets, outs):
+    """Whether the kernel reads these arrays: AVX-512/AVX2 here, C-contiguous arrays, groups
+    of a whole number of vector widths of bytes."""
+    if not usable() or not x.flags.c_contiguous:
+        return False
+    for q, s, o, out in zip(qs, scales, offsets, outs):
+        groups = s.shape[1]
+        if q.shape[1] % groups or (q.shape[1] // groups) % WIDTH or not (
+                q.flags.c_contiguous and s.flags.c_contiguous and o.flags.c_contiguous and out.flags.c_contiguous):
+            return False
+    return True
+
+
+def _table_base(offsets, codebook):
+    """What each group's table scales (see _Lookup): the codebook, or the nibbles themselves."""
+    if codebook is not None:
+        return np.ascontiguousarray(codebook, dtype=_F32)
+    return _BASES["affine" if offsets is not None else "symmetric"]
+
+
 def rows_int4(x, q, scales, offsets, codebook, bias, out):
     """out (m, N) = x (m, K) @ w.T (+ bias) for a 4-bit weight and a few rows of x; False where
     this kernel cannot serve (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights,
     non-contiguous arrays)."""
-    if not usable():
+    offsets_or_none = _NO_OFFSETS if offsets is None else offsets
+    if not _serves(x, (q,), (scales,), (offsets_or_none,), (out,)):
         return False
-    groups = scales.shape[1]
-    if q.shape[1] % groups or (q.shape[1] // groups) % WIDTH or not (
-            q.flags.c_contiguous and scales.flags.c_contiguous and x.flags.c_contiguous and out.flags.c_contiguous):
-        return False
-    if codebook is not None:
-        base = np.ascontiguousarray(codebook, dtype=_F32)
-    else:
-        base = _BASES["affine" if offsets is not None else "symmetric"]
-    offsets_or_none = _NO_OFFSETS if offsets is None else np.ascontiguousarray(offsets)
     with _launch:
-        _rows_lut4(x, q, scales, offsets_or_none, base, int(offsets is not None), bias, out, parts())
+        _rows_lut4(x, q, scales, offsets_or_none, _table_base(offsets, codebook), int(offsets is not None), bias, out,
+                   parts())
+    return True
+
+
+def rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
+    """outs[t] = x @ w_t.T (+ biases[t]) for 4-bit weights of one format (`offsets` None or one
+    per weight, one `codebook` or None), in one launch; False, with nothing written, where this
+    kernel cannot serve one of them."""
+    offsets_or_none = (_NO_OFFSETS,) * len(qs) if offsets is None else tuple(offsets)
+    if not _serves(x, qs, scales, offsets_or_none, outs):
+        return False
+    biases = tuple([_NO_BIAS if b is None else b for b in biases])
+    with _launch:
+        _rows_lut4_many(x, tuple(qs), tuple(scales), offsets_or_none, _table_base(offsets, codebook),
+                        int(offsets is not None), biases, tuple(outs), parts())
     return True

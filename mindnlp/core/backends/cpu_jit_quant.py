@@ -23,7 +23,10 @@ specialisation per combination, with the unused branches removed.
 
 `rows_int8` / `rows_int4` compute out = x @ w.T (+ bias) for a few rows of x (decoding),
 the output features split over numba's threads (cpu_jit.parallel() decides whether that
-pool qualifies); every weight byte is read once for all of x's rows. A 4-bit weight against
+pool qualifies); every weight byte is read once for all of x's rows. `rows_int8_many` /
+`rows_int4_many` do that for several weights of one format in one launch (a decoding step's
+projections of one input), each thread its band of every weight, so each output is bitwise
+its own launch's. A 4-bit weight against
 one row of x (decoding) is summed straight from its bytes (`_row_int4`); against several rows,
 or through a codebook, each weight row is widened into an L1-resident float32 buffer by
 `dequantize_int4` first. `dequantize_int8` / `dequantize_int4` widen a band of weight rows
@@ -45,29 +48,51 @@ _SIXTEEN, _SIXTEENTH = np.float32(16.0), np.float32(1.0 / 16.0)
 _OPTIONS = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 
 
+@numba.njit(**_OPTIONS)
+def _int8_band(x, q, scales, offsets, x_sums, bias, out, lo, hi):
+    """out[:, lo:hi] = x @ w[lo:hi].T (+ bias) for the 8-bit weight (q, scales[, offsets]): one
+    thread's band of output features. An affine group adds offset * (the sum of x over the
+    group), from x_sums (m, G)."""
+    m, k = x.shape[0], q.shape[1]
+    groups = scales.shape[1]
+    size = k // groups
+    for i in range(lo, hi):
+        row, row_scales = q[i], scales[i]
+        for r in range(m):
+            xr = x[r]
+            total = _ZERO
+            for g in range(groups):
+                # Slices, not computed indices: a computed index gets a wraparound
+                # check that stops the loop from vectorising.
+                qs, xs = row[g * size:(g + 1) * size], xr[g * size:(g + 1) * size]
+                acc = _ZERO
+                for j in range(size):
+                    acc += np.float32(qs[j]) * xs[j]
+                total += acc * row_scales[g]
+                if offsets is not None:
+                    total += offsets[i, g] * x_sums[r, g]
+            out[r, i] = total if bias is None else total + bias[i]
+
+
 @numba.njit(parallel=True, **_OPTIONS)
 def _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts):
-    """An affine group adds offset * (the sum of x over the group), from x_sums (m, G)."""
-    n, k = q.shape
-    m, groups = x.shape[0], scales.shape[1]
-    size = k // groups
+    n = q.shape[0]
     for part in numba.prange(parts):
-        for i in range(n * part // parts, n * (part + 1) // parts):
-            row, row_scales = q[i], scales[i]
-            for r in range(m):
-                xr = x[r]
-                total = _ZERO
-                for g in range(groups):
-                    # Slices, not computed indices: a computed index gets a wraparound
-                    # check that stops the loop from vectorising.
-                    qs, xs = row[g * size:(g + 1) * size], xr[g * size:(g + 1) * size]
-                    acc = _ZERO
-                    for j in range(size):
-                        acc += np.float32(qs[j]) * xs[j]
-                    total += acc * row_scales[g]
-                    if offsets is not None:
-                        total += offsets[i, g] * x_sums[r, g]
-                out[r, i] = total if bias is None else total + bias[i]
+        _int8_band(x, q, scales, offsets, x_sums, bias, out, n * part // parts, n * (part + 1) // parts)
+
+
+@numba.njit(parallel=True, **_OPTIONS)
+def _rows_int8_many(x, qs, scales, offsets, x_sums, biases, outs, parts):
+    """_rows_int8 for each weight of the tuples (one format) in one launch, each thread its band
+    of every weight (`offsets` and `x_sums` None, or one per weight)."""
+    for part in numba.prange(parts):
+        for t in range(len(qs)):
+            n = qs[t].shape[0]
+            lo, hi = n * part // parts, n * (part + 1) // parts
+            if offsets is None:
+                _int8_band(x, qs[t], scales[t], None, None, biases[t], outs[t], lo, hi)
+            else:
+                _int8_band(x, qs[t], scales[t], offsets[t], x_sums[t], biases[t], outs[t], lo, hi)
 
 
 @numba.njit(parallel=True, **_OPTIONS)
@@ -176,9 +201,23 @@ def dequantize_int4(q, scales, offsets, codebook, out):
 def rows_int8(x, q, scales, offsets, bias, out):
     """out = x @ w.T (+ bias) for the 8-bit weight (q, scales[, offsets]); x (m, K), out (m, N)
     C-contiguous float32."""
-    x_sums = None if offsets is None else x.reshape(x.shape[0], scales.shape[1], -1).sum(axis=2, dtype=np.float32)
+    x_sums = None if offsets is None else _group_sums(x, scales)
     with _launch:
         _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts())
+
+
+def rows_int8_many(x, qs, scales, offsets, biases, outs):
+    """outs[t] = x @ w_t.T (+ biases[t]) for 8-bit weights of one format (`offsets` None or one
+    per weight) in one launch; arrays as rows_int8's, biases all None or all arrays."""
+    x_sums = None if offsets is None else tuple([_group_sums(x, s) for s in scales])
+    with _launch:
+        _rows_int8_many(x, tuple(qs), tuple(scales), None if offsets is None else tuple(offsets), x_sums,
+                        tuple(biases), tuple(outs), parts())
+
+
+def _group_sums(x, scales):
+    """The sums of x's rows over each of the weight's groups (m, G)."""
+    return x.reshape(x.shape[0], scales.shape[1], -1).sum(axis=2, dtype=np.float32)
 
 
 def rows_int4(x, q, scales, offsets, codebook, bias, out):
@@ -198,3 +237,13 @@ def rows_int4(x, q, scales, offsets, codebook, bias, out):
         return
     with _launch:
         _rows_int4(x, q, scales, offsets, codebook, bias, out, parts())
+
+
+def rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
+    """outs[t] = x @ w_t.T (+ biases[t]) for 4-bit weights of one format (`offsets` None or one
+    per weight): one launch of cpu_jit_lut4's kernel where it serves them all, else one
+    rows_int4 each."""
+    if cpu_jit_lut4.rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
+        return
+    for t, (q, s, bias, out) in enumerate(zip(qs, scales, biases, outs)):
+        rows_int4(x, q, s, None if offsets is None else offsets[t], codebook, bias, out)

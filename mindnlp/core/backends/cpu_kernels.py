@@ -971,6 +971,26 @@ def rotary(x, cos, sin):
     return out.transpose(0, 2, 1, 3)
 
 
+def quantized_matmul_many(x, qs, scales, bits, biases, offsets=None, codebook=None):
+    """x @ w_t.T (+ biases[t]) for each quantized weight (qs[t], scales[t][, offsets[t]]) of one
+    format, a few float32 rows of x (decoding) against all of them in one launch of numba's
+    pool (a step's query/key/value or gate/up projections); None where that path does not
+    serve (no numba or pool, more rows)."""
+    compiled = cpu_jit.quantized()
+    if compiled is None or cpu_jit.parallel() is None or x.dtype != _F32 or x.shape[0] > _FEW_ROWS:
+        return None
+    x = np.ascontiguousarray(x)
+    m = x.shape[0]
+    biases = [b if b is None else np.ascontiguousarray(b, dtype=_F32).reshape(-1) for b in biases]
+    offsets = None if offsets is None else [np.ascontiguousarray(o, dtype=_F32) for o in offsets]
+    outs = tuple([np.empty((m, q.shape[0]), dtype=_F32) for q in qs])
+    if bits == 8:
+        compiled.rows_int8_many(x, qs, scales, offsets, biases, outs)
+    else:
+        compiled.rows_int4_many(x, qs, scales, offsets, codebook, biases, outs)
+    return outs
+
+
 KERNELS = {
     "gelu": gelu, "gelu_backward": gelu_backward, "gelu_tanh": gelu_tanh, "gelu_tanh_backward": gelu_tanh_backward,
     "softmax": softmax, "softmax_backward": softmax_backward, "attention": attention, "layer_norm": layer_norm,

@@ -244,6 +244,28 @@ def _quantized_linear(node, graph):
     return quantized_linear
 
 
+@kernel_for(passes.quantized_linear_many)
+def _quantized_linear_many(node, graph):
+    """Quantized linears of the same few rows (passes.fuse_shared_input_linears) in one launch
+    of the quantized matrix-vector kernels, each output as its own node's kernel computes it."""
+    x, qs, scales, biases, offsets, bits, codebook = node.args
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None:
+        return None
+    rows, count = math.prod(graph.slots[x.slot].shape[:-1]), len(qs)
+    biased, table = [b is not None for b in biases], None if codebook is None else CODEBOOKS[codebook]
+    out_shapes = [graph.slots[o].shape for o in node.outputs]
+
+    def quantized_linear_many(xa, *arrays):
+        arrays = iter(arrays)
+        q_arrays, s_arrays = [next(arrays) for _ in range(count)], [next(arrays) for _ in range(count)]
+        b_arrays = [next(arrays) if has else None for has in biased]
+        o_arrays = None if offsets is None else [next(arrays) for _ in range(count)]
+        outs = cpu_kernels.quantized_matmul_many(xa.reshape(rows, -1), q_arrays, s_arrays, bits, b_arrays, o_arrays,
+                                                 table)
+        return tuple(out.reshape(shape) for out, shape in zip(outs, out_shapes))
+    return quantized_linear_many
+
+
 @kernel_for(_LayerNorm)
 def _layer_norm(node, graph):
     """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once."""

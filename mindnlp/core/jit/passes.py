@@ -19,12 +19,14 @@ Shared-input linears: the linear layers of a decoding step that read the same fe
 node, whose matrix-vector kernel streams all their weights in one launch: one wake-up of the
 threads instead of several, and each thread's memory streams kept going from one weight to
 the next (a SmolLM-sized step's projections run about 1.2x faster). Each output is computed
-as its own linear computed it.
+as its own linear computed it. Quantized linears of one format (bits, codebook, offsets and
+bias or not) that share an input become one `quantized_linear_many` node the same way.
 """
 import numpy as np
 
 from ..backends import cpu_kernels
 from ..nn.functional.linear import _Linear
+from ..nn.functional.quantized import _QuantizedLinear, quantized_product
 from ..ops import elementwise, linalg
 from .graph import NO_GUARD, Node, SlotRef
 
@@ -51,6 +53,14 @@ def linear_many(x, weights, biases):
     rows = x.reshape(-1, x.shape[-1])
     return tuple(linalg._matmul_arrays(np, rows, w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
                  for w, b in zip(weights, biases))
+
+
+def quantized_linear_many(x, qs, scales, biases, offsets, bits, codebook):
+    """Each quantized linear of x (weights qs[t], scales[t], biases[t] or None, offsets None or
+    offsets[t], of one format) as its own node computed it; a tuple of outputs."""
+    rows = x.reshape(-1, x.shape[-1])
+    return tuple(quantized_product(rows, q, s, bits, b, None if offsets is None else offsets[t], codebook)
+                 .reshape(x.shape[:-1] + (s.shape[0],)) for t, (q, s, b) in enumerate(zip(qs, scales, biases)))
 
 
 def fold_constants(graph, arrays):
@@ -137,16 +147,15 @@ def _bias_operand(add, product, slots):
 
 
 def fuse_shared_input_linears(graph):
-    """Replace the linear nodes reading the same few float32 rows by one `linear_many` node at
-    the first one's place, provided their weights and biases exist there (parameters) and
-    nothing writes into the input in between."""
+    """Replace the linear nodes (float32, or quantized of one format) reading the same few
+    float32 rows by one `linear_many` or `quantized_linear_many` node at the first one's place,
+    provided their parameters exist there and nothing writes into the input in between."""
     slots = graph.slots
     groups, order = {}, []
     for position, node in enumerate(graph.nodes):
-        operands = _linear_operands(node, slots)
-        if operands is None:
+        key = _shared_input_key(node, slots)
+        if key is None:
             continue
-        key = (operands[0], operands[2] is not None)
         if key not in groups:
             order.append(key)
         groups.setdefault(key, []).append((position, node))
@@ -159,34 +168,53 @@ def fuse_shared_input_linears(graph):
         root = slots[key[0]].root
         if any(slots[w].root == root for n in graph.nodes[first:last] if n.writes for w in n.writes):
             continue
-        x = members[0][1].args[0]
-        weights = tuple(node.args[1] for _, node in members)
-        biases = tuple(node.args[2] if len(node.args) > 2 else None for _, node in members)
-        operands = [r.slot for r in weights + biases if r is not None]
-        if len(set(operands)) != len(operands):
-            continue  # a weight shared by two of them: keep the arguments one slot each
-        outputs = [node.outputs[0] for _, node in members]
-        fused[id(members[0][1])] = Node(linear_many, (x, weights, biases), {}, outputs, True)
-        for _, node in members[1:]:
+        nodes = [node for _, node in members]
+        parameters = [r.slot for n in nodes for r in n.args[1:] if type(r) is SlotRef]
+        if len(set(parameters)) != len(parameters):
+            continue  # a parameter shared by two of them: keep the arguments one slot each
+        fused[id(nodes[0])] = _fused_linears(nodes)
+        for node in nodes[1:]:
             fused[id(node)] = None
     if fused:
         graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
 
 
-def _linear_operands(node, slots):
-    """(x slot, weight slot, bias slot or None) of a plain float32 linear of a few host rows
-    whose weight and bias are parameters (or constants), else None."""
-    if node.op is not _Linear or node.kwargs or node.writes is not None or node.expect is not NO_GUARD:
+def _fused_linears(nodes):
+    x, outputs = nodes[0].args[0], [node.outputs[0] for node in nodes]
+    if nodes[0].op is _Linear:
+        weights = tuple(node.args[1] for node in nodes)
+        biases = tuple(node.args[2] if len(node.args) > 2 else None for node in nodes)
+        return Node(linear_many, (x, weights, biases), {}, outputs, True)
+    qs, scales, biases, offsets = (tuple(node.args[k] for node in nodes) for k in (1, 2, 3, 5))
+    bits, codebook = nodes[0].args[4], nodes[0].args[6]
+    return Node(quantized_linear_many, (x, qs, scales, biases, None if offsets[0] is None else offsets, bits, codebook),
+                {}, outputs, True)
+
+
+def _shared_input_key(node, slots):
+    """What a linear node must share with others to join them in one launch: its input slot,
+    whether it has a bias, and for a quantized one its format; None for any other node, or a
+    linear that is not a plain product of a few float32 host rows with parameters (or
+    constants) for its weight, bias, scales and offsets."""
+    if node.op not in (_Linear, _QuantizedLinear) or node.kwargs or node.writes is not None or \
+            node.expect is not NO_GUARD:
         return None
-    args = node.args
-    if len(args) == 3 and args[2] is None:
-        args = args[:2]
-    if not all(type(a) is SlotRef and not a.array for a in args):
+    if node.op is _Linear:
+        args = node.args[:2] if len(node.args) == 3 and node.args[2] is None else node.args
+        x, parameters, fmt = args[0], args[1:], (len(args) == 3,)
+    else:
+        x, q, scales, bias, bits, offsets, codebook = node.args
+        parameters = tuple(a for a in (q, scales, bias, offsets) if a is not None)
+        fmt = ("quantized", bits, codebook, bias is not None, offsets is not None)
+    if not all(type(a) is SlotRef and not a.array for a in (x,) + tuple(parameters)):
         return None
-    x, w, *b = (slots[a.slot] for a in args)
-    if len(w.shape) != 2 or w.kind not in ("external", "const") or any(s.kind not in ("external", "const") for s in b):
+    xs, params = slots[x.slot], [slots[a.slot] for a in parameters]
+    if node.op is _Linear and len(params[0].shape) != 2:
         return None
-    rows = int(np.prod(x.shape[:-1]))
-    if rows > cpu_kernels._FEW_ROWS or any(s.dtype != _F32 or getattr(s.device, "type", "cpu") != "cpu" for s in (x, w, *b)):
+    if any(p.kind not in ("external", "const") for p in params) or \
+            int(np.prod(xs.shape[:-1])) > cpu_kernels._FEW_ROWS:
         return None
-    return x.index, w.index, (b[0].index if b else None)
+    floats = [xs] + (params if node.op is _Linear else params[1:])   # a quantized weight is integers
+    if any(s.dtype != _F32 for s in floats) or any(getattr(s.device, "type", "cpu") != "cpu" for s in [xs] + params):
+        return None
+    return (x.slot,) + fmt

@@ -263,6 +263,40 @@ def test_table_lookup_kernel_equals_dequantize_then_matmul(group_size, scheme):
         _assert_float32_close(out, x, dense, bias)
 
 
+@pytest.mark.parametrize("bits,group_size,scheme", [f for f in FORMATS if f[0] == 8] + [(4,) + f for f in LUT_FORMATS])
+@pytest.mark.parametrize("bias", [False, True])
+def test_one_launch_for_many_weights_equals_a_launch_each(bits, group_size, scheme, bias):
+    """quantized_matmul_many (a decoding step's projections of one input, in one launch of the
+    pool) gives each output bit for bit as its own quantized_matmul."""
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None:
+        pytest.skip("the quantized kernels are numba's")
+    layers = [_quantized(_weight(n, 256), bits, group_size, scheme)[0] for n in (103, 32, 64)]
+    biases = [RNG.standard_normal(n).astype(np.float32) if bias else None for n in (103, 32, 64)]
+    codebook = F.quantized.CODEBOOKS.get(scheme)
+    arrays = [[None if a is None else a.numpy() for a in layer[:3]] for layer in layers]
+    for rows in (1, 3):
+        x = RNG.standard_normal((rows, 256)).astype(np.float32)
+        outs = K.quantized_matmul_many(x, [a[0] for a in arrays], [a[1] for a in arrays], bits, biases,
+                                       None if arrays[0][2] is None else [a[2] for a in arrays], codebook)
+        for out, (q, scales, offsets), b in zip(outs, arrays, biases):
+            np.testing.assert_array_equal(out, K.quantized_matmul(x, q, scales, bits, b, offsets, codebook))
+
+
+def test_table_lookup_kernel_declines_many_weights_it_cannot_read_writing_nothing():
+    """One weight it cannot read (a strided view) and the launch for all is declined, each output
+    left as it was; cpu_jit_quant then takes one launch each."""
+    from mindnlp.core.backends import cpu_jit_lut4
+
+    if not cpu_jit_lut4.usable():
+        pytest.skip("no AVX-512 or AVX2 here (or numba compiles for another CPU)")
+    (q, scales, _, _), _ = _quantized(_weight(64, 256), 4, 64, "symmetric")
+    q, scales = q.numpy(), scales.numpy()
+    x = RNG.standard_normal((1, 256)).astype(np.float32)
+    outs = (np.full((1, 64), 7.0, np.float32), np.full((1, 32), 7.0, np.float32))
+    assert not cpu_jit_lut4.rows_int4_many(x, (q, q[::2]), (scales, scales[::2]), None, None, (None, None), outs)
+    assert all((out == 7.0).all() for out in outs)
+
+
 def test_table_lookup_kernel_at_the_avx2_width():
     """The AVX2 build (two permutes and a select per lookup), where an AVX-512 machine would take
     the wider one: run in a process asking for width 8, with a numba cache of its own."""

@@ -203,25 +203,30 @@ def dequantize_weight(q, scales, bits, offsets=None, codebook=None):
                                     codebook))
 
 
+def quantized_product(rows, q, scales, bits, bias, offsets, codebook):
+    """rows (m, K) @ w.T (+ bias) on arrays, w the weight (q, scales[, offsets]) of `bits`
+    (`codebook` its name or None): the backend's compiled product where it has one, else the
+    dequantized weight multiplied."""
+    kernel = backend_for_array(rows).fused("quantized_matmul", rows, work=rows.size * scales.shape[0])
+    out = None if kernel is None else kernel(rows, q, scales.astype(_F32, copy=False), bits, bias, offsets,
+                                             None if codebook is None else CODEBOOKS[codebook])
+    if out is None:
+        xp = backend_for_array(rows).xp
+        out = xp.matmul(rows, _dequantize_arrays(xp, q, scales, bits, offsets, codebook).astype(rows.dtype, copy=False).T)
+        if bias is not None:
+            out += bias
+    return out
+
+
 class _QuantizedLinear(Function):
     @staticmethod
     def forward(ctx, x, q, scales, bias, bits, offsets, codebook):
         ctx.save_for_backward(q, scales, offsets)
         ctx.bits, ctx.codebook = bits, codebook
-        n = scales.shape[0]
         rows = x._data.reshape(-1, x.shape[-1])
-        bias_data = None if bias is None else bias._data
-        offset_data = None if offsets is None else offsets._data
-        kernel = backend_for_array(rows).fused("quantized_matmul", rows, work=rows.size * n)
-        out = None if kernel is None else kernel(rows, q._data, scales._data.astype(_F32, copy=False), bits, bias_data,
-                                                 offset_data, None if codebook is None else CODEBOOKS[codebook])
-        if out is None:
-            xp = xp_of(x)
-            out = xp.matmul(rows, _dequantize_arrays(xp, q._data, scales._data, bits, offset_data, codebook)
-                            .astype(rows.dtype, copy=False).T)
-            if bias_data is not None:
-                out += bias_data
-        return out.reshape(tuple(x.shape[:-1]) + (n,))
+        out = quantized_product(rows, q._data, scales._data, bits, None if bias is None else bias._data,
+                                None if offsets is None else offsets._data, codebook)
+        return out.reshape(tuple(x.shape[:-1]) + (scales.shape[0],))
 
     @staticmethod
     def backward(ctx, grad):
