@@ -53,22 +53,23 @@ from .tokenization_python import PreTrainedTokenizer, PythonBackend
 from .tokenization_utils_sentencepiece import SentencePieceBackend
 from .models.auto.tokenization_auto import TOKENIZER_MAPPING, AutoTokenizer
 from .models.auto.processing_auto import AutoProcessor
-from .models.albert.tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
-from .models.mpnet.tokenization_mpnet_fast import MPNetTokenizer, MPNetTokenizerFast
-from .models.deberta_v2.tokenization_deberta_v2_fast import DebertaV2Tokenizer, DebertaV2TokenizerFast
-from .models.camembert.tokenization_camembert_fast import CamembertTokenizer, CamembertTokenizerFast
+from .models.albert.tokenization_albert import AlbertTokenizer, AlbertTokenizerFast
+from .models.mpnet.tokenization_mpnet import MPNetTokenizer, MPNetTokenizerFast
+from .models.deberta_v2.tokenization_deberta_v2 import DebertaV2Tokenizer, DebertaV2TokenizerFast
+from .models.camembert.tokenization_camembert import CamembertTokenizer, CamembertTokenizerFast
 from .models.bart.tokenization_bart import BartTokenizer, BartTokenizerFast
-from .models.bert.tokenization_bert_fast import BertTokenizer, BertTokenizerFast
-from .models.distilbert.tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
-from .models.gemma.tokenization_gemma_fast import GemmaTokenizer, GemmaTokenizerFast
-from .models.gpt2.tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
-from .models.llama.tokenization_llama_fast import LlamaTokenizer, LlamaTokenizerFast
+from .models.bert.tokenization_bert import BertTokenizer, BertTokenizerFast
+from .models.distilbert.tokenization_distilbert import DistilBertTokenizer, DistilBertTokenizerFast
+from .models.gemma.tokenization_gemma import GemmaTokenizer, GemmaTokenizerFast
+from .models.gpt2.tokenization_gpt2 import GPT2Tokenizer, GPT2TokenizerFast
+from .models.llama.tokenization_llama import LlamaTokenizer, LlamaTokenizerFast
 from .models.marian.tokenization_marian import MarianTokenizer
 from .models.mbart.tokenization_mbart import MBartTokenizer, MBartTokenizerFast
 from .models.mbart50.tokenization_mbart50 import MBart50Tokenizer, MBart50TokenizerFast
-from .models.qwen2.tokenization_qwen2_fast import Qwen2Tokenizer, Qwen2TokenizerFast
-from .models.roberta.tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
-from .models.t5.tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
+from .models.gpt_neox.tokenization_gpt_neox import GPTNeoXTokenizer, GPTNeoXTokenizerFast
+from .models.qwen2.tokenization_qwen2 import Qwen2Tokenizer, Qwen2TokenizerFast
+from .models.roberta.tokenization_roberta import RobertaTokenizer, RobertaTokenizerFast
+from .models.t5.tokenization_t5 import T5Tokenizer, T5TokenizerFast
 from .models.whisper.tokenization_whisper import WhisperTokenizer, WhisperTokenizerFast
 from .feature_extraction_utils import BatchFeature, FeatureExtractionMixin
 from .feature_extraction_sequence_utils import SequenceFeatureExtractor

@@ -5,7 +5,7 @@ from .generic import ModelOutput
 from .import_utils import (
     direct_transformers_import, is_flash_attn_2_available, is_mlx_available, is_sklearn_available, is_torch_available,
     is_torch_bf16_available_on_device, is_torch_fp16_available_on_device, is_torch_xpu_available, is_torchaudio_available,
-    is_torchdynamo_compiling, is_torchdynamo_exporting,
+    is_sentencepiece_available, is_torchdynamo_compiling, is_torchdynamo_exporting,
 )
 
 # The file names of a saved model folder, as Hugging Face transformers writes them.

@@ -42,13 +42,24 @@ def is_torch_greater_or_equal(library_version, accept_dev=False):
 
 
 def is_torchdynamo_compiling():
-    """mindnlp runs eagerly: code is never being traced by a graph compiler."""
-    return False
+    """True while `core.compile` records a call (torch.compile's tracing, here), so that code may
+    skip work a captured graph need not hold, as HF's does under torch.compile."""
+    from ...core.jit import capture
+
+    return capture.active() is not None
 
 
 def is_torchdynamo_exporting():
-    """mindnlp has no graph export, so code is never being exported."""
-    return False
+    """True while `core.onnx.export` records a model (torch.export's tracing, here)."""
+    from ...core.onnx import is_in_onnx_export
+
+    return is_in_onnx_export()
+
+
+def is_sentencepiece_available():
+    """Whether the sentencepiece package is installed. mindnlp reads sentencepiece models without it;
+    HF code checks this before importing the package itself."""
+    return importlib.util.find_spec("sentencepiece") is not None
 
 
 def is_torchaudio_available():

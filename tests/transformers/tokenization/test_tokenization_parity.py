@@ -13,7 +13,7 @@ from tests.transformers.tokenization.cases import chat_cases, decode_ids, encode
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "tokenizers")
 FOLDERS = ["gpt2_bpe", "llama_chat", "wordpiece_vocab_only", "roberta_vocab_merges_only", "qwen2_vocab_merges_only",
-           "spm_llama", "all_minilm_l6_v2"]
+           "gpt_neox_vocab_merges_only", "spm_llama", "all_minilm_l6_v2"]
 
 
 def minilm_folder():
@@ -115,6 +115,7 @@ def test_model_classes_picked_like_hf():
         "wordpiece_vocab_only": "BertTokenizerFast",
         "roberta_vocab_merges_only": "RobertaTokenizerFast",
         "qwen2_vocab_merges_only": "Qwen2TokenizerFast",
+        "gpt_neox_vocab_merges_only": "GPTNeoXTokenizerFast",
         "spm_llama": "LlamaTokenizerFast",
     }
 

@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_albert import AlbertConfig
-from .tokenization_albert_fast import AlbertTokenizer, AlbertTokenizerFast
+from .tokenization_albert import AlbertTokenizer, AlbertTokenizerFast
 
 
 def __getattr__(name):

@@ -12,21 +12,22 @@ from ...tokenization_utils_base import FULL_TOKENIZER_FILE, TOKENIZER_CONFIG_FIL
 from ...tokenization_utils_fast import PreTrainedTokenizerFast
 from ...tokenization_utils_sentencepiece import SentencePieceBackend
 from ...utils.hub import cached_file
-from ..albert.tokenization_albert_fast import AlbertTokenizerFast
-from ..bert.tokenization_bert_fast import BertTokenizerFast
-from ..camembert.tokenization_camembert_fast import CamembertTokenizerFast
-from ..deberta_v2.tokenization_deberta_v2_fast import DebertaV2TokenizerFast
-from ..distilbert.tokenization_distilbert_fast import DistilBertTokenizerFast
-from ..gemma.tokenization_gemma_fast import GemmaTokenizerFast
-from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
-from ..llama.tokenization_llama_fast import LlamaTokenizerFast
+from ..albert.tokenization_albert import AlbertTokenizerFast
+from ..bert.tokenization_bert import BertTokenizerFast
+from ..camembert.tokenization_camembert import CamembertTokenizerFast
+from ..deberta_v2.tokenization_deberta_v2 import DebertaV2TokenizerFast
+from ..distilbert.tokenization_distilbert import DistilBertTokenizerFast
+from ..gemma.tokenization_gemma import GemmaTokenizerFast
+from ..gpt2.tokenization_gpt2 import GPT2TokenizerFast
+from ..llama.tokenization_llama import LlamaTokenizerFast
 from ..marian.tokenization_marian import MarianTokenizer
 from ..mbart.tokenization_mbart import MBartTokenizer
 from ..mbart50.tokenization_mbart50 import MBart50Tokenizer
-from ..mpnet.tokenization_mpnet_fast import MPNetTokenizerFast
-from ..qwen2.tokenization_qwen2_fast import Qwen2TokenizerFast
-from ..roberta.tokenization_roberta_fast import RobertaTokenizerFast
-from ..t5.tokenization_t5_fast import T5TokenizerFast
+from ..mpnet.tokenization_mpnet import MPNetTokenizerFast
+from ..gpt_neox.tokenization_gpt_neox import GPTNeoXTokenizerFast
+from ..qwen2.tokenization_qwen2 import Qwen2TokenizerFast
+from ..roberta.tokenization_roberta import RobertaTokenizerFast
+from ..t5.tokenization_t5 import T5TokenizerFast
 from ..whisper.tokenization_whisper import WhisperTokenizer
 
 # model_type -> tokenizer class, for checkpoints whose tokenizer_config.json names no class.
@@ -56,7 +57,7 @@ TOKENIZER_MAPPING = {
     "qwen3": Qwen2TokenizerFast,
     "qwen3_moe": Qwen2TokenizerFast,
     "starcoder2": GPT2TokenizerFast,
-    "gpt_neox": GPT2TokenizerFast,
+    "gpt_neox": GPTNeoXTokenizerFast,
     "opt": GPT2TokenizerFast,
     "falcon": PreTrainedTokenizerFast,
     "t5": T5TokenizerFast,
@@ -68,9 +69,9 @@ TOKENIZER_MAPPING = {
 TOKENIZER_CLASSES = {
     cls.__name__.removesuffix("Fast"): cls
     for cls in (AlbertTokenizerFast, BertTokenizerFast, CamembertTokenizerFast, DebertaV2TokenizerFast, DistilBertTokenizerFast,
-                MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, LlamaTokenizerFast, GemmaTokenizerFast,
-                Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer, MBartTokenizer, MBart50Tokenizer,
-                WhisperTokenizer)
+                MPNetTokenizerFast, RobertaTokenizerFast, GPT2TokenizerFast, GPTNeoXTokenizerFast, LlamaTokenizerFast,
+                GemmaTokenizerFast, Qwen2TokenizerFast, T5TokenizerFast, MarianTokenizer, MBartTokenizer,
+                MBart50Tokenizer, WhisperTokenizer)
 }
 TOKENIZER_CLASSES["PreTrainedTokenizer"] = PreTrainedTokenizerFast
 TOKENIZER_CLASSES["TokenizersBackend"] = PreTrainedTokenizerFast

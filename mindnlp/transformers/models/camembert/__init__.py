@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_camembert import CamembertConfig
-from .tokenization_camembert_fast import CamembertTokenizer, CamembertTokenizerFast
+from .tokenization_camembert import CamembertTokenizer, CamembertTokenizerFast
 
 
 def __getattr__(name):

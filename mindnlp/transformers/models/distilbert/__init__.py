@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_distilbert import DistilBertConfig
-from .tokenization_distilbert_fast import DistilBertTokenizer, DistilBertTokenizerFast
+from .tokenization_distilbert import DistilBertTokenizer, DistilBertTokenizerFast
 
 
 def __getattr__(name):

@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_gpt2 import GPT2Config
-from .tokenization_gpt2_fast import GPT2Tokenizer, GPT2TokenizerFast
+from .tokenization_gpt2 import GPT2Tokenizer, GPT2TokenizerFast
 
 
 def __getattr__(name):

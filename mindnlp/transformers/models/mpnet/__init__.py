@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_mpnet import MPNetConfig
-from .tokenization_mpnet_fast import MPNetTokenizer, MPNetTokenizerFast
+from .tokenization_mpnet import MPNetTokenizer, MPNetTokenizerFast
 
 
 def __getattr__(name):

@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_roberta import RobertaConfig
-from .tokenization_roberta_fast import RobertaTokenizer, RobertaTokenizerFast
+from .tokenization_roberta import RobertaTokenizer, RobertaTokenizerFast
 
 
 def __getattr__(name):

@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 from .configuration_t5 import T5Config
-from .tokenization_t5_fast import T5Tokenizer, T5TokenizerFast
+from .tokenization_t5 import T5Tokenizer, T5TokenizerFast
 
 
 def __getattr__(name):

@@ -25,7 +25,7 @@ import numpy as np
 from tokenizers import processors
 
 from ....core.serialization import write_text_atomic
-from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
+from ..gpt2.tokenization_gpt2 import GPT2TokenizerFast
 from .english_normalizer import BasicTextNormalizer, EnglishTextNormalizer
 
 LANGUAGES = {

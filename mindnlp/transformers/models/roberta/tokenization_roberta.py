@@ -3,7 +3,7 @@
 from tokenizers import AddedToken
 
 from ...convert_slow_tokenizer import byte_level_bpe_tokenizer, roberta_post_processor
-from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
+from ..gpt2.tokenization_gpt2 import GPT2TokenizerFast
 
 
 class RobertaTokenizerFast(GPT2TokenizerFast):

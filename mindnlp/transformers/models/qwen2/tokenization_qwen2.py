@@ -2,7 +2,7 @@
 """Qwen2's tokenizer: byte-level BPE after NFC and Qwen's split regex; `<|endoftext|>` pads and
 ends, there is no bos token."""
 from ...convert_slow_tokenizer import qwen2_tokenizer
-from ..gpt2.tokenization_gpt2_fast import GPT2TokenizerFast
+from ..gpt2.tokenization_gpt2 import GPT2TokenizerFast
 
 
 class Qwen2TokenizerFast(GPT2TokenizerFast):

@@ -1,6 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """DistilBERT uses BERT's tokenizer but takes no token type ids."""
-from ..bert.tokenization_bert_fast import BertTokenizerFast
+from ..bert.tokenization_bert import BertTokenizerFast
 
 
 class DistilBertTokenizerFast(BertTokenizerFast):

@@ -2,7 +2,7 @@
 """MPNet's tokenizer: BERT's WordPiece with RoBERTa's special tokens and layout, `<s> A </s></s> B </s>`."""
 from tokenizers import AddedToken, processors
 
-from ..bert.tokenization_bert_fast import BertTokenizerFast
+from ..bert.tokenization_bert import BertTokenizerFast
 
 
 class MPNetTokenizerFast(BertTokenizerFast):
