@@ -139,3 +139,17 @@ def test_sentencepiece_unigram_matches_sentencepiece(tmp_path):
                 # sentencepiece writes unknown pieces as " ⁇ "; HF tokenizers write the unk token.
                 assert tok.decode(ids) == record["decoded"]
     assert any(tokenizer.unk_token_id not in record["ids"] for record in expected["sentencepiece"])
+
+
+@pytest.mark.parametrize("name", ["spm_llama", "spm_unigram"])
+def test_sentencepiece_extractor_gives_hf_s_vocab_scores_and_merges(name):
+    """SentencePieceExtractor (read without the sentencepiece package) equals HF's on the same model
+    (recorded by make_tokenizer_fixtures.py), merge order included."""
+    from mindnlp.transformers.tokenization_utils_sentencepiece import SentencePieceExtractor
+
+    with open(os.path.join(FIXTURES, name, "extracted.json"), encoding="utf-8") as f:
+        expected = json.load(f)
+    vocab, scores, merges = SentencePieceExtractor(os.path.join(FIXTURES, name, "tokenizer.model")).extract()
+    assert vocab == expected["vocab"]
+    assert [[piece, score] for piece, score in scores] == expected["scores"]
+    assert [list(merge) for merge in merges] == expected["merges"]
