@@ -256,6 +256,22 @@ class SentencePieceModel:
         return tokens
 
 
+def merges_by_score(pieces):
+    """The BPE merges a vocabulary of (piece, score) pairs in id order implies where its order is
+    not the merge order (HF's generate_merges with scores): every piece that splits into two
+    vocabulary pieces gives a merge per split, the splits ordered by their halves' ids; the
+    merges go by their piece's score, highest first, then by the longer left and right halves,
+    a stable sort keeping vocabulary order among ties."""
+    vocab = {piece: index for index, (piece, _) in enumerate(pieces)}
+    merges = []
+    for piece, score in dict(pieces).items():
+        local = [(piece[:i], piece[i:]) for i in range(1, len(piece)) if piece[:i] in vocab and piece[i:] in vocab]
+        local.sort(key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
+        merges.extend((score, left, right) for left, right in local)
+    merges.sort(key=lambda merge: (merge[0], len(merge[1]), len(merge[2])), reverse=True)
+    return [(left, right) for _, left, right in merges]
+
+
 def _spm_model(spm, *, unk_token=None):
     if spm.model_type == UNIGRAM_MODEL:
         return Unigram([(piece, score) for piece, score, _ in spm.pieces], unk_id=spm.unk_id,

@@ -368,17 +368,10 @@ class _GGUFSentencePiece:
         return {piece: index for index, (piece, _, _) in enumerate(self.pieces)}
 
     def bpe_merges(self):
-        """Within a piece its splits go by the ids of their halves; across pieces by rank, then
-        by the halves' lengths, longer first; a stable sort keeps ties in vocabulary order."""
-        vocab = self.vocab_dict()
-        ranks = {piece: rank for piece, rank, _ in self.pieces}
-        merges = []
-        for piece, rank in ranks.items():
-            local = [(piece[:i], piece[i:]) for i in range(1, len(piece)) if piece[:i] in vocab and piece[i:] in vocab]
-            local.sort(key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
-            merges.extend((rank, left, right) for left, right in local)
-        merges.sort(key=lambda merge: (merge[0], len(merge[1]), len(merge[2])), reverse=True)
-        return [(left, right) for _, left, right in merges]
+        """The merges the tokens' ranks imply (convert_slow_tokenizer.merges_by_score)."""
+        from .convert_slow_tokenizer import merges_by_score
+
+        return merges_by_score([(piece, rank) for piece, rank, _ in self.pieces])
 
     def added_tokens(self):
         """Control pieces (special) and user-defined ones (not special) are never split."""

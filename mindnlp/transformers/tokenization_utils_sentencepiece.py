@@ -13,7 +13,7 @@ import shutil
 from tokenizers import AddedToken, normalizers
 
 from ..core.serialization import atomic_write
-from .convert_slow_tokenizer import SPIECE_UNDERLINE, SentencePieceModel, sentencepiece_tokenizer
+from .convert_slow_tokenizer import SPIECE_UNDERLINE, SentencePieceModel, merges_by_score, sentencepiece_tokenizer
 from .tokenization_python import PythonBackend
 
 __all__ = ["SPIECE_UNDERLINE", "SentencePieceBackend", "SentencePieceExtractor", "SentencePieceProcessor"]
@@ -78,21 +78,10 @@ class SentencePieceExtractor:
         self._model = SentencePieceModel(model)
 
     def extract(self, vocab_scores=None):
-        """({piece: id}, [(piece, score)] in id order, [(left, right)] merges). Every piece that
-        splits into two vocabulary pieces gives a merge per such split (the splits ordered by
-        their halves' ids); the merges are ordered by their piece's score, highest first, ties
-        by the longer left then right half. `vocab_scores` is accepted for HF's signature and,
-        as there, not used."""
-        pieces = self._model.pieces
-        vocab = self._model.vocab_dict()
-        scores = {piece: score for piece, score, _ in pieces}
-        merges = []
-        for piece, score in scores.items():
-            splits = [(piece[:i], piece[i:]) for i in range(1, len(piece)) if piece[:i] in vocab and piece[i:] in vocab]
-            splits.sort(key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
-            merges.extend((left, right, score) for left, right in splits)
-        merges.sort(key=lambda merge: (merge[2], len(merge[0]), len(merge[1])), reverse=True)
-        return vocab, [(piece, score) for piece, score, _ in pieces], [(left, right) for left, right, _ in merges]
+        """({piece: id}, [(piece, score)] in id order, merges by score (merges_by_score)).
+        `vocab_scores` is accepted for HF's signature and, as there, not used."""
+        scores = [(piece, score) for piece, score, _ in self._model.pieces]
+        return self._model.vocab_dict(), scores, merges_by_score(scores)
 
 
 class SentencePieceBackend(PythonBackend):
