@@ -186,6 +186,7 @@ if WIDTH is not None:
 
     @numba.njit(nogil=True, cache=True, parallel=True)
     def _rows_lut4(x, q, scales, offsets, base, has_offsets, bias, out, parts):
+        """out = x @ w.T (+ bias), the output features split in `parts` bands, one per thread."""
         n = q.shape[0]
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts

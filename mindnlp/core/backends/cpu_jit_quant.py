@@ -76,6 +76,7 @@ def _int8_band(x, q, scales, offsets, x_sums, bias, out, lo, hi):
 
 @numba.njit(parallel=True, **_OPTIONS)
 def _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts):
+    """out = x @ w.T (+ bias), the output features split in `parts` bands, one per thread."""
     n = q.shape[0]
     for part in numba.prange(parts):
         _int8_band(x, q, scales, offsets, x_sums, bias, out, n * part // parts, n * (part + 1) // parts)
