@@ -56,8 +56,7 @@ class Repo:
 
 @dataclass
 class Fault:
-    """A misbehaviour of GET on one file: "drop" or "stall" once the response reaches byte `at` of
-    the file (a resumed request that starts there sends nothing before it), "status", "corrupt"."""
+    """A misbehaviour of GET on one file: "drop" or "stall" after `at` bytes, "status", "corrupt"."""
 
     path: str
     kind: str
@@ -356,7 +355,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, str(value))
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body[: max(fault.at - start, 0)])
+        self.wfile.write(body[: fault.at])
         self.wfile.flush()
         if fault.kind == "stall":
             self.hub.stalled.set()
