@@ -193,6 +193,10 @@ def test_killed_download_resumes_in_the_next_run(hub, hf_home, run):
     assert leftovers(repo_storage(hf_home)) == []
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interrupt_keeps_the_partial_file_for_the_next_run(hub, hf_home):
     hub.inject("model.safetensors", "stall", at=100_000, times=None)
     process = subprocess.Popen(
@@ -202,6 +206,9 @@ def test_interrupt_keeps_the_partial_file_for_the_next_run(hub, hf_home):
         text=True,
         # A short read timeout, so that the worker blocked on the stalled server notices soon.
         env={**os.environ, "HF_HUB_DOWNLOAD_TIMEOUT": "3"},
+        # A test run started as a background job inherits an ignored SIGINT, which Python then
+        # keeps ignoring: the download would never see the interrupt this test sends.
+        preexec_fn=_default_sigint,
     )
     partial = repo_storage(hf_home) / "blobs" / (
         hashlib.sha256(MODEL_FILES["model.safetensors"]).hexdigest() + ".incomplete"
