@@ -29,7 +29,7 @@ from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT as _FLOAT, I8 as _I8, I32 as _I32, I64 as _I64
 from .cpu_jit_ir import WIDTH, checked_once, lane_sums, loop_phis, next_iteration
-from .cpu_jit_parallel import _launch, add_bias, parts
+from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts
 
 _F32 = np.float32
 _ROWS = 4           # weight rows per pass
@@ -210,7 +210,6 @@ if WIDTH is not None:
 _IOTA = np.arange(16, dtype=_F32)
 _BASES = {"affine": _IOTA, "symmetric": _IOTA - _F32(8.0)}
 _NO_OFFSETS = np.zeros((1, 1), _F32)
-_NO_BIAS = np.zeros(0, _F32)
 
 
 def _probe():

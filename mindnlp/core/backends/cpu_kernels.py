@@ -974,8 +974,9 @@ def rotary(x, cos, sin):
 def quantized_matmul_many(x, qs, scales, bits, biases, offsets=None, codebook=None):
     """x @ w_t.T (+ biases[t]) for each quantized weight (qs[t], scales[t][, offsets[t]]) of one
     format, a few float32 rows of x (decoding) against all of them in one launch of numba's
-    pool (a step's query/key/value or gate/up projections); None where that path does not
-    serve (no numba or pool, more rows)."""
+    pool (a step's query/key/value or gate/up projections); the biases all None or all arrays,
+    as the graph pass that groups them ensures. None where that path does not serve (no numba
+    or pool, more rows)."""
     compiled = cpu_jit.quantized()
     if compiled is None or cpu_jit.parallel() is None or x.dtype != _F32 or x.shape[0] > _FEW_ROWS:
         return None
