@@ -24,6 +24,27 @@ def getattribute_from_module(module, attr):
         raise ValueError(f"Could not find {attr} neither in {module} nor in {transformers_module}!") from None
 
 
+def preprocessor_class_for(settings, pretrained_model_name_or_path, type_key, mapping, what, name_suffixes=(),
+                           **kwargs):
+    """The preprocessing class (feature extractor, image processor) for settings a checkpoint
+    saved: by the class name under `type_key` (less any of `name_suffixes`, HF's variants of one
+    class), else by the model type of the checkpoint's config; `mapping` is model_type → class,
+    and `what` names the kind in the error raised where mindnlp has no such class."""
+    classes_by_name = {cls.__name__: cls for cls in mapping.values()}
+    name = settings.get(type_key)
+    if name is not None:
+        for suffix in name_suffixes:
+            name = name[: -len(suffix)] if name.endswith(suffix) else name
+        if name not in classes_by_name:
+            raise ValueError(f"{pretrained_model_name_or_path} uses the {what} {name}, which mindnlp does not have; "
+                             f"known: {sorted(classes_by_name)}")
+        return classes_by_name[name]
+    model_type = AutoConfig.from_pretrained(pretrained_model_name_or_path, **kwargs).model_type
+    if model_type not in mapping:
+        raise ValueError(f"mindnlp has no {what} for model type {model_type!r}; known: {sorted(mapping)}")
+    return mapping[model_type]
+
+
 class _LazyModelMapping:
     """config class / model_type → model class, importing modeling modules on demand.
 

@@ -4,30 +4,17 @@ processor_config.json) names (`image_processor_type`), or the one of its config'
 from ...image_processing_utils import BaseImageProcessor
 from ..gemma3.image_processing_gemma3 import Gemma3ImageProcessor
 from ..siglip.image_processing_siglip import SiglipImageProcessor
+from .auto_factory import preprocessor_class_for
 
 IMAGE_PROCESSOR_MAPPING = {"gemma3": Gemma3ImageProcessor, "siglip": SiglipImageProcessor,
                            "siglip_vision_model": SiglipImageProcessor}
-IMAGE_PROCESSOR_CLASSES = {cls.__name__: cls for cls in IMAGE_PROCESSOR_MAPPING.values()}
 
 
 def image_processor_class_for(settings, pretrained_model_name_or_path, **kwargs):
     """The class for saved settings: by `image_processor_type` (HF's "Fast" and "Pil" variants
     name the same processor), else by the config's model type."""
-    name = settings.get("image_processor_type")
-    if name is not None:
-        for suffix in ("Fast", "Pil"):
-            name = name[: -len(suffix)] if name.endswith(suffix) else name
-        if name not in IMAGE_PROCESSOR_CLASSES:
-            raise ValueError(f"{pretrained_model_name_or_path} uses the image processor {name}, which mindnlp "
-                             f"does not have; known: {sorted(IMAGE_PROCESSOR_CLASSES)}")
-        return IMAGE_PROCESSOR_CLASSES[name]
-    from .configuration_auto import AutoConfig
-
-    model_type = AutoConfig.from_pretrained(pretrained_model_name_or_path, **kwargs).model_type
-    if model_type not in IMAGE_PROCESSOR_MAPPING:
-        raise ValueError(f"mindnlp has no image processor for model type {model_type!r}; known: "
-                         f"{sorted(IMAGE_PROCESSOR_MAPPING)}")
-    return IMAGE_PROCESSOR_MAPPING[model_type]
+    return preprocessor_class_for(settings, pretrained_model_name_or_path, "image_processor_type",
+                                  IMAGE_PROCESSOR_MAPPING, "image processor", name_suffixes=("Fast", "Pil"), **kwargs)
 
 
 class AutoImageProcessor:

@@ -412,9 +412,8 @@ class BartModel(BartPreTrainedModel):
                 encoder_outputs=None, past_key_values=None, inputs_embeds=None, decoder_inputs_embeds=None,
                 use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None,
                 cache_position=None, **kwargs):
-        output_attentions, output_hidden_states, return_dict = output_flags(
-            self.config, output_attentions, output_hidden_states, return_dict)
-        use_cache = use_cache if use_cache is not None else self.config.use_cache
+        # The stacks share this config, and fall back to it for use_cache and the output flags.
+        return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         if decoder_input_ids is None and decoder_inputs_embeds is None:
             require_decoder_inputs_source(input_ids, decoder_input_ids, decoder_inputs_embeds)
             decoder_input_ids = self.shift_tokens_right(input_ids)

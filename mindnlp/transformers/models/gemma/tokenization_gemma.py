@@ -12,30 +12,14 @@ class GemmaTokenizerFast(PreTrainedTokenizerFast):
     model_input_names = ["input_ids", "attention_mask"]
     padding_side = "left"
 
-    def __init__(
-        self,
-        vocab_file=None,
-        tokenizer_file=None,
-        unk_token="<unk>",
-        bos_token="<bos>",
-        eos_token="<eos>",
-        pad_token="<pad>",
-        mask_token="<mask>",
-        **kwargs,
-    ):
+    def __init__(self, vocab_file=None, tokenizer_file=None, unk_token="<unk>", bos_token="<bos>", eos_token="<eos>",
+                 pad_token="<pad>", mask_token="<mask>", **kwargs):
         tokenizer_object = self.given_or_built_backend(
             kwargs, tokenizer_file, lambda: gemma_sentencepiece_tokenizer(vocab_file, unk_token=unk_token),
             vocab_file=vocab_file)
-        super().__init__(
-            tokenizer_object=tokenizer_object,
-            tokenizer_file=tokenizer_file,
-            unk_token=unk_token,
-            bos_token=bos_token,
-            eos_token=eos_token,
-            pad_token=pad_token,
-            mask_token=mask_token,
-            **kwargs,
-        )
+        super().__init__(tokenizer_object=tokenizer_object, tokenizer_file=tokenizer_file, unk_token=unk_token,
+                         bos_token=bos_token, eos_token=eos_token, pad_token=pad_token, mask_token=mask_token,
+                         **kwargs)
 
 
 GemmaTokenizer = GemmaTokenizerFast
