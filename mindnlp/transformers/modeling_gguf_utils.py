@@ -20,6 +20,8 @@ d x its 6-bit sub-block scale, offset = -dmin x its 6-bit sub-block min), Q5_1 a
 affine 8-bit holding their 5-bit integers, Q2_K as affine 8-bit in groups of 16. Q3_K and other
 layouts are dequantized to float32. A tied output head is kept quantized from the token
 embedding's blocks, as llama.cpp computes it, while the input embedding is looked up in float32.
+Such a model saves its kernel tensors with config.json's `gguf_kept_blocks` ({layer: block
+type}), from which from_pretrained puts the same layers back before loading them.
 """
 import logging
 from collections import Counter
@@ -232,10 +234,8 @@ class GGUFFile:
                 if kind not in ("F32", "F16", "BF16"):
                     left[kind] += 1
                 continue
-            bits, group_size, scheme = KERNEL_FORMATS[kind]
-            _replace(model, name, nn.QuantizedLinear(module.in_features, module.out_features, module.bias is not None,
-                                                     bits, group_size, scheme=scheme))
             kept[name] = kind
+        put_kept_blocks(model, kept)
         if left:
             types = ", ".join(f"{kind} ({count})" for kind, count in sorted(left.items()))
             logger.warning(f"{sum(left.values())} linear weights of {self.path} are dequantized to float32: their "
@@ -255,18 +255,16 @@ class GGUFFile:
         if (not model.config.get_text_config().tie_word_embeddings or not isinstance(head, nn.Linear)
                 or embedding is None or embedding.tensor_type.name not in KERNEL_FORMATS):
             return {}
-        bits, group_size, scheme = KERNEL_FORMATS[embedding.tensor_type.name]
-        layer = nn.QuantizedLinear(head.in_features, head.out_features, head.bias is not None, bits, group_size,
-                                   scheme=scheme)
+        name = next(name for name, module in model.named_modules() if module is head)
+        kept = {name: embedding.tensor_type.name}
+        put_kept_blocks(model, kept)
+        layer = model.get_submodule(name)
         q, scales, offsets = self.kernel_weight(embedding)
         layer.weight, layer.weight_scale = core_from_numpy(q), core_from_numpy(scales)
         layer.weight_offset = None if offsets is None else core_from_numpy(offsets)
         if head.bias is not None:
             layer.bias = head.bias
-        name = next(name for name, module in model.named_modules() if module is head)
-        _replace(model, name, layer)
-        model._tied_weights_keys = {}
-        return {name: embedding.tensor_type.name}
+        return kept
 
     def _names_for(self, model):
         """{GGUF tensor name: the model's parameter name}, through gguf's table of HF names."""
@@ -283,6 +281,30 @@ class GGUFFile:
                     names.setdefault(f"{gguf_name}.{suffix}", name)
                     break
         return names
+
+
+def put_kept_blocks(model, kept):
+    """Put an empty QuantizedLinear of each block type's kernel format in place of the linear
+    layers `kept` names ({module name: GGUF block type}), as loading a GGUF file with
+    dequantize=False does and as reloading a model saved that way (its config.json's
+    `gguf_kept_blocks`) does before the checkpoint fills them. A kept output head no longer
+    shares the input embedding's Parameter: the model's ties are dropped."""
+    from ..core import nn
+
+    unknown = sorted({kind for kind in kept.values() if kind not in KERNEL_FORMATS})
+    if unknown:
+        raise ValueError(f"gguf_kept_blocks names block types {unknown} that no kernel format holds; "
+                         f"supported: {sorted(KERNEL_FORMATS)}")
+    head = model.get_output_embeddings()
+    for name, kind in kept.items():
+        module = model.get_submodule(name)
+        if not isinstance(module, nn.Linear):
+            raise ValueError(f"gguf_kept_blocks names {name!r}, which is a {type(module).__name__}, not a linear layer")
+        bits, group_size, scheme = KERNEL_FORMATS[kind]
+        _replace(model, name, nn.QuantizedLinear(module.in_features, module.out_features, module.bias is not None,
+                                                 bits, group_size, scheme=scheme))
+        if module is head:
+            model._tied_weights_keys = {}
 
 
 def core_from_numpy(array):

@@ -615,8 +615,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         return self.__dict__["_compiled_call"]
 
     def dequantize(self):
-        """Turn a model quantized at load time back into float32 linear layers (HF's dequantize)."""
-        if getattr(self, "quantization_config", None) is None:
+        """Turn a model quantized at load time (or a GGUF file's kept blocks) back into float32
+        linear layers (HF's dequantize)."""
+        if getattr(self, "quantization_config", None) is None and not getattr(self, "gguf_quantized_modules", None):
             raise ValueError("The model is not quantized: there is nothing to dequantize")
         return dequantize_model(self)
 
@@ -662,11 +663,6 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         """
         if os.path.isfile(save_directory):
             raise OSError(f"Provided path ({save_directory}) should be a directory, not a file")
-        if getattr(self, "gguf_quantized_modules", None):
-            raise NotImplementedError(
-                "this model keeps a GGUF file's blocks quantized (dequantize=False), in per-layer formats that "
-                "config.json does not record: load it with dequantize=True (optionally with a quantization_config) "
-                "to save it")
         if not is_main_process:
             return
         self.config.architectures = [self.__class__.__name__]
@@ -764,7 +760,8 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
         file (in the folder or repo) to take the config and the dequantized weights from; with
         dequantize=False the linear weights in blocks a kernel format holds (Q8_0, Q4_K, ...) stay
         quantized (modeling_gguf_utils.KERNEL_FORMATS), and a quantization_config then quantizes the linear
-        layers left in float32.
+        layers left in float32; a model saved that way reloads with the same layers kept
+        (config.json's `gguf_kept_blocks`).
         """
         if core.get_default_device().type == "meta":
             # The weights would be read into tensors that hold no data: refuse before any work.
@@ -825,14 +822,22 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             if not dequantize:
                 kept = gguf.keep_quantized(model)
             checkpoint = _Checkpoint.from_gguf(gguf, model)
+        elif getattr(config, "gguf_kept_blocks", None):  # saved from a GGUF file loaded with dequantize=False
+            from .modeling_gguf_utils import put_kept_blocks
+
+            kept = dict(config.gguf_kept_blocks)
+            put_kept_blocks(model, kept)
         if pre_quantized:
-            replace_with_quantized_linear(model, quantization_config, quantize=False)
+            replace_with_quantized_linear(model, quantization_config, quantize=False, required=not kept)
         info = model._load_checkpoint(checkpoint, ignore_mismatched_sizes, key_mapping)
-        if not dequantize:
+        if gguf is not None and not dequantize:
             kept.update(gguf.keep_tied_head_quantized(model))
-            model.gguf_quantized_modules = kept
             logger.info(f"{len(kept)} linear layers of {gguf.path} kept quantized: "
                         f"{dict(sorted(Counter(kept.values()).items()))}")
+        if kept or (gguf is not None and not dequantize):
+            model.gguf_quantized_modules = kept
+        if kept:  # config.json records each kept layer's block type, so that a saved model reloads as it is
+            model.config.gguf_kept_blocks = dict(sorted(kept.items()))
         if quantization_config is not None:
             if not pre_quantized:
                 replace_with_quantized_linear(model, quantization_config, quantize=True, required=not kept)

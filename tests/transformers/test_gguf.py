@@ -237,18 +237,76 @@ def test_blocks_no_kernel_holds_stay_float32_or_are_requantized_on_request(caplo
     assert model.is_loaded_in_8bit
 
 
-def test_kept_blocks_are_not_saved_and_need_a_gguf_file(tmp_path):
-    model = AutoModelForCausalLM.from_pretrained(FIXTURES, gguf_file="llama_q8_0.gguf", dequantize=False)
-    with pytest.raises(NotImplementedError, match="dequantize=True"):
-        model.save_pretrained(str(tmp_path))
+@pytest.mark.parametrize("case, tied", [("gemma3_q4_1", True), ("qwen3_q4_k", False), ("llama_q8_0", False)])
+def test_kept_blocks_save_and_reload_as_they_are(tmp_path, case, tied):
+    """A model loaded with dequantize=False saves its blocks' kernel tensors, and config.json
+    records each kept layer's block type (`gguf_kept_blocks`): reloaded from the folder alone,
+    it has the same layers in the same formats and computes the same logits, bit for bit. A
+    kept tied head stays a quantized copy beside the float32 input embedding."""
+    from mindnlp.core import nn
+
+    model = AutoModelForCausalLM.from_pretrained(FIXTURES, gguf_file=f"{case}.gguf", dequantize=False)
+    model.save_pretrained(str(tmp_path))
+    with open(tmp_path / "config.json") as f:
+        assert json.load(f)["gguf_kept_blocks"] == dict(sorted(model.gguf_quantized_modules.items()))
+    reloaded = AutoModelForCausalLM.from_pretrained(str(tmp_path))
+    assert reloaded.gguf_quantized_modules == model.gguf_quantized_modules
+    for name, module in model.named_modules():
+        if isinstance(module, nn.QuantizedLinear):
+            again = reloaded.get_submodule(name)
+            assert isinstance(again, nn.QuantizedLinear), name
+            assert (again.bits, again.group_size, again.scheme) == (module.bits, module.group_size, module.scheme)
+    assert isinstance(reloaded.lm_head, nn.QuantizedLinear) and reloaded.config.tie_word_embeddings == tied
+    if tied:
+        assert reloaded.get_input_embeddings().weight.dtype == core.float32
+        assert reloaded.get_input_embeddings().weight is not reloaded.lm_head.weight
+    ids, mask = core.tensor(EXPECTED["ids"]), core.tensor(EXPECTED["mask"])
+    with core.no_grad():
+        want = model(input_ids=ids, attention_mask=mask).logits.numpy()
+        got = reloaded(input_ids=ids, attention_mask=mask).logits.numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_kept_blocks_dequantize_to_float_layers_that_save_without_them(tmp_path):
+    """dequantize() turns the kept blocks into float32 linear layers computing what the
+    dequantized file computes, and the model then saves as a plain float32 checkpoint."""
+    from mindnlp.core import nn
+
+    model = AutoModelForCausalLM.from_pretrained(FIXTURES, gguf_file="gemma3_q4_1.gguf", dequantize=False)
+    model.dequantize()
+    assert not any(isinstance(m, nn.QuantizedLinear) for m in model.modules())
+    assert not hasattr(model, "gguf_quantized_modules") and not hasattr(model.config, "gguf_kept_blocks")
+    ids, mask = core.tensor(EXPECTED["ids"]), core.tensor(EXPECTED["mask"])
+    want = np.load(os.path.join(FIXTURES, "gemma3_q4_1_logits.npy"))
+    model.save_pretrained(str(tmp_path))
+    reloaded = AutoModelForCausalLM.from_pretrained(str(tmp_path))
+    for candidate in (model, reloaded):
+        with core.no_grad():
+            logits = candidate(input_ids=ids, attention_mask=mask).logits.numpy()
+        assert np.abs(logits - want)[np.array(EXPECTED["mask"]) == 1].max() < 1e-4
+    assert not any(isinstance(m, nn.QuantizedLinear) for m in reloaded.modules())
+
+
+def test_kept_blocks_errors_name_the_problem(tmp_path):
     with pytest.raises(ValueError, match="needs gguf_file"):
         LlamaForCausalLM.from_pretrained(FIXTURES, dequantize=False)
+    model = AutoModelForCausalLM.from_pretrained(FIXTURES, gguf_file="llama_q8_0.gguf", dequantize=False)
+    model.save_pretrained(str(tmp_path))
+    with open(tmp_path / "config.json") as f:
+        saved = json.load(f)
+    for blocks, message in [({"lm_head": "Q3_K"}, r"block types \['Q3_K'\] that no kernel format holds"),
+                            ({"model.norm": "Q8_0"}, "'model.norm', which is a LlamaRMSNorm, not a linear layer")]:
+        with open(tmp_path / "config.json", "w") as f:
+            json.dump({**saved, "gguf_kept_blocks": blocks}, f)
+        with pytest.raises(ValueError, match=message):
+            AutoModelForCausalLM.from_pretrained(str(tmp_path))
 
 
 @pytest.mark.slow
-def test_packaged_gemma3_with_its_blocks_kept_answers_as_transformers_does(packaged_gemma3):
+def test_packaged_gemma3_with_its_blocks_kept_answers_as_transformers_does(packaged_gemma3, tmp_path):
     """dequantize=False on Gemma 3 270M Q4_K_M: all its linear weights (Q4_K, Q5_0, Q6_K, Q8_0)
-    and its tied head stay quantized; logits and greedy ids as HF's."""
+    and its tied head stay quantized; logits and greedy ids as HF's, and again once saved and
+    reloaded with its four block types."""
     folder, name, expected = packaged_gemma3
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dequantize=False)
     assert set(model.gguf_quantized_modules.values()) == {"Q4_K", "Q5_0", "Q6_K", "Q8_0"}
@@ -261,6 +319,10 @@ def test_packaged_gemma3_with_its_blocks_kept_answers_as_transformers_does(packa
     ours = np.take_along_axis(logits, np.array(prompt["top_ids"]), axis=-1)
     assert np.abs(ours - np.array(prompt["top_logits"])).max() < 1e-4
     assert model.generate(ids, max_new_tokens=12, do_sample=False)[0].tolist() == prompt["greedy"]
+    model.save_pretrained(str(tmp_path))
+    reloaded = AutoModelForCausalLM.from_pretrained(str(tmp_path))
+    assert reloaded.gguf_quantized_modules == model.gguf_quantized_modules
+    assert reloaded.generate(ids, max_new_tokens=12, do_sample=False)[0].tolist() == prompt["greedy"]
 
 
 @pytest.mark.slow

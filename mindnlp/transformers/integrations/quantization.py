@@ -120,5 +120,7 @@ def dequantize_model(model):
     for attribute in ("quantization_config", "is_quantized", "quantization_method", "is_loaded_in_8bit",
                       "is_loaded_in_4bit"):
         model.__dict__.pop(attribute, None)
-    model.config.__dict__.pop("quantization_config", None)
+    model.__dict__.pop("gguf_quantized_modules", None)
+    for attribute in ("quantization_config", "gguf_kept_blocks"):
+        model.config.__dict__.pop(attribute, None)
     return model
