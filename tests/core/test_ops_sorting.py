@@ -107,3 +107,19 @@ def test_bincount_and_histc_are_consistent():
     counts = core.bincount(data)
     hist = core.histc(data.float(), bins=4, min=0, max=4)
     np.testing.assert_array_equal(counts.numpy(), hist.numpy().astype(np.int64))
+
+
+@pytest.mark.parametrize("size", [1, 3, 16, 17, 40])
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_equals_numpy_for_small_and_large_test_sets(size, invert):
+    """Up to 16 test elements are compared directly, more go through NumPy's isin: both give
+    NumPy's answer, NaN (never equal) included."""
+    rng = np.random.default_rng(size)
+    elements = rng.integers(0, 50, (4, 6))
+    test = rng.integers(0, 50, size)
+    got = core.isin(core.tensor(elements), core.tensor(test), invert=invert)
+    assert got.dtype == core.bool and got.tolist() == np.isin(elements, test, invert=invert).tolist()
+    floats = np.where(elements % 7 == 0, np.nan, elements).astype(np.float32)
+    test_floats = np.append(test, np.nan).astype(np.float32)
+    got = core.isin(core.tensor(floats), core.tensor(test_floats), invert=invert)
+    assert got.tolist() == np.isin(floats, test_floats, invert=invert).tolist()

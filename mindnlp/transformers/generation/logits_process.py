@@ -13,6 +13,7 @@ a bias) and `SynthIDTextWatermarkLogitsProcessor` (Dathathri et al. 2024, tourna
 sampling). Their pseudo-random choices come from torch's CPU stream, reproduced in
 torch_cpu_stream, so the marks equal Hugging Face's and either side detects the other's.
 """
+import functools
 import inspect
 import logging
 import math
@@ -85,18 +86,24 @@ class LogitsProcessorList(list):
 
     def __call__(self, input_ids, scores, **kwargs):
         for processor in self:
-            parameters = inspect.signature(processor.__call__).parameters
-            if len(parameters) > 2:
-                extra = list(parameters.keys())[2:]
-                if not all(name in kwargs for name in extra):
+            names = _call_parameters(type(processor))
+            if len(names) > 2:
+                if not all(name in kwargs for name in names[2:]):
                     raise ValueError(
-                        f"Make sure that all the required parameters: {list(parameters.keys())} for "
+                        f"Make sure that all the required parameters: {list(names)} for "
                         f"{processor.__class__} are passed to the logits processor."
                     )
                 scores = processor(input_ids, scores, **kwargs)
             else:
                 scores = processor(input_ids, scores)
         return scores
+
+
+@functools.lru_cache(maxsize=256)
+def _call_parameters(processor_class):
+    """The parameter names of a processor class's __call__ after self: read once per class, as
+    they are asked at every decoding step (inspect.signature costs tens of microseconds)."""
+    return tuple(inspect.signature(processor_class.__call__).parameters)[1:]
 
     def set_continuous_batching_context(self, logits_indices, cu_seq_lens_q):
         """Hand continuous-batching metadata (HF's packed layout) to the processors that use it."""
