@@ -267,6 +267,21 @@ def test_kept_blocks_save_and_reload_as_they_are(tmp_path, case, tied):
     np.testing.assert_array_equal(got, want)
 
 
+def test_kept_blocks_with_a_quantization_config_save_and_reload(tmp_path):
+    """Kept blocks beside a quantization_config (which quantizes the float32 linear layers
+    left, here none: every layer of this file is kept) reload with both recorded."""
+    from mindnlp.transformers import QuantoConfig
+
+    model = AutoModelForCausalLM.from_pretrained(FIXTURES, gguf_file="qwen3_q4_k.gguf", dequantize=False,
+                                                 quantization_config=QuantoConfig(weights="int8"))
+    model.save_pretrained(str(tmp_path))
+    reloaded = AutoModelForCausalLM.from_pretrained(str(tmp_path))
+    assert reloaded.gguf_quantized_modules == model.gguf_quantized_modules and reloaded.is_quantized
+    ids = core.tensor(EXPECTED["ids"])
+    with core.no_grad():
+        np.testing.assert_array_equal(reloaded(input_ids=ids).logits.numpy(), model(input_ids=ids).logits.numpy())
+
+
 def test_kept_blocks_dequantize_to_float_layers_that_save_without_them(tmp_path):
     """dequantize() turns the kept blocks into float32 linear layers computing what the
     dequantized file computes, and the model then saves as a plain float32 checkpoint."""
