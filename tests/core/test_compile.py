@@ -141,6 +141,51 @@ def test_parameters_are_read_at_each_replay():
         _assert_same(compiled(x), lin(x))
 
 
+def test_assigned_parameters_and_children_recapture():
+    """A graph reads the parameter objects it was captured with: assigning a new parameter,
+    buffer or child (as weight tying or adapter injection do) must not replay the old one."""
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)).eval()
+    compiled = core.compile(model)
+    call = compiled.__dict__["_compiled_call"]
+    (x,) = _inputs(0, (2, 3))
+    with core.no_grad():
+        compiled(x)
+        model[0].weight = nn.Parameter(core.ones(4, 3))
+        _assert_same(compiled(x), model(x))
+        model[1] = nn.Tanh()
+        _assert_same(compiled(x), model(x))
+        del model[2].bias
+        model[2].register_buffer("bias", core.ones(2))
+        _assert_same(compiled(x), model(x))
+    assert len(call.graphs) == 4 and call.breaks == []
+
+
+def test_forward_hooks_and_flags_set_directly_are_seen():
+    """Hooks registered after the first call run (eagerly); once removed the graph replays
+    again; a training flag assigned directly, not through train(), is guarded too."""
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)).eval()
+    compiled = core.compile(model)
+    call = compiled.__dict__["_compiled_call"]
+    (x,) = _inputs(0, (2, 3))
+    seen = []
+    with core.no_grad():
+        compiled(x)
+        handle = model[0].register_forward_hook(lambda module, args, out: seen.append(out))
+        _assert_same(compiled(x), model(x))
+        assert len(seen) == 2
+        handle.remove()
+        compiled(x)
+        assert len(seen) == 2
+        model[0]._forward_pre_hooks[-1] = lambda module, args: seen.append(args)
+        compiled(x)
+        assert len(seen) == 3
+        model[0]._forward_pre_hooks.clear()
+        model[1].training = True
+        compiled(x)                      # dropout draws random numbers: this key runs eagerly
+    assert len(call.graphs) == 1 and any("hooks" in reason for reason in call.breaks)
+    assert any("random" in reason for reason in call.breaks)
+
+
 def _hf_batch(model, lengths, seed):
     rng = np.random.default_rng(seed)
     ids = core.tensor(rng.integers(0, model.config.vocab_size, (len(lengths), max(lengths))))

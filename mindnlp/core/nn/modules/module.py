@@ -37,6 +37,50 @@ def _addindent(text, spaces):
     return first + "\n" + "\n".join(" " * spaces + line for line in lines)
 
 
+_structure_version = [0]
+
+
+def structure_version():
+    """A count that moves whenever any module's training flag, forward (pre-)hooks, children,
+    parameters or buffers change (an assignment, not a change of values in place). A
+    compiled module guards on all of them; this number tells it that none has changed
+    without walking its hundreds of submodules on every call."""
+    return _structure_version[0]
+
+
+class _TrackedDict(OrderedDict):
+    """A module's parameters, buffers, children and forward hooks: every change moves
+    structure_version."""
+
+    def __setitem__(self, key, value):
+        _structure_version[0] += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        _structure_version[0] += 1
+        super().__delitem__(key)
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def pop(self, *args):
+        _structure_version[0] += 1
+        return super().pop(*args)
+
+    def popitem(self, last=True):
+        _structure_version[0] += 1
+        return super().popitem(last)
+
+    def clear(self):
+        _structure_version[0] += 1
+        super().clear()
+
+
+# The attributes whose replacement, like a change inside them, moves structure_version.
+_TRACKED = frozenset({"training", "_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_pre_hooks"})
+
+
 class RemovableHandle:
     """Returned by the register_*_hook methods; `remove()` unregisters the hook."""
 
@@ -160,13 +204,13 @@ class Module:
             )
         setattr_ = object.__setattr__
         setattr_(self, "training", True)
-        setattr_(self, "_parameters", {})
-        setattr_(self, "_buffers", {})
+        setattr_(self, "_parameters", _TrackedDict())
+        setattr_(self, "_buffers", _TrackedDict())
         setattr_(self, "_non_persistent_buffers_set", set())
-        setattr_(self, "_modules", {})
-        setattr_(self, "_forward_pre_hooks", OrderedDict())
+        setattr_(self, "_modules", _TrackedDict())
+        setattr_(self, "_forward_pre_hooks", _TrackedDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
-        setattr_(self, "_forward_hooks", OrderedDict())
+        setattr_(self, "_forward_hooks", _TrackedDict())
         setattr_(self, "_forward_hooks_with_kwargs", OrderedDict())
         setattr_(self, "_forward_hooks_always_called", OrderedDict())
         setattr_(self, "_backward_pre_hooks", OrderedDict())
@@ -304,6 +348,8 @@ class Module:
                 self._remove_from(name, d, params, modules, None)
             self.register_buffer(name, value, persistent)
             return
+        if name in _TRACKED:
+            _structure_version[0] += 1
         object.__setattr__(self, name, value)
 
     @staticmethod
@@ -336,8 +382,8 @@ class Module:
     def __setstate__(self, state):
         self.__dict__.update(state)
         defaults = {
-            "_forward_pre_hooks": OrderedDict, "_forward_pre_hooks_with_kwargs": OrderedDict,
-            "_forward_hooks": OrderedDict, "_forward_hooks_with_kwargs": OrderedDict,
+            "_forward_pre_hooks": _TrackedDict, "_forward_pre_hooks_with_kwargs": OrderedDict,
+            "_forward_hooks": _TrackedDict, "_forward_hooks_with_kwargs": OrderedDict,
             "_forward_hooks_always_called": OrderedDict, "_backward_pre_hooks": OrderedDict,
             "_backward_hooks": OrderedDict, "_state_dict_hooks": OrderedDict,
             "_state_dict_pre_hooks": OrderedDict, "_load_state_dict_pre_hooks": OrderedDict,
@@ -346,6 +392,10 @@ class Module:
         for key, factory in defaults.items():
             if key not in self.__dict__:
                 self.__dict__[key] = factory()
+        for key in ("_parameters", "_buffers", "_modules", "_forward_pre_hooks", "_forward_hooks"):
+            if type(self.__dict__[key]) is not _TrackedDict:     # pickled before these were tracked
+                self.__dict__[key] = _TrackedDict(self.__dict__[key])
+        _structure_version[0] += 1
 
     # --- calling ----------------------------------------------------------------------
 
