@@ -312,10 +312,17 @@ class StoppingCriteriaList(list):
     """ORs its criteria: a row is done when any criterion says so."""
 
     def __call__(self, input_ids, scores, **kwargs):
-        is_done = core.zeros((input_ids.shape[0],), dtype=core.bool, device=input_ids.device)
+        rows = (input_ids.shape[0],)
+        is_done = None
         for criterion in self:
-            is_done = is_done | criterion(input_ids, scores, **kwargs)
-        return is_done
+            done = criterion(input_ids, scores, **kwargs)
+            if is_done is not None:
+                is_done = is_done | done
+            elif isinstance(done, core.Tensor) and done.dtype == core.bool and tuple(done.shape) == rows:
+                is_done = done      # a row mask already: no all-False start to OR it into (once per step)
+            else:
+                is_done = core.zeros(rows, dtype=core.bool, device=input_ids.device) | done
+        return core.zeros(rows, dtype=core.bool, device=input_ids.device) if is_done is None else is_done
 
     @property
     def max_length(self):

@@ -536,8 +536,9 @@ class GenerationMixin:
             model_kwargs["past_key_values"] = outputs.past_key_values
         cache_position = model_kwargs.get("cache_position")
         if cache_position is not None:
-            model_kwargs["cache_position"] = cache_position[-1:] + core.arange(
+            step = 1 if num_new_tokens == 1 else core.arange(
                 1, num_new_tokens + 1, dtype=cache_position.dtype, device=cache_position.device)
+            model_kwargs["cache_position"] = cache_position[-1:] + step
         if self.config.is_encoder_decoder:
             decoder_attention_mask = model_kwargs.get("decoder_attention_mask")
             if decoder_attention_mask is not None:
