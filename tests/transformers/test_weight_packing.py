@@ -1,0 +1,53 @@
+"""from_pretrained copies a generative model's weights off 4 KiB pages into one block (for the
+kernel's 2 MiB pages: decoding streams every weight once per token); encoders and models too
+small for a huge page keep the copy-free mapping of the checkpoint."""
+import mmap
+
+import numpy as np
+import pytest
+
+from mindnlp import core
+from mindnlp.transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
+
+
+def _root(array):
+    """The object whose memory an array views: an owning array, or a file mapping."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array.obj if isinstance(array, memoryview) else array
+
+
+def _llama(vocab_size, tie):
+    core.manual_seed(0)
+    config = LlamaConfig(vocab_size=vocab_size, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=tie)
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_decoder_weights_move_into_one_block(tmp_path, tie):
+    model = _llama(8192, tie)             # 8192 x 128 float32 embeddings: 4 MiB, a huge page's worth
+    model.save_pretrained(tmp_path)
+    loaded = LlamaForCausalLM.from_pretrained(tmp_path)
+    roots = {id(_root(p._data)) for p in loaded.parameters()}
+    block = _root(next(loaded.parameters())._data)
+    assert len(roots) == 1 and isinstance(block, np.ndarray) and block.flags.owndata
+    for (name, want), (_, got) in zip(model.state_dict().items(), loaded.state_dict().items()):
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=name)
+    assert (loaded.lm_head.weight is loaded.model.embed_tokens.weight) == tie
+    ids = core.tensor([[5, 900, 17, 4000]])
+    with core.no_grad():
+        np.testing.assert_array_equal(loaded(ids).logits.numpy(), model(ids).logits.numpy())
+        assert loaded.generate(ids, max_new_tokens=4, do_sample=False).tolist() == model.generate(
+            ids, max_new_tokens=4, do_sample=False).tolist()
+
+
+def test_small_decoders_and_encoders_keep_the_mapping(tmp_path):
+    _llama(256, True).save_pretrained(tmp_path / "small")
+    small = LlamaForCausalLM.from_pretrained(tmp_path / "small")
+    assert all(isinstance(_root(p._data), mmap.mmap) for p in small.parameters())
+    core.manual_seed(0)
+    BertModel(BertConfig(vocab_size=8192, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=256)).save_pretrained(tmp_path / "encoder")
+    encoder = BertModel.from_pretrained(tmp_path / "encoder")
+    assert all(isinstance(_root(p._data), mmap.mmap) for p in encoder.parameters())
