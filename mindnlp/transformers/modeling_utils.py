@@ -1069,7 +1069,8 @@ def _assign(target, value, adopt):
     With adopt (arrays read from a file by this load, which nothing else references), a CPU
     array of the right dtype and layout becomes the parameter's storage as it is: for
     safetensors that is a copy-on-write memory mapping, so loading copies nothing and pages
-    are read as they are used. Otherwise the values are copied into the target's own array,
+    are read as they are used (a generative model's are then packed, see _pack_weights).
+    Otherwise the values are copied into the target's own array,
     so no second copy of a weight lives at once.
     """
     array = value._data
