@@ -8,6 +8,7 @@ DeBERTa-v2's, whose buckets index relative position embeddings.
 import math
 
 from .. import core
+from ..core.jit import capture
 
 
 def relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
@@ -50,8 +51,9 @@ def _buckets_of(distances, **bucket_options):
     key = (str(distances.device), tuple(sorted(bucket_options.items())))
     table = _BUCKET_TABLES.get(key)
     if table is None:
-        reach = core.arange(-max_distance, max_distance + 1, dtype=core.int64, device=distances.device)
-        table = _BUCKET_TABLES[key] = relative_position_bucket(reach, **bucket_options)
+        with capture.paused():      # a constant to every capture, the first one included
+            reach = core.arange(-max_distance, max_distance + 1, dtype=core.int64, device=distances.device)
+            table = _BUCKET_TABLES[key] = relative_position_bucket(reach, **bucket_options)
     return table[distances.clamp(-max_distance, max_distance) + max_distance]
 
 

@@ -15,6 +15,7 @@ records a graph break with its reason instead of a graph: the caller then runs t
 signature eagerly. Python side effects other than tensor writes (attributes set on
 objects, hooks) are not replayed, as with any tracing compiler.
 """
+import contextlib
 import os
 import sys
 import types
@@ -65,6 +66,23 @@ class ObjectRef:
 def active():
     """The capture in progress, or None."""
     return _function._tracer
+
+
+@contextlib.contextmanager
+def paused():
+    """Run eagerly and unrecorded inside a capture (a no-op outside one): for a value computed
+    once and cached, such as a lookup table, which every later call reads as a constant. Had
+    the first computation been recorded, the capture on the first call would differ from
+    all later ones (an ONNX export traces twice and refuses graphs that differ)."""
+    tracer = _function._tracer
+    if tracer is None:
+        yield
+        return
+    tracer._uninstall()
+    try:
+        yield
+    finally:
+        tracer._install()
 
 
 class Tracer:
