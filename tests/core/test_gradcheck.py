@@ -165,6 +165,7 @@ CASES = {
     "outer": (T.outer, lambda: (r(3), r(2))),
     "baddbmm": (lambda i, a, b: T.baddbmm(i, a, b, beta=0.5, alpha=2.0), lambda: (r(3, 2), r(2, 3, 4), r(2, 4, 2))),
     "addmm": (lambda i, a, b: T.addmm(i, a, b, beta=2.0, alpha=0.5), lambda: (r(2), r(3, 4), r(4, 2))),
+    "addmm_row_bias": (T.addmm, lambda: (r(2), r(3, 4), r(4, 2))),
     "einsum_matmul": (lambda a, b: T.einsum("ij,jk->ik", a, b), lambda: (r(3, 4), r(4, 2))),
     "einsum_implicit": (lambda a, b: T.einsum("ij,jk", a, b), lambda: (r(3, 4), r(4, 2))),
     "einsum_ellipsis": (lambda a, b: T.einsum("...ij,...jk->...ik", a, b), lambda: (r(2, 3, 4), r(2, 4, 2))),

@@ -181,9 +181,10 @@ def _matmul(node, graph):
     return matmul
 
 
-@kernel_for(passes.matmul_bias)
+@kernel_for(passes.matmul_bias, linalg.BiasedMatMul)
 def _matmul_bias(node, graph):
-    """a @ b + bias of a few rows (GPT-2's Conv1D projections, fused by passes.fuse_bias_add)."""
+    """a @ b + bias of a few rows (GPT-2's Conv1D projections, addmm's one op, or a product
+    and an add fused by passes.fuse_bias_add)."""
     a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args[:2])
     if not _few_rows(node, graph, a_shape, *b_shape):
         return None

@@ -377,6 +377,13 @@ def _matmul(ctx, node, a, b):
     return ctx.b.op("MatMul", [ctx.operand(a, dtype), ctx.operand(b, dtype)])
 
 
+@converts("BiasedMatMul")
+def _biased_matmul(ctx, node, a, b, bias):
+    dtype = ctx.out_dtype(node)
+    out = ctx.b.op("MatMul", [ctx.operand(a, dtype), ctx.operand(b, dtype)])
+    return ctx.b.op("Add", [out, ctx.operand(bias, dtype)])
+
+
 @converts("_Linear")
 def _linear(ctx, node, x, weight, bias):
     """x @ weight.T + bias; ONNX runtimes fold the transpose of an initializer once."""

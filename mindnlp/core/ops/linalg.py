@@ -130,10 +130,40 @@ def outer(input, vec2):
 ger = outer
 
 
+class BiasedMatMul(Function):
+    """a @ b + bias for matrices a (m, k), b (k, n) and a vector bias (n,) added to every row:
+    addmm as linear layers use it (GPT-2's Conv1D). One op, so that the product adds the
+    bias to each band of rows while the band is in cache, instead of a second pass over
+    the whole output in a freshly allocated array (4% of a GPT-2 prefill); a 16-bit result
+    is rounded once, as torch's addmm rounds it."""
+
+    @staticmethod
+    def forward(ctx, a, b, bias):
+        ctx.save_for_backward(a, b)
+        return _matmul_arrays(xp_of(a), a._data, b._data, bias._data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ga = matmul(grad, b.t()) if ctx.needs_input_grad[0] else None
+        gb = matmul(a.t(), grad) if ctx.needs_input_grad[1] else None
+        gbias = grad.sum(0) if ctx.needs_input_grad[2] else None
+        return ga, gb, gbias
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     input, mat1, mat2 = autocast_inputs("addmm", input, mat1, mat2)
+    if beta == 1 and alpha == 1 and _row_bias(input, mat1, mat2):
+        return BiasedMatMul.apply(mat1, mat2, input)
     prod = mm(mat1, mat2)
     return _scaled_sum(input, prod, beta, alpha)
+
+
+def _row_bias(input, mat1, mat2):
+    """Whether addmm adds a vector to each row of a product of matrices of one float dtype."""
+    return (mat1.ndim == 2 and mat2.ndim == 2 and input.ndim == 1 and mat1.shape[1] == mat2.shape[0]
+            and input.shape[0] == mat2.shape[1] and input.dtype == mat1.dtype == mat2.dtype
+            and input.dtype.is_floating_point and input.device == mat1.device == mat2.device)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
