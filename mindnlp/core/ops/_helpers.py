@@ -91,17 +91,23 @@ _FAST_SCALARS = (int, float)
 def promote_operands(a, b):
     """Cast tensor operands to torch's result dtype; Python scalars stay scalars."""
     # Fast paths for the common cases, where nothing needs casting: two tensors of one
-    # dtype on one device, or a floating tensor with a Python number (NumPy 2 keeps the
-    # array's dtype for Python scalars, as torch does).
+    # dtype on one device, a floating tensor with a Python number, or an integer tensor with
+    # a Python int (a position plus one) -- NumPy 2 keeps the array's dtype for Python
+    # scalars, as torch does.
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
             if a._data.dtype == b._data.dtype and a._device is b._device:
                 return a, b
-        elif type(b) in _FAST_SCALARS and a._data.dtype.kind == "f":
+        elif _keeps_dtype(a, b):
             return a, b
-    elif type(a) in _FAST_SCALARS and isinstance(b, Tensor) and b._data.dtype.kind == "f":
+    elif isinstance(b, Tensor) and _keeps_dtype(b, a):
         return a, b
     return _promote_slow(a, b)
+
+
+def _keeps_dtype(tensor, scalar):
+    kind = tensor._data.dtype.kind
+    return (type(scalar) in _FAST_SCALARS and kind == "f") or (type(scalar) is int and kind in "iu")
 
 
 def _promote_slow(a, b):
