@@ -58,9 +58,11 @@ class _Lookup:
         return b.shuffle_vector(one, ir.Constant(self.vf, ir.Undefined), ir.Constant(self.vi, [0] * self.width))
 
     def table(self, bases, scale, offset):
-        """The group's table, one vector (AVX-512) or two halves (AVX2) of scale * base + offset."""
+        """The group's table, one vector (AVX-512) or two halves (AVX2) of scale * base
+        (+ offset, when the format has offsets)."""
         b = self.builder
-        return [b.fadd(b.fmul(base, self.splat(scale)), self.splat(offset)) for base in bases]
+        scaled = [b.fmul(base, self.splat(scale)) for base in bases]
+        return scaled if offset is None else [b.fadd(value, self.splat(offset)) for value in scaled]
 
     def __call__(self, table, codes):
         b = self.builder
@@ -72,20 +74,22 @@ class _Lookup:
 
 def _rows_dot(rows, xrows, width):
     """An intrinsic: the dot products of x's rows r .. r + xrows - 1 with weight rows i .. i +
-    rows - 1, as a tuple (weight row by weight row)."""
+    rows - 1, as a tuple (weight row by weight row). `offsets` None (a format without them)
+    compiles a loop that neither reads nor adds them."""
     @intrinsic
-    def rows_dot(typingctx, q, i, x, r, scales, offsets, base, has_offsets):
-        signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, base, has_offsets)
+    def rows_dot(typingctx, q, i, x, r, scales, offsets, base):
+        signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, base)
 
         def codegen(context, builder, sig, args):
-            q_arr, x_arr, s_arr, o_arr, base_arr = (context.make_array(sig.args[k])(context, builder, args[k])
-                                                    for k in (0, 2, 4, 5, 6))
+            q_arr, x_arr, s_arr, base_arr = (context.make_array(sig.args[k])(context, builder, args[k])
+                                             for k in (0, 2, 4, 6))
+            affine = not isinstance(sig.args[5], types.NoneType)
+            o_arr = context.make_array(sig.args[5])(context, builder, args[5]) if affine else None
             row_bytes = cgutils.unpack_tuple(builder, q_arr.shape, 2)[1]
             x_width = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             groups = cgutils.unpack_tuple(builder, s_arr.shape, 2)[1]
             half = builder.sdiv(row_bytes, groups)           # bytes of a group = half its weights
             chunks = builder.sdiv(half, _I64(width))
-            use_offsets = builder.icmp_unsigned("!=", args[7], ir.Constant(args[7].type, 0))
             look = _Lookup(builder, width)
             vf, vi, vb = look.vf, look.vi, ir.VectorType(_I8, width)
             fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
@@ -95,7 +99,7 @@ def _rows_dot(rows, xrows, width):
             row_index = [builder.add(args[1], _I64(w)) for w in range(rows)]
             q_rows = [builder.gep(q_arr.data, [builder.mul(w, row_bytes)]) for w in row_index]
             s_rows = [builder.gep(s_arr.data, [builder.mul(w, groups)]) for w in row_index]
-            o_rows = [builder.gep(o_arr.data, [builder.mul(w, groups)]) for w in row_index]
+            o_rows = [builder.gep(o_arr.data, [builder.mul(w, groups)]) for w in row_index] if affine else None
             x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[3], _I64(t)), x_width)])
                       for t in range(xrows)]
             low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
@@ -113,7 +117,7 @@ def _rows_dot(rows, xrows, width):
             group_accs = loop_phis(builder, vf, n_accs, zero, entry)
             tables = []
             for w in range(rows):
-                offset = builder.select(use_offsets, builder.load(builder.gep(o_rows[w], [g])), ir.Constant(_FLOAT, 0.0))
+                offset = builder.load(builder.gep(o_rows[w], [g])) if affine else None
                 tables.append(look.table(bases, builder.load(builder.gep(s_rows[w], [g])), offset))
             q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
             x_lows = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
@@ -155,47 +159,46 @@ if WIDTH is not None:
     _dot_x8, _dot_x4, _dot_x2 = (_rows_dot(1, xrows, WIDTH) for xrows in (8, 4, 2))
 
     @numba.njit(nogil=True, cache=True)
-    def _band(x, q, scales, offsets, base, has_offsets, out, lo, hi):
+    def _band(x, q, scales, offsets, base, out, lo, hi):
         """out[:, lo:hi] = x @ w[lo:hi].T for the 4-bit weight (q, scales, offsets): one
         thread's band of output features."""
         m = x.shape[0]
         i = lo
         if m == 1 and q.shape[1] < _SIDE_BY_SIDE_BYTES:
             while i + _ROWS <= hi:
-                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets, base,
-                                                                                   has_offsets)
+                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets, base)
                 i += _ROWS
         while i < hi:
             r = 0
             while r + 8 <= m:
-                values = _dot_x8(q, i, x, r, scales, offsets, base, has_offsets)
+                values = _dot_x8(q, i, x, r, scales, offsets, base)
                 for t in range(8):
                     out[r + t, i] = values[t]
                 r += 8
             if r + 4 <= m:
-                values4 = _dot_x4(q, i, x, r, scales, offsets, base, has_offsets)
+                values4 = _dot_x4(q, i, x, r, scales, offsets, base)
                 for t in range(4):
                     out[r + t, i] = values4[t]
                 r += 4
             if r + 2 <= m:
-                out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base, has_offsets)
+                out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base)
                 r += 2
             if r < m:
-                out[r, i] = _dot_one(q, i, x, r, scales, offsets, base, has_offsets)[0]
+                out[r, i] = _dot_one(q, i, x, r, scales, offsets, base)[0]
             i += 1
 
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _rows_lut4(x, q, scales, offsets, base, has_offsets, bias, out, parts):
+    def _rows_lut4(x, q, scales, offsets, base, bias, out, parts):
         """out = x @ w.T (+ bias), the output features split in `parts` bands, one per thread."""
         n = q.shape[0]
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts
-            _band(x, q, scales, offsets, base, has_offsets, out, lo, hi)
+            _band(x, q, scales, offsets, base, out, lo, hi)
             if bias is not None:
                 add_bias(out, bias, lo, hi)
 
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _rows_lut4_many(x, qs, scales, offsets, base, has_offsets, biases, outs, parts):
+    def _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts):
         """_rows_lut4 for each weight of the tuples (one format), in one launch: each thread
         takes its band of every weight, the same band as alone, so each output is bitwise the
         same as its own launch's."""
@@ -203,13 +206,12 @@ if WIDTH is not None:
             for t in range(len(qs)):
                 n = qs[t].shape[0]
                 lo, hi = n * part // parts, n * (part + 1) // parts
-                _band(x, qs[t], scales[t], offsets[t], base, has_offsets, outs[t], lo, hi)
+                _band(x, qs[t], scales[t], offsets[t], base, outs[t], lo, hi)
                 if biases[t].shape[0] > 0:
                     add_bias(outs[t], biases[t], lo, hi)
 
 _IOTA = np.arange(16, dtype=_F32)
 _BASES = {"affine": _IOTA, "symmetric": _IOTA - _F32(8.0)}
-_NO_OFFSETS = np.zeros((1, 1), _F32)
 
 
 def _probe():
@@ -218,7 +220,7 @@ def _probe():
     q = rng.integers(0, 256, (6, 2 * WIDTH), dtype=np.uint8)
     scales, x = rng.random((6, 2), dtype=_F32), rng.random((1, 4 * WIDTH), dtype=_F32)
     out = np.empty((1, 6), _F32)
-    _rows_lut4(x, q, scales, _NO_OFFSETS, _BASES["symmetric"], 0, None, out, parts())
+    _rows_lut4(x, q, scales, None, _BASES["symmetric"], None, out, parts())
     half = q.reshape(6, 2, WIDTH)
     codes = np.concatenate([half & 15, half >> 4], axis=2).astype(_F32) - _F32(8.0)
     expected = ((codes * scales[:, :, None]).reshape(6, -1) @ x[0].astype(np.float64))
@@ -238,7 +240,8 @@ def _serves(x, qs, scales, offsets, outs):
     for q, s, o, out in zip(qs, scales, offsets, outs):
         groups = s.shape[1]
         if q.shape[1] % groups or (q.shape[1] // groups) % WIDTH or not (
-                q.flags.c_contiguous and s.flags.c_contiguous and o.flags.c_contiguous and out.flags.c_contiguous):
+                q.flags.c_contiguous and s.flags.c_contiguous and (o is None or o.flags.c_contiguous)
+                and out.flags.c_contiguous):
             return False
     return True
 
@@ -254,12 +257,10 @@ def rows_int4(x, q, scales, offsets, codebook, bias, out):
     """out (m, N) = x (m, K) @ w.T (+ bias) for a 4-bit weight and a few rows of x; False where
     this kernel cannot serve (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights,
     non-contiguous arrays)."""
-    offsets_or_none = _NO_OFFSETS if offsets is None else offsets
-    if not _serves(x, (q,), (scales,), (offsets_or_none,), (out,)):
+    if not _serves(x, (q,), (scales,), (offsets,), (out,)):
         return False
     with _launch:
-        _rows_lut4(x, q, scales, offsets_or_none, _table_base(offsets, codebook), int(offsets is not None), bias, out,
-                   parts())
+        _rows_lut4(x, q, scales, offsets, _table_base(offsets, codebook), bias, out, parts())
     return True
 
 
@@ -267,11 +268,11 @@ def rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
     """outs[t] = x @ w_t.T (+ biases[t]) for 4-bit weights of one format (`offsets` None or one
     per weight, one `codebook` or None), in one launch; False, with nothing written, where this
     kernel cannot serve one of them."""
-    offsets_or_none = (_NO_OFFSETS,) * len(qs) if offsets is None else tuple(offsets)
+    offsets_or_none = (None,) * len(qs) if offsets is None else tuple(offsets)
     if not _serves(x, qs, scales, offsets_or_none, outs):
         return False
     biases = tuple([_NO_BIAS if b is None else b for b in biases])
     with _launch:
-        _rows_lut4_many(x, tuple(qs), tuple(scales), offsets_or_none, _table_base(offsets, codebook),
-                        int(offsets is not None), biases, tuple(outs), parts())
+        _rows_lut4_many(x, tuple(qs), tuple(scales), offsets_or_none, _table_base(offsets, codebook), biases,
+                        tuple(outs), parts())
     return True
