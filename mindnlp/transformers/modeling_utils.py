@@ -1104,14 +1104,15 @@ def _pack_weights(model):
     20.2 ms packed against 22.7 ms mapped. Loading pays one copy (a few tenths of a second
     for 500 MB, as a copying loader pays anyway); encoders, which reuse each weight across a
     batch, keep the copy-free mapping. Arrays that may alias another (views of an array)
-    stay where they are; a mapped file's tensors never overlap."""
+    stay where they are; a mapped file's tensors never overlap. A model larger than half the
+    memory available stays mapped too: its pages can then still be dropped and read again."""
     arrays = {}
     for tensor in itertools.chain(model.parameters(), model.buffers()):
         array = tensor._data
         if tensor.device.type == "cpu" and isinstance(array, np.ndarray) and array.nbytes and _on_small_pages(array):
             arrays.setdefault(id(array), (array, []))[1].append(tensor)
     spans = [-(-array.nbytes // 64) * 64 for array, _ in arrays.values()]
-    if sum(spans) < _HUGE_PAGE_ALLOCATION:
+    if not _HUGE_PAGE_ALLOCATION <= sum(spans) <= _available_memory() // 2:
         return
     block = np.empty(sum(spans), np.uint8)
     offset = 0
@@ -1121,6 +1122,19 @@ def _pack_weights(model):
         for tensor in tensors:
             tensor._data = packed
         offset += span
+
+
+def _available_memory():
+    """Bytes of memory the kernel could give without swapping (Linux's MemAvailable); unbounded
+    where it does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return float("inf")
 
 
 def _on_small_pages(array):

@@ -42,6 +42,17 @@ def test_decoder_weights_move_into_one_block(tmp_path, tie):
             ids, max_new_tokens=4, do_sample=False).tolist()
 
 
+def test_models_beyond_half_the_free_memory_keep_the_mapping(tmp_path, monkeypatch):
+    """A model that would take more than half the available memory stays mapped: its pages
+    remain the kernel's to drop and read again."""
+    from mindnlp.transformers import modeling_utils
+
+    _llama(8192, True).save_pretrained(tmp_path)
+    monkeypatch.setattr(modeling_utils, "_available_memory", lambda: 8 << 20)
+    loaded = LlamaForCausalLM.from_pretrained(tmp_path)
+    assert all(isinstance(_root(p._data), mmap.mmap) for p in loaded.parameters())
+
+
 def test_small_decoders_and_encoders_keep_the_mapping(tmp_path):
     _llama(256, True).save_pretrained(tmp_path / "small")
     small = LlamaForCausalLM.from_pretrained(tmp_path / "small")
