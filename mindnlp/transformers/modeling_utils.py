@@ -1105,7 +1105,9 @@ def _pack_weights(model):
     for 500 MB, as a copying loader pays anyway); encoders, which reuse each weight across a
     batch, keep the copy-free mapping. Arrays that may alias another (views of an array)
     stay where they are; a mapped file's tensors never overlap. A model larger than half the
-    memory available stays mapped too: its pages can then still be dropped and read again."""
+    memory available stays mapped too: its pages can then still be dropped and read again.
+    A weight replaced later (resized embeddings) leaves its slot in the block, which lives as
+    long as any weight still views it."""
     arrays = {}
     for tensor in itertools.chain(model.parameters(), model.buffers()):
         array = tensor._data
