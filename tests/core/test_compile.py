@@ -157,7 +157,11 @@ def test_assigned_parameters_and_children_recapture():
         del model[2].bias
         model[2].register_buffer("bias", core.ones(2))
         _assert_same(compiled(x), model(x))
-    assert len(call.graphs) == 4 and call.breaks == []
+        model[0]._parameters = dict(model[0]._parameters)      # a replaced dict is tracked too
+        _assert_same(compiled(x), model(x))
+        model[0]._parameters["bias"] = nn.Parameter(core.ones(4))
+        _assert_same(compiled(x), model(x))
+    assert len(call.graphs) == 5 and call.breaks == []
 
 
 def test_forward_hooks_and_flags_set_directly_are_seen():

@@ -350,6 +350,8 @@ class Module:
             return
         if name in _TRACKED:
             _structure_version[0] += 1
+            if isinstance(value, dict) and type(value) is not _TrackedDict:
+                value = _TrackedDict(value)     # a replacement dict is tracked like the original
         object.__setattr__(self, name, value)
 
     @staticmethod
