@@ -844,11 +844,10 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             if not pre_quantized:
                 replace_with_quantized_linear(model, quantization_config, quantize=True, required=not kept)
             mark_quantized(model, quantization_config)
-        if model.can_generate():
-            _pack_weights(model)
         model._report_loading(info, pretrained_model_name_or_path)
         model.eval()
         if model.can_generate():
+            _pack_weights(model)
             try:
                 model.generation_config = GenerationConfig.from_pretrained(pretrained_model_name_or_path, **location)
             except OSError:
@@ -1114,9 +1113,10 @@ def _pack_weights(model):
         if tensor.device.type == "cpu" and isinstance(array, np.ndarray) and array.nbytes and _on_small_pages(array):
             arrays.setdefault(id(array), (array, []))[1].append(tensor)
     spans = [-(-array.nbytes // 64) * 64 for array, _ in arrays.values()]
-    if not _HUGE_PAGE_ALLOCATION <= sum(spans) <= _available_memory() // 2:
+    total = sum(spans)
+    if not _HUGE_PAGE_ALLOCATION <= total <= _available_memory() // 2:
         return
-    block = np.empty(sum(spans), np.uint8)
+    block = np.empty(total, np.uint8)
     offset = 0
     for (array, tensors), span in zip(arrays.values(), spans):
         packed = block[offset:offset + array.nbytes].view(array.dtype).reshape(array.shape)

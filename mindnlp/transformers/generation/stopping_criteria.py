@@ -313,16 +313,15 @@ class StoppingCriteriaList(list):
 
     def __call__(self, input_ids, scores, **kwargs):
         rows = (input_ids.shape[0],)
-        is_done = None
-        for criterion in self:
-            done = criterion(input_ids, scores, **kwargs)
-            if is_done is not None:
-                is_done = is_done | done
-            elif isinstance(done, core.Tensor) and done.dtype == core.bool and tuple(done.shape) == rows:
-                is_done = done      # a row mask already: no all-False start to OR it into (once per step)
-            else:
-                is_done = core.zeros(rows, dtype=core.bool, device=input_ids.device) | done
-        return core.zeros(rows, dtype=core.bool, device=input_ids.device) if is_done is None else is_done
+        results = [criterion(input_ids, scores, **kwargs) for criterion in self]
+        first = results[0] if results else None
+        if isinstance(first, core.Tensor) and first.dtype == core.bool and tuple(first.shape) == rows:
+            is_done, rest = first, results[1:]    # a row mask already: no all-False start (once per step)
+        else:
+            is_done, rest = core.zeros(rows, dtype=core.bool, device=input_ids.device), results
+        for done in rest:
+            is_done = is_done | done
+        return is_done
 
     @property
     def max_length(self):

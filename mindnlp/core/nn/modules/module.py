@@ -77,8 +77,9 @@ class _TrackedDict(OrderedDict):
         super().clear()
 
 
-# The attributes whose replacement, like a change inside them, moves structure_version.
-_TRACKED = frozenset({"training", "_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_pre_hooks"})
+# A module's _TrackedDicts; their replacement, like the training flag's, moves structure_version.
+_TRACKED_DICTS = ("_parameters", "_buffers", "_modules", "_forward_pre_hooks", "_forward_hooks")
+_TRACKED = frozenset(("training",) + _TRACKED_DICTS)
 
 
 class RemovableHandle:
@@ -394,7 +395,7 @@ class Module:
         for key, factory in defaults.items():
             if key not in self.__dict__:
                 self.__dict__[key] = factory()
-        for key in ("_parameters", "_buffers", "_modules", "_forward_pre_hooks", "_forward_hooks"):
+        for key in _TRACKED_DICTS:
             if type(self.__dict__[key]) is not _TrackedDict:     # pickled before these were tracked
                 self.__dict__[key] = _TrackedDict(self.__dict__[key])
         _structure_version[0] += 1
