@@ -232,16 +232,15 @@ def _probe():
 usable = checked_once(WIDTH is not None, _probe)
 
 
-def _serves(x, qs, scales, offsets, outs):
-    """Whether the kernel reads these arrays: AVX-512/AVX2 here, C-contiguous arrays, groups
-    of a whole number of vector widths of bytes."""
-    if not usable() or not x.flags.c_contiguous:
+def _serves(qs, scales, offsets):
+    """Whether the kernel reads these weights: AVX-512/AVX2 here, C-contiguous arrays, groups of
+    a whole number of vector widths of bytes."""
+    if not usable():
         return False
-    for q, s, o, out in zip(qs, scales, offsets, outs):
+    for q, s, o in zip(qs, scales, offsets):
         groups = s.shape[1]
         if q.shape[1] % groups or (q.shape[1] // groups) % WIDTH or not (
-                q.flags.c_contiguous and s.flags.c_contiguous and (o is None or o.flags.c_contiguous)
-                and out.flags.c_contiguous):
+                q.flags.c_contiguous and s.flags.c_contiguous and (o is None or o.flags.c_contiguous)):
             return False
     return True
 
@@ -253,26 +252,45 @@ def _table_base(offsets, codebook):
     return _BASES["affine" if offsets is not None else "symmetric"]
 
 
-def rows_int4(x, q, scales, offsets, codebook, bias, out):
-    """out (m, N) = x (m, K) @ w.T (+ bias) for a 4-bit weight and a few rows of x; False where
-    this kernel cannot serve (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights,
-    non-contiguous arrays)."""
-    if not _serves(x, (q,), (scales,), (offsets,), (out,)):
-        return False
-    with _launch:
-        _rows_lut4(x, q, scales, offsets, _table_base(offsets, codebook), bias, out, parts())
-    return True
+def plan(qs, scales, offsets, codebook, biases):
+    """The launch of the kernel for these 4-bit weights of one format (`offsets` None or one
+    per weight, one `codebook` or None, each bias an array or None), checked and its argument
+    tuples built once: a function of (x, outs), x (m, K) and outs[t] (m, N_t) C-contiguous
+    float32, writing outs[t] = x @ w_t.T (+ biases[t]). None where the kernel cannot serve
+    these weights (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights, non-contiguous
+    arrays). Several weights run in one launch, each thread its band of every weight, the same
+    band as alone, so each output is bitwise the same as its own launch's."""
+    offsets = (None,) * len(qs) if offsets is None else tuple(offsets)
+    if not _serves(qs, scales, offsets):
+        return None
+    base = _table_base(offsets[0], codebook)
+    if len(qs) == 1:
+        q, s, o, bias = qs[0], scales[0], offsets[0], biases[0]
+
+        def launch_one(x, outs):
+            with _launch:
+                _rows_lut4(x, q, s, o, base, bias, outs[0], parts())
+        return launch_one
+    qs, scales = tuple(qs), tuple(scales)
+    biases = tuple([_NO_BIAS if b is None else b for b in biases])
+
+    def launch(x, outs):
+        with _launch:
+            _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts())
+    return launch
 
 
 def rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
-    """outs[t] = x @ w_t.T (+ biases[t]) for 4-bit weights of one format (`offsets` None or one
-    per weight, one `codebook` or None), in one launch; False, with nothing written, where this
-    kernel cannot serve one of them."""
-    offsets_or_none = (None,) * len(qs) if offsets is None else tuple(offsets)
-    if not _serves(x, qs, scales, offsets_or_none, outs):
+    """outs[t] = x @ w_t.T (+ biases[t]) for 4-bit weights of one format (see plan), x and outs
+    C-contiguous float32, in one launch; False, with nothing written, where this kernel cannot
+    serve one of them."""
+    launch = plan(qs, scales, offsets, codebook, biases)
+    if launch is None or not x.flags.c_contiguous or not all(out.flags.c_contiguous for out in outs):
         return False
-    biases = tuple([_NO_BIAS if b is None else b for b in biases])
-    with _launch:
-        _rows_lut4_many(x, tuple(qs), tuple(scales), offsets_or_none, _table_base(offsets, codebook), biases,
-                        tuple(outs), parts())
+    launch(x, tuple(outs))
     return True
+
+
+def rows_int4(x, q, scales, offsets, codebook, bias, out):
+    """out (m, N) = x (m, K) @ w.T (+ bias) for one 4-bit weight: rows_int4_many of one."""
+    return rows_int4_many(x, (q,), (scales,), None if offsets is None else (offsets,), codebook, (bias,), (out,))

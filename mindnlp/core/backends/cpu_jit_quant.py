@@ -21,14 +21,13 @@ GGUF's blocks are these formats with their float16 scales widened to float32):
 `offsets` and `codebook` are None where the format has none; numba compiles one
 specialisation per combination, with the unused branches removed.
 
-`rows_int8` / `rows_int4` compute out = x @ w.T (+ bias) for a few rows of x (decoding),
-the output features split over numba's threads (cpu_jit.parallel() decides whether that
-pool qualifies); every weight byte is read once for all of x's rows. `rows_int8_many` /
-`rows_int4_many` do that for several weights of one format in one launch (a decoding step's
-projections of one input), each thread its band of every weight, so each output is bitwise
-its own launch's. A 4-bit weight against
-one row of x (decoding) is summed straight from its bytes (`_row_int4`); against several rows,
-or through a codebook, each weight row is widened into an L1-resident float32 buffer by
+`plan` computes out_t = x @ w_t.T (+ bias_t) for a few rows of x (decoding) and one or several
+weights of one format (a decoding step's projections of one input), the output features
+split over numba's threads (cpu_jit.parallel() decides whether that pool qualifies); every
+weight byte is read once for all of x's rows, and each output is bitwise the same whether its
+weight comes alone or with others. 4-bit weights go through cpu_jit_lut4's table lookups where
+the CPU has them; otherwise one row of x is summed straight from the bytes (`_row_int4`), and
+several rows, or a codebook, widen each weight row into an L1-resident float32 buffer by
 `dequantize_int4` first. `dequantize_int8` / `dequantize_int4` widen a band of weight rows
 into a float32 scratch (nogil, called on the worker threads), which prefill's matrix
 products hand to BLAS band by band.
@@ -75,17 +74,10 @@ def _int8_band(x, q, scales, offsets, x_sums, bias, out, lo, hi):
 
 
 @numba.njit(parallel=True, **_OPTIONS)
-def _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts):
-    """out = x @ w.T (+ bias), the output features split in `parts` bands, one per thread."""
-    n = q.shape[0]
-    for part in numba.prange(parts):
-        _int8_band(x, q, scales, offsets, x_sums, bias, out, n * part // parts, n * (part + 1) // parts)
-
-
-@numba.njit(parallel=True, **_OPTIONS)
-def _rows_int8_many(x, qs, scales, offsets, x_sums, biases, outs, parts):
-    """_rows_int8 for each weight of the tuples (one format) in one launch, each thread its band
-    of every weight (`offsets` and `x_sums` None, or one per weight)."""
+def _rows_int8(x, qs, scales, offsets, x_sums, biases, outs, parts):
+    """outs[t] = x @ w_t.T (+ biases[t]) for each 8-bit weight of the tuples (one format) in one
+    launch, each thread its band of every weight (`offsets` and `x_sums` None, or one per
+    weight)."""
     for part in numba.prange(parts):
         for t in range(len(qs)):
             n = qs[t].shape[0]
@@ -199,21 +191,49 @@ def dequantize_int4(q, scales, offsets, codebook, out):
                     high[t] = (hi - _EIGHT) * scale
 
 
-def rows_int8(x, q, scales, offsets, bias, out):
-    """out = x @ w.T (+ bias) for the 8-bit weight (q, scales[, offsets]); x (m, K), out (m, N)
-    C-contiguous float32."""
-    x_sums = None if offsets is None else _group_sums(x, scales)
-    with _launch:
-        _rows_int8(x, q, scales, offsets, x_sums, bias, out, parts())
+def plan(qs, scales, offsets, codebook, biases, bits):
+    """The product of a few rows of x with each of these weights of one format (`offsets` None
+    or one per weight, each bias a float32 (N_t,) array or None), planned once: a function of x
+    (m, K), C-contiguous float32, returning the tuple of outputs x @ w_t.T (+ biases[t]), each
+    (m, N_t). The checks and argument tuples the kernels take are made here, not at every
+    call: a decoding step's replay multiplies the same weights every token, and they were a
+    third of a small 4-bit product's time.
 
+    All the weights run in one launch of numba's pool where the format allows (8-bit, and the
+    4-bit table lookups of cpu_jit_lut4), each thread its band of every weight. Otherwise one
+    row of a symmetric or affine 4-bit weight takes the single-pass `_row_int4`, and the other
+    4-bit cases widen each weight row first (`_rows_int4`)."""
+    widths = [q.shape[0] for q in qs]
 
-def rows_int8_many(x, qs, scales, offsets, biases, outs):
-    """outs[t] = x @ w_t.T (+ biases[t]) for 8-bit weights of one format (`offsets` None or one
-    per weight) in one launch; arrays as rows_int8's, biases all None or all arrays."""
-    x_sums = None if offsets is None else tuple([_group_sums(x, s) for s in scales])
-    with _launch:
-        _rows_int8_many(x, tuple(qs), tuple(scales), None if offsets is None else tuple(offsets), x_sums,
-                        tuple(biases), tuple(outs), parts())
+    def outputs(x):
+        return tuple([np.empty((x.shape[0], n), np.float32) for n in widths])
+
+    if bits == 8:
+        qs, scales, biases = tuple(qs), tuple(scales), tuple(biases)
+        offsets = None if offsets is None else tuple(offsets)
+
+        def int8(x):
+            outs = outputs(x)
+            x_sums = None if offsets is None else tuple([_group_sums(x, s) for s in scales])
+            with _launch:
+                _rows_int8(x, qs, scales, offsets, x_sums, biases, outs, parts())
+            return outs
+        return int8
+    launch = cpu_jit_lut4.plan(qs, scales, offsets, codebook, biases)
+    if launch is not None:
+        def int4_lookups(x):
+            outs = outputs(x)
+            launch(x, outs)
+            return outs
+        return int4_lookups
+    offsets = (None,) * len(qs) if offsets is None else offsets
+
+    def int4_each(x):
+        outs = outputs(x)
+        for q, s, o, bias, out in zip(qs, scales, offsets, biases, outs):
+            _int4_rows(x, q, s, o, codebook, bias, out)
+        return outs
+    return int4_each
 
 
 def _group_sums(x, scales):
@@ -221,13 +241,8 @@ def _group_sums(x, scales):
     return x.reshape(x.shape[0], scales.shape[1], -1).sum(axis=2, dtype=np.float32)
 
 
-def rows_int4(x, q, scales, offsets, codebook, bias, out):
-    """out = x @ w.T (+ bias) for the 4-bit weight (q, scales[, offsets or codebook]); x (m, K),
-    out (m, N) C-contiguous float32: cpu_jit_lut4's table lookups where the CPU has them; else one
-    row (decoding) of a symmetric or affine weight takes the single-pass `_row_int4`, and the
-    others widen each weight row first."""
-    if cpu_jit_lut4.rows_int4(x, q, scales, offsets, codebook, bias, out):
-        return
+def _int4_rows(x, q, scales, offsets, codebook, bias, out):
+    """out = x @ w.T (+ bias) for a 4-bit weight the table lookups do not serve."""
     if x.shape[0] == 1 and codebook is None:
         groups = x.reshape(scales.shape[1], 2, -1)
         x_low = np.ascontiguousarray(groups[:, 0]).reshape(-1)
@@ -238,13 +253,3 @@ def rows_int4(x, q, scales, offsets, codebook, bias, out):
         return
     with _launch:
         _rows_int4(x, q, scales, offsets, codebook, bias, out, parts())
-
-
-def rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
-    """outs[t] = x @ w_t.T (+ biases[t]) for 4-bit weights of one format (`offsets` None or one
-    per weight): one launch of cpu_jit_lut4's kernel where it serves them all, else one
-    rows_int4 each."""
-    if cpu_jit_lut4.rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
-        return
-    for t, (q, s, bias, out) in enumerate(zip(qs, scales, biases, outs)):
-        rows_int4(x, q, s, None if offsets is None else offsets[t], codebook, bias, out)

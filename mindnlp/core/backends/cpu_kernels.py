@@ -619,15 +619,12 @@ def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None)
     x = np.ascontiguousarray(x)
     bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     m, k = x.shape
+    if m <= _FEW_ROWS and cpu_jit.parallel() is not None:
+        return quantized_matmul_plan((q,), (scales,), bits, (bias,), None if offsets is None else (offsets,),
+                                     codebook)(x)[0]
     n = q.shape[0]
     out = np.empty((m, n), dtype=_F32)
     offsets = None if offsets is None else np.ascontiguousarray(offsets, dtype=_F32)
-    if m <= _FEW_ROWS and cpu_jit.parallel() is not None:
-        if bits == 8:
-            compiled.rows_int8(x, q, scales, offsets, bias, out)
-        else:
-            compiled.rows_int4(x, q, scales, offsets, codebook, bias, out)
-        return out
 
     def bands(lo, hi):
         scratch = np.empty((min(_QUANT_BAND, hi - lo), k), dtype=_F32)
@@ -971,25 +968,33 @@ def rotary(x, cos, sin):
     return out.transpose(0, 2, 1, 3)
 
 
-def quantized_matmul_many(x, qs, scales, bits, biases, offsets=None, codebook=None):
+def quantized_matmul_plan(qs, scales, bits, biases, offsets=None, codebook=None):
     """x @ w_t.T (+ biases[t]) for each quantized weight (qs[t], scales[t][, offsets[t]]) of one
-    format, a few float32 rows of x (decoding) against all of them in one launch of numba's
-    pool (a step's query/key/value or gate/up projections); the biases all None or all arrays,
-    as the graph pass that groups them ensures. None where that path does not serve (no numba
-    or pool, more rows)."""
+    format and a few float32 rows of x (decoding, up to _FEW_ROWS), planned once: a function of
+    x (m, K) returning the tuple of outputs, all the weights in one launch of numba's pool
+    where the format allows (a step's query/key/value or gate/up projections); the biases all
+    None or all arrays, as the graph pass that groups them ensures. A compiled replay keeps the
+    plan while it is given the same weights. None where that path does not serve (no numba or
+    pool)."""
     compiled = cpu_jit.quantized()
-    if compiled is None or cpu_jit.parallel() is None or x.dtype != _F32 or x.shape[0] > _FEW_ROWS:
+    if compiled is None or cpu_jit.parallel() is None:
         return None
-    x = np.ascontiguousarray(x)
-    m = x.shape[0]
     biases = [b if b is None else np.ascontiguousarray(b, dtype=_F32).reshape(-1) for b in biases]
     offsets = None if offsets is None else [np.ascontiguousarray(o, dtype=_F32) for o in offsets]
-    outs = tuple([np.empty((m, q.shape[0]), dtype=_F32) for q in qs])
-    if bits == 8:
-        compiled.rows_int8_many(x, qs, scales, offsets, biases, outs)
-    else:
-        compiled.rows_int4_many(x, qs, scales, offsets, codebook, biases, outs)
-    return outs
+    run = compiled.plan(qs, scales, offsets, codebook, biases, bits)
+
+    def planned(x):
+        return run(np.ascontiguousarray(x, dtype=_F32))
+    return planned
+
+
+def quantized_matmul_many(x, qs, scales, bits, biases, offsets=None, codebook=None):
+    """quantized_matmul_plan's product of x with these weights, planned for this call; None
+    where that path does not serve (no numba or pool, more rows)."""
+    if x.dtype != _F32 or x.shape[0] > _FEW_ROWS:
+        return None
+    planned = quantized_matmul_plan(qs, scales, bits, biases, offsets, codebook)
+    return None if planned is None else planned(x)
 
 
 KERNELS = {

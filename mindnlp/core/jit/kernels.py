@@ -15,6 +15,7 @@ Ops defined above the core (the transformers' fused rotary and head split) regis
 kernels next to their definition, with `kernel_for` and the operand checks below.
 """
 import math
+import operator
 
 import numpy as np
 
@@ -220,11 +221,40 @@ def _linear_many(node, graph):
     return linear_many
 
 
+class _PlanFor:
+    """The plan `make(arrays)` made for the arrays of the last call, made again when a call
+    brings other array objects (a weight replaced between replays): a replay passes the same
+    weights every step, so their checks are made once."""
+
+    def __init__(self, make):
+        self.make, self.arrays, self.plan = make, (), None
+
+    def __call__(self, arrays):
+        if len(arrays) != len(self.arrays) or not all(map(operator.is_, arrays, self.arrays)):
+            self.arrays, self.plan = arrays, self.make(arrays)
+        return self.plan
+
+
+def _quantized_plan(count, bits, biased, has_offsets, codebook):
+    """The replay's product of x with `count` quantized weights of one format: a function of
+    (x (rows, K), the weights' arrays in the node's read order) returning the outputs."""
+    table = None if codebook is None else CODEBOOKS[codebook]
+
+    def make(arrays):
+        arrays = iter(arrays)
+        q_arrays, s_arrays = [next(arrays) for _ in range(count)], [next(arrays) for _ in range(count)]
+        b_arrays = [next(arrays) if has else None for has in biased]
+        o_arrays = [next(arrays) for _ in range(count)] if has_offsets else None
+        return cpu_kernels.quantized_matmul_plan(q_arrays, s_arrays, bits, b_arrays, o_arrays, table)
+    plans = _PlanFor(make)
+    return lambda x, arrays: plans(arrays)(x)
+
+
 @kernel_for(_QuantizedLinear)
 def _quantized_linear(node, graph):
     """x @ w.T (+ bias) of a few rows against an 8- or 4-bit weight (a decoding step of a
-    quantized model): cpu_kernels.quantized_matmul, as the eager op calls it, with the
-    node's constants bound."""
+    quantized model): cpu_kernels.quantized_matmul_plan, the path the eager op takes, planned
+    once for the node's weight."""
     refs = host_operands(node, graph)
     x, q, scales, bias, bits, offsets, codebook = node.args
     if cpu_jit.quantized() is None or cpu_jit.parallel() is None or refs is None:
@@ -233,15 +263,11 @@ def _quantized_linear(node, graph):
     rows = math.prod(x_shape[:-1])
     if rows > cpu_kernels._FEW_ROWS or any(graph.slots[r.slot].dtype != _F32 for r in refs if r is not q):
         return None
-    has_bias, has_offsets = bias is not None, offsets is not None
-    table = None if codebook is None else CODEBOOKS[codebook]
+    product = _quantized_plan(1, bits, [bias is not None], offsets is not None, codebook)
     out_shape = graph.slots[node.outputs[0]].shape
 
-    def quantized_linear(*arrays):
-        xa, qa, sa = arrays[:3]
-        ba = arrays[3] if has_bias else None
-        oa = arrays[-1] if has_offsets else None
-        return cpu_kernels.quantized_matmul(xa.reshape(rows, -1), qa, sa, bits, ba, oa, table).reshape(out_shape)
+    def quantized_linear(xa, *arrays):
+        return product(xa.reshape(rows, -1), arrays)[0].reshape(out_shape)
     return quantized_linear
 
 
@@ -250,20 +276,16 @@ def _quantized_linear_many(node, graph):
     """Quantized linears of the same few rows (passes.fuse_shared_input_linears) in one launch
     of the quantized matrix-vector kernels, each output as its own node's kernel computes it."""
     x, qs, scales, biases, offsets, bits, codebook = node.args
-    if cpu_jit.quantized() is None or cpu_jit.parallel() is None:
+    rows = math.prod(graph.slots[x.slot].shape[:-1])
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None or rows > cpu_kernels._FEW_ROWS or \
+            graph.slots[x.slot].dtype != _F32:
         return None
-    rows, count = math.prod(graph.slots[x.slot].shape[:-1]), len(qs)
-    biased, table = [b is not None for b in biases], None if codebook is None else CODEBOOKS[codebook]
+    product = _quantized_plan(len(qs), bits, [b is not None for b in biases], offsets is not None, codebook)
     out_shapes = [graph.slots[o].shape for o in node.outputs]
 
     def quantized_linear_many(xa, *arrays):
-        arrays = iter(arrays)
-        q_arrays, s_arrays = [next(arrays) for _ in range(count)], [next(arrays) for _ in range(count)]
-        b_arrays = [next(arrays) if has else None for has in biased]
-        o_arrays = None if offsets is None else [next(arrays) for _ in range(count)]
-        outs = cpu_kernels.quantized_matmul_many(xa.reshape(rows, -1), q_arrays, s_arrays, bits, b_arrays, o_arrays,
-                                                 table)
-        return tuple(out.reshape(shape) for out, shape in zip(outs, out_shapes))
+        outs = product(xa.reshape(rows, -1), arrays)
+        return tuple([out.reshape(shape) for out, shape in zip(outs, out_shapes)])
     return quantized_linear_many
 
 
