@@ -575,6 +575,27 @@ def test_quantized_linears_sharing_a_decoding_row_replay_in_one_launch(bits, gro
     assert names == ["quantized_linear_many", "quantized_linear"]
 
 
+def test_quantized_replay_follows_a_replaced_weight():
+    """A replay plans each quantized product once for the weights it meets; a weight whose
+    array is replaced after that (new scales loaded into a layer) is planned again, so the
+    replay keeps computing what eager computes."""
+    from mindnlp.core.backends import cpu_jit
+
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None:
+        pytest.skip("the quantized kernels are numba's")
+    rng = np.random.default_rng(2)
+    layers = [nn.QuantizedLinear.from_float(core.tensor(rng.standard_normal((n, 128)).astype(np.float32)), None,
+                                            bits=4, group_size=64, scheme="affine") for n in (64, 32)]
+    compiled = _replays_like_eager(lambda x: tuple(layer(x) for layer in layers) + (layers[0](x * 2),),
+                                   (1, 1, 128))
+    for layer in layers:
+        layer.weight_scale.data = layer.weight_scale.data * 3
+    x, = _inputs(5, (1, 1, 128))
+    with core.no_grad():
+        _assert_same(compiled(x), tuple(layer(x) for layer in layers) + (layers[0](x * 2),))
+    assert len(compiled.graphs) == 1
+
+
 def test_replay_frames_outgrow_a_data_stack_chunk():
     """replay's frame is padded past CPython's 16 KiB frame-stack chunk, so that it gets a
     chunk of its own with room for its kernels' calls (a frame that just fits the first chunk
