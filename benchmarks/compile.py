@@ -6,10 +6,15 @@ Workloads: the tiny GPT-2 and Llama checkpoints of tests/fixtures, called on one
 (a decode step's shape without a cache; `generate.py --compiled` times compiled decoding
 with a static KV cache) and on 16 tokens, and a MiniLM-shaped BERT (6 layers, hidden 384; random weights) encoding a
 batch of 8 x 32 tokens. Tiny models measure the per-op dispatch that replay removes; the
-MiniLM shape shows it beside real kernel work. Each figure is the best of the repeats of
+MiniLM shape shows it beside real kernel work. Last, four pre-norm blocks written by hand
+against the torch-like API (SmolLM's width: a norm as x * rsqrt(mean(x^2) + eps) * w,
+masked attention scores, the tanh GELU as its formula; random weights) on 1 and 256 positions:
+the model families are written as fused ops, user code like this is what the graph pass that
+fuses elementwise chains serves. Each figure is the best of the repeats of
 the mean time per call, under no_grad; the machine's roofline is measured in the same run.
 """
 import argparse
+import math
 import os
 import sys
 import time
@@ -20,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import roofline  # noqa: E402
 
 from mindnlp import core  # noqa: E402
+from mindnlp.core import nn  # noqa: E402
 from mindnlp.transformers import AutoModel, AutoModelForCausalLM, BertConfig, BertModel  # noqa: E402
 
 try:
@@ -50,6 +56,7 @@ def _time(fn, repeats, budget=0.3):
 
 
 def _workloads():
+    """(name, model, inputs as NumPy arrays or plain values, tokens, a builder of torch's model)."""
     rng = np.random.default_rng(0)
     gpt2 = os.path.join(FIXTURES, "gpt2", "gpt2", "model")
     llama = os.path.join(FIXTURES, "decoders", "llama", "model")
@@ -57,14 +64,66 @@ def _workloads():
         model = AutoModelForCausalLM.from_pretrained(path).eval()
         for length in (1, 16):
             ids = rng.integers(0, model.config.vocab_size, (1, length))
-            yield f"{name} forward, {length} token(s)", model, ids, {"use_cache": False}, \
+            yield f"{name} forward, {length} token(s)", model, {"input_ids": ids, "use_cache": False}, length, \
                 (lambda p=path: transformers.AutoModelForCausalLM.from_pretrained(p).eval())
     config = BertConfig(**MINILM)
     core.manual_seed(0)
     model = BertModel(config).eval()
     ids = rng.integers(0, MINILM["vocab_size"], (8, 32))
-    yield "MiniLM-shaped encode, 8x32", model, ids, {}, \
+    yield "MiniLM-shaped encode, 8x32", model, {"input_ids": ids}, ids.size, \
         (lambda: transformers.BertModel(transformers.BertConfig(**MINILM)).eval())
+    core.manual_seed(0)
+    blocks = _hand_written_blocks(core, nn)
+    for length in (1, 256):
+        x = rng.standard_normal((1, length, 576)).astype(np.float32)
+        mask = np.triu(np.full((length, length), -1e9, np.float32), 1)
+        yield f"hand-written blocks, {length} position(s)", blocks, {"x": x, "mask": mask}, length, \
+            (lambda blocks=blocks: _torch_copy(_hand_written_blocks(torch, torch.nn), blocks))
+
+
+def _hand_written_blocks(lib, lib_nn, count=4, width=576, heads=9, inner=1536):
+    """`count` pre-norm transformer blocks built from the library's (torch's or the core's)
+    plain ops, as a user would write them."""
+    class Block(lib_nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv, self.out = lib_nn.Linear(width, 3 * width, bias=False), lib_nn.Linear(width, width, bias=False)
+            self.up, self.down = lib_nn.Linear(width, inner), lib_nn.Linear(inner, width)
+            self.norm1, self.norm2 = lib_nn.Parameter(lib.ones(width)), lib_nn.Parameter(lib.ones(width))
+
+        @staticmethod
+        def norm(x, weight):
+            return x * lib.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
+
+        def forward(self, x, mask):
+            b, t, d = x.shape
+            q, k, v = (z.view(b, t, heads, -1).transpose(1, 2) for z in self.qkv(self.norm(x, self.norm1)).split(d, -1))
+            scores = q @ k.transpose(-1, -2) / math.sqrt(d // heads) + mask
+            attended = lib.softmax(scores, -1) @ v
+            x = x + self.out(attended.transpose(1, 2).reshape(b, t, d)) * 0.5
+            u = self.up(self.norm(x, self.norm2))
+            return x + self.down(0.5 * u * (1 + lib.tanh(0.7978845608 * (u + 0.044715 * u * u * u))))
+
+    class Blocks(lib_nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = lib_nn.ModuleList([Block() for _ in range(count)])
+
+        def forward(self, x, mask):
+            for block in self.blocks:
+                x = block(x, mask)
+            return x
+    return Blocks().eval()
+
+
+def _torch_copy(model, source):
+    """torch's model with the core model's weights."""
+    model.load_state_dict({name: torch.tensor(p.numpy()) for name, p in source.state_dict().items()})
+    return model
+
+
+def _as(lib_tensor, inputs):
+    return {k: lib_tensor(v) if isinstance(v, np.ndarray) else v for k, v in inputs.items()}
 
 
 def main():
@@ -76,35 +135,34 @@ def main():
         core.set_num_threads(args.threads)
     line, gflops, _ = roofline.describe()
     print(line)
-    header = (f"{'workload':34} {'eager ms':>9} {'compiled ms':>12} {'speedup':>8} {'of peak':>8} {'torch ms':>9} "
+    header = (f"{'workload':38} {'eager ms':>9} {'compiled ms':>12} {'speedup':>8} {'of peak':>8} {'torch ms':>9} "
               f"{'torch/compiled':>15}")
     print(header)
     print("-" * len(header))
-    for name, model, ids, extra, make_torch in _workloads():
-        x = core.tensor(ids)
+    for name, model, inputs, tokens, make_torch in _workloads():
+        kwargs = _as(core.tensor, inputs)
         compiled = core.compile(model.forward)
         with core.no_grad():
-            eager_s = _time(lambda model=model, x=x, extra=extra: model(input_ids=x, **extra), args.repeats)
-            compiled(input_ids=x, **extra)
+            eager_s = _time(lambda model=model, kwargs=kwargs: model(**kwargs), args.repeats)
+            compiled(**kwargs)
             assert not compiled.breaks, compiled.breaks
-            compiled_s = _time(lambda compiled=compiled, x=x, extra=extra: compiled(input_ids=x, **extra), args.repeats)
+            compiled_s = _time(lambda compiled=compiled, kwargs=kwargs: compiled(**kwargs), args.repeats)
         torch_cell, ratio_cell = "-", "-"
         if torch is not None:
-            ref = make_torch()
-            tx = torch.tensor(ids)
+            ref, torch_kwargs = make_torch(), _as(torch.tensor, inputs)
             with torch.no_grad():
-                torch_s = _time(lambda ref=ref, tx=tx, extra=extra: ref(input_ids=tx, **extra), args.repeats)
+                torch_s = _time(lambda ref=ref, torch_kwargs=torch_kwargs: ref(**torch_kwargs), args.repeats)
             torch_cell, ratio_cell = f"{torch_s * 1e3:.3f}", f"{torch_s / compiled_s:.2f}x"
-        peak = _flops(model, ids) / compiled_s / 1e9 / gflops
-        print(f"{name:34} {eager_s * 1e3:9.3f} {compiled_s * 1e3:12.3f} {eager_s / compiled_s:7.2f}x {peak:8.2%} "
+        peak = _flops(model, tokens) / compiled_s / 1e9 / gflops
+        print(f"{name:38} {eager_s * 1e3:9.3f} {compiled_s * 1e3:12.3f} {eager_s / compiled_s:7.2f}x {peak:8.2%} "
               f"{torch_cell:>9} {ratio_cell:>15}")
 
 
-def _flops(model, ids):
+def _flops(model, tokens):
     """Matrix-product flops of a forward: 2 per weight per token (embeddings excluded)."""
     weights = sum(p.numel() for n, p in model.named_parameters() if p.ndim == 2 and "embed" not in n and "wte" not in
                   n and "wpe" not in n)
-    return 2 * weights * ids.size
+    return 2 * weights * tokens
 
 
 if __name__ == "__main__":

@@ -596,6 +596,62 @@ def test_quantized_replay_follows_a_replaced_weight():
     assert len(compiled.graphs) == 1
 
 
+def _chain_programs(compiled):
+    (entry,) = compiled._cache.values()
+    return [node.args[0] for node in entry.compiled.graph.nodes if node.name == "elementwise_chain"]
+
+
+def _needs_chains():
+    from mindnlp.core.backends import cpu_jit
+
+    if cpu_jit.chains() is None:
+        pytest.skip("chains are compiled with numba")
+
+
+def test_elementwise_chains_replay_as_one_loop_with_the_eager_bits():
+    """Elementwise ops feeding one another (a hand-written norm, a scaled residual, masked
+    scores) replay as one compiled loop per chain, reading inputs of every broadcast (full, a
+    row, a column, one element, a block of rows such as a mask) and Python numbers, bit for bit
+    as eager, infinities, NaN and signed zeros included. A result the caller also receives
+    ends a chain, and a chain keeps one shape (the column statistic is one chain, the rows it
+    scales another)."""
+    _needs_chains()
+
+    def block(x, w, col, one, r, mask):
+        h = x * core.rsqrt(col.abs() + 1e-6) * w
+        scaled = x * 3
+        return (r + h * 0.5 - one, (x - 1.0) / (x.abs() - 2) * 3, core.sqrt(x.square() + one).reciprocal().neg(),
+                scaled, scaled / 2 + 1, (x / 8 + mask) * 2)
+
+    compiled = _replays_like_eager(block, (2, 5, 8), (8,), (2, 5, 1), (), (2, 5, 8), (5, 8))
+    programs = _chain_programs(compiled)
+    assert [[step[0] for step in program] for program in programs] == [
+        ["abs", "add", "rsqrt"], ["mul", "mul", "mul", "add", "sub"], ["sub", "abs", "sub", "div", "mul"],
+        ["square", "add", "sqrt", "reciprocal", "neg"], ["div", "add"], ["div", "add", "mul"]]
+    special = core.tensor(np.array([0.0, -0.0, 2.0, -2.0, np.inf, -np.inf, np.nan, 1e-30], np.float32).reshape(1, 1, 8))
+    with core.no_grad():
+        args = [special, special[0, 0], core.zeros(1, 1, 1), core.tensor(-0.0), special, special[0]]
+        _assert_same(compiled(*args), block(*args))
+
+
+def test_an_elementwise_chain_is_not_moved_past_a_write_into_its_input():
+    """A chain whose input is written in place between its first op and its last stays op by
+    op: run together at the last op's place, the first would read the written value."""
+    _needs_chains()
+
+    def step(x):
+        t = x.clone()
+        doubled = t * 2
+        t.add_(1)
+        return doubled - 1, t
+
+    compiled = core.compile(step)
+    for seed in range(3):
+        x, = _inputs(seed, (4, 3))
+        _assert_same(compiled(x), step(x))
+    assert compiled.breaks == [] and _chain_programs(compiled) == []
+
+
 def test_replay_frames_outgrow_a_data_stack_chunk():
     """replay's frame is padded past CPython's 16 KiB frame-stack chunk, so that it gets a
     chunk of its own with room for its kernels' calls (a frame that just fits the first chunk

@@ -169,6 +169,16 @@ def quantized():
 _quantized = None
 
 
+def chains():
+    """The generated loops of chained elementwise arithmetic (cpu_jit_chains), or None when
+    numba is not installed."""
+    if load() is None:
+        return None
+    from . import cpu_jit_chains
+
+    return cpu_jit_chains
+
+
 def _compile(numba):
     a1, a2, a3, a4, a5, a6 = _AS_28
     inv_sqrt_2 = _INV_SQRT_2

@@ -289,6 +289,34 @@ def _quantized_linear_many(node, graph):
     return quantized_linear_many
 
 
+def _row_view(kind, rows, cols):
+    """The shape a chain's loop reads an input of this broadcast kind in (cpu_jit_chains)."""
+    return {"full": (rows, cols), "row": (cols,), "column": (rows,), "one": (1,), "block": (-1, cols)}[kind]
+
+
+@kernel_for(passes.elementwise_chain)
+def _elementwise_chain(node, graph):
+    """A chain of elementwise ops (passes.fuse_elementwise) as one compiled loop, its rows
+    split over the worker threads when there are enough of them."""
+    chains = cpu_jit.chains()
+    if chains is None:
+        return None
+    program, refs = node.args[0], node.args[1:]
+    shape = graph.slots[node.outputs[0]].shape
+    rows, cols = math.prod(shape[:-1]), shape[-1]
+    kinds = tuple(passes.broadcast_kind(graph.slots[r.slot].shape, shape) for r in refs)
+    views = [_row_view(kind, rows, cols) for kind in kinds]
+    loop = chains.loop(program, kinds)
+    min_rows = -(-_INLINE // max(cols, 1))
+
+    def elementwise_chain(*arrays):
+        inputs = [a.reshape(view) for a, view in zip(arrays, views)]
+        out = np.empty((rows, cols), _F32)
+        cpu_kernels.workers.run(lambda lo, hi: loop(lo, hi, out, *inputs), rows, min_items=min_rows)
+        return out.reshape(shape)
+    return elementwise_chain
+
+
 @kernel_for(_LayerNorm)
 def _layer_norm(node, graph):
     """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once."""

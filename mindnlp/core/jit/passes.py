@@ -21,10 +21,21 @@ threads instead of several, and each thread's memory streams kept going from one
 the next (a SmolLM-sized step's projections run about 1.2x faster). Each output is computed
 as its own linear computed it. Quantized linears of one format (bits, codebook, offsets and
 bias or not) that share an input become one `quantized_linear_many` node the same way.
+
+Elementwise chains: float32 elementwise ops that feed one another, each result read only by
+the next (a hand-written norm's `x * rsqrt(var + eps) * w`, a residual scaled and added,
+attention scores scaled and masked), become one `elementwise_chain` node: one compiled loop
+reading each input once and writing only the chain's result (backends.cpu_jit_chains, which
+also says which ops qualify: those rounded exactly, so the loop gives the eager bits). The
+blocks of the model families are already single ops (norms, rotary, gated activations,
+attention); this serves the code users write against the core, and what a compiled
+backward's graph chains.
 """
+import collections
+
 import numpy as np
 
-from ..backends import cpu_kernels
+from ..backends import cpu_jit, cpu_kernels
 from ..nn.functional.linear import _Linear
 from ..nn.functional.quantized import _QuantizedLinear, quantized_product
 from ..ops import elementwise, linalg
@@ -34,12 +45,14 @@ _F32 = np.dtype(np.float32)
 
 
 def optimize(graph, arrays):
-    """Fold constants, drop dead nodes, fuse bias adds and shared-input linears. `arrays` maps
-    slots to their captured arrays."""
+    """Fold constants, drop dead nodes, fuse bias adds, shared-input linears and elementwise
+    chains. `arrays` maps slots to their captured arrays."""
     fold_constants(graph, arrays)
     eliminate_dead_code(graph)
     fuse_bias_add(graph)
     fuse_shared_input_linears(graph)
+    if cpu_jit.chains() is not None:
+        fuse_elementwise(graph)
 
 
 def matmul_bias(a, b, bias):
@@ -218,3 +231,135 @@ def _shared_input_key(node, slots):
     if any(s.dtype != _F32 for s in floats) or any(getattr(s.device, "type", "cpu") != "cpu" for s in [xs] + params):
         return None
     return (x.slot,) + fmt
+
+
+# Elementwise ops chained by fuse_elementwise: op -> (instruction, arity); and how each
+# instruction is computed eagerly (the ops' own NumPy calls, Python numbers included).
+_CHAINED = {
+    elementwise.Add: ("add", 2), elementwise.Sub: ("sub", 2), elementwise.Mul: ("mul", 2),
+    elementwise.Div: ("div", 2), elementwise.Neg: ("neg", 1), elementwise.abs.function: ("abs", 1),
+    elementwise.sqrt.function: ("sqrt", 1), elementwise.rsqrt.function: ("rsqrt", 1),
+    elementwise.reciprocal.function: ("reciprocal", 1), elementwise.square.function: ("square", 1),
+}
+_NUMPY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide, "neg": np.negative,
+    "abs": np.abs, "sqrt": np.sqrt, "rsqrt": lambda a: 1 / np.sqrt(a), "reciprocal": lambda a: 1 / a,
+    "square": lambda a: a * a,
+}
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def elementwise_chain(program, *arrays):
+    """A chain's result computed instruction by instruction, as its ops computed it (see
+    backends.cpu_jit_chains for the program's form)."""
+    results = []
+    for name, *operands in program:
+        values = [arrays[v] if kind == "in" else results[v] if kind == "tmp" else v for kind, v in operands]
+        results.append(_NUMPY[name](*values))
+    return results[-1]
+
+
+def broadcast_kind(shape, out_shape):
+    """How an input of this shape is read for a result of out_shape, seen as rows (R, C): the
+    "full" array, a "row" (C,), a "column" (R,), "one" element, or a "block" of the last rows
+    repeated over the leading dimensions (an attention mask (T, T) over (B, H, T, T)); None
+    for other broadcasts."""
+    if len(shape) > len(out_shape):
+        return None
+    out_shape = tuple(out_shape)
+    padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    if padded == out_shape:
+        return "full"
+    if all(d == 1 for d in padded):
+        return "one"
+    if all(d == 1 for d in padded[:-1]) and padded[-1] == out_shape[-1]:
+        return "row"
+    if padded[-1] == 1 and padded[:-1] == out_shape[:-1]:
+        return "column"
+    leading = next(j for j, d in enumerate(padded) if d != 1)
+    if padded[leading:] == out_shape[leading:]:
+        return "block"
+    return None
+
+
+def fuse_elementwise(graph):
+    """Replace each chain the module docstring describes (two ops or more, one result shape)
+    by one `elementwise_chain` node at the place of its last op, provided nothing writes into
+    the chain's inputs between its first op and its last."""
+    slots = graph.slots
+    chainable = [node for node in graph.nodes if _chain_instruction(node, slots) is not None]
+    by_output = {node.outputs[0]: node for node in chainable}
+    readers = collections.Counter(s for node in graph.nodes for s in node.reads())
+    escaping = set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
+    viewed = {slot.root for slot in slots if slot.root != slot.index}
+    consumer = {}
+    for node in chainable:
+        for s in node.reads():
+            producer = by_output.get(s)
+            if producer is not None and readers[s] == 1 and s not in escaping and s not in viewed and \
+                    slots[s].shape == slots[node.outputs[0]].shape:
+                consumer[id(producer)] = node
+    chains = {}
+    for node in chainable:
+        last = node
+        while id(last) in consumer:
+            last = consumer[id(last)]
+        chains.setdefault(id(last), []).append(node)
+    position = {id(node): i for i, node in enumerate(graph.nodes)}
+    fused = {}
+    for members in chains.values():
+        if len(members) < 2:
+            continue
+        program, inputs = _chain_program(members, slots)
+        first, last = position[id(members[0])], position[id(members[-1])]
+        roots = {slots[s].root for s in inputs}
+        if any(slots[w].root in roots for n in graph.nodes[first:last] if n.writes for w in n.writes):
+            continue
+        fused[id(members[-1])] = Node(elementwise_chain, (program, *[SlotRef(s) for s in inputs]), {},
+                                      [members[-1].outputs[0]], False)
+        for node in members[:-1]:
+            fused[id(node)] = None
+    if fused:
+        graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
+
+
+def _chain_instruction(node, slots):
+    """(instruction, operands) for a node fuse_elementwise may chain: one of _CHAINED's ops on
+    float32 host arrays (read as broadcast_kind allows) and Python numbers within float32's
+    range, giving a float32 array of at least one dimension; else None."""
+    chained = _CHAINED.get(node.op)
+    if chained is None or node.kwargs or node.writes is not None or node.expect is not NO_GUARD or \
+            node.tuple_out or len(node.args) != chained[1] or node.outputs[0] is None:
+        return None
+    out = slots[node.outputs[0]]
+    if out.dtype != _F32 or not out.shape or getattr(out.device, "type", "cpu") != "cpu":
+        return None
+    for arg in node.args:
+        if type(arg) is SlotRef:
+            slot = slots[arg.slot]
+            if arg.array or slot.dtype != _F32 or getattr(slot.device, "type", "cpu") != "cpu" or \
+                    broadcast_kind(slot.shape, out.shape) is None:
+                return None
+        elif type(arg) not in (int, float) or not abs(arg) <= _F32_MAX:
+            return None
+    return chained[0], node.args
+
+
+def _chain_program(members, slots):
+    """The program of a chain's nodes (in graph order) and the slots of its inputs."""
+    program, inputs, results = [], [], {}
+    for node in members:
+        name, args = _chain_instruction(node, slots)
+        operands = []
+        for arg in args:
+            if type(arg) is not SlotRef:
+                operands.append(("const", arg))
+            elif arg.slot in results:
+                operands.append(("tmp", results[arg.slot]))
+            else:
+                if arg.slot not in inputs:
+                    inputs.append(arg.slot)
+                operands.append(("in", inputs.index(arg.slot)))
+        results[node.outputs[0]] = len(program)
+        program.append((name, *operands))
+    return tuple(program), inputs
