@@ -614,7 +614,7 @@ def test_elementwise_chains_replay_as_one_loop_with_the_eager_bits():
     row, a column, one element, a block of rows such as a mask) and Python numbers, bit for bit
     as eager, infinities, NaN and signed zeros included. A result the caller also receives
     ends a chain, and a chain keeps one shape (the column statistic is one chain, the rows it
-    scales another)."""
+    scales another). Empty results stay op by op."""
     _needs_chains()
 
     def block(x, w, col, one, r, mask):
@@ -628,6 +628,7 @@ def test_elementwise_chains_replay_as_one_loop_with_the_eager_bits():
     assert [[step[0] for step in program] for program in programs] == [
         ["abs", "add", "rsqrt"], ["mul", "mul", "mul", "add", "sub"], ["sub", "abs", "sub", "div", "mul"],
         ["square", "add", "sqrt", "reciprocal", "neg"], ["div", "add"], ["div", "add", "mul"]]
+    _replays_like_eager(block, (2, 5, 0), (0,), (2, 5, 1), (), (2, 5, 0), (5, 0))
     special = core.tensor(np.array([0.0, -0.0, 2.0, -2.0, np.inf, -np.inf, np.nan, 1e-30], np.float32).reshape(1, 1, 8))
     with core.no_grad():
         args = [special, special[0, 0], core.zeros(1, 1, 1), core.tensor(-0.0), special, special[0]]

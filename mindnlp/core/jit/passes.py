@@ -326,13 +326,13 @@ def fuse_elementwise(graph):
 def _chain_instruction(node, slots):
     """(instruction, operands) for a node fuse_elementwise may chain: one of _CHAINED's ops on
     float32 host arrays (read as broadcast_kind allows) and Python numbers within float32's
-    range, giving a float32 array of at least one dimension; else None."""
+    range, giving a float32 array of at least one dimension and one element; else None."""
     chained = _CHAINED.get(node.op)
     if chained is None or node.kwargs or node.writes is not None or node.expect is not NO_GUARD or \
             node.tuple_out or len(node.args) != chained[1] or node.outputs[0] is None:
         return None
     out = slots[node.outputs[0]]
-    if out.dtype != _F32 or not out.shape or getattr(out.device, "type", "cpu") != "cpu":
+    if out.dtype != _F32 or not out.shape or 0 in out.shape or getattr(out.device, "type", "cpu") != "cpu":
         return None
     for arg in node.args:
         if type(arg) is SlotRef:
