@@ -279,18 +279,3 @@ def plan(qs, scales, offsets, codebook, biases):
             _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts())
     return launch
 
-
-def rows_int4_many(x, qs, scales, offsets, codebook, biases, outs):
-    """outs[t] = x @ w_t.T (+ biases[t]) for 4-bit weights of one format (see plan), x and outs
-    C-contiguous float32, in one launch; False, with nothing written, where this kernel cannot
-    serve one of them."""
-    launch = plan(qs, scales, offsets, codebook, biases)
-    if launch is None or not x.flags.c_contiguous or not all(out.flags.c_contiguous for out in outs):
-        return False
-    launch(x, tuple(outs))
-    return True
-
-
-def rows_int4(x, q, scales, offsets, codebook, bias, out):
-    """out (m, N) = x (m, K) @ w.T (+ bias) for one 4-bit weight: rows_int4_many of one."""
-    return rows_int4_many(x, (q,), (scales,), None if offsets is None else (offsets,), codebook, (bias,), (out,))

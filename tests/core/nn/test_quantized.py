@@ -258,8 +258,9 @@ def test_table_lookup_kernel_equals_dequantize_then_matmul(group_size, scheme):
     for rows in (1, 2, 3, 7, 15):  # blocks of eight, four and two rows of x, and one left over
         x = RNG.standard_normal((rows, 256)).astype(np.float32)
         out = np.empty((rows, 103), np.float32)
-        assert cpu_jit_lut4.rows_int4(x, q.numpy(), scales.numpy(), None if offsets is None else offsets.numpy(),
-                                      None if codebook is None else F.quantized.CODEBOOKS[codebook], bias, out)
+        launch = cpu_jit_lut4.plan((q.numpy(),), (scales.numpy(),), None if offsets is None else (offsets.numpy(),),
+                                   None if codebook is None else F.quantized.CODEBOOKS[codebook], (bias,))
+        launch(x, (out,))
         _assert_float32_close(out, x, dense, bias)
 
 
@@ -282,19 +283,20 @@ def test_one_launch_for_many_weights_equals_a_launch_each(bits, group_size, sche
             np.testing.assert_array_equal(out, K.quantized_matmul(x, q, scales, bits, b, offsets, codebook))
 
 
-def test_table_lookup_kernel_declines_many_weights_it_cannot_read_writing_nothing():
-    """One weight it cannot read (a strided view) and the launch for all is declined, each output
-    left as it was; cpu_jit_quant then takes one launch each."""
+def test_table_lookup_kernel_declines_many_weights_it_cannot_read():
+    """One weight it cannot read (a strided view) and no launch is planned for any of them;
+    cpu_jit_quant then takes one launch each, with the same outputs."""
     from mindnlp.core.backends import cpu_jit_lut4
 
     if not cpu_jit_lut4.usable():
         pytest.skip("no AVX-512 or AVX2 here (or numba compiles for another CPU)")
-    (q, scales, _, _), _ = _quantized(_weight(64, 256), 4, 64, "symmetric")
+    (q, scales, _, _), dense = _quantized(_weight(64, 256), 4, 64, "symmetric")
     q, scales = q.numpy(), scales.numpy()
     x = RNG.standard_normal((1, 256)).astype(np.float32)
-    outs = (np.full((1, 64), 7.0, np.float32), np.full((1, 32), 7.0, np.float32))
-    assert not cpu_jit_lut4.rows_int4_many(x, (q, q[::2]), (scales, scales[::2]), None, None, (None, None), outs)
-    assert all((out == 7.0).all() for out in outs)
+    assert cpu_jit_lut4.plan((q, q[::2]), (scales, scales[::2]), None, None, (None, None)) is None
+    outs = K.quantized_matmul_many(x, [q, q[::2]], [scales, scales[::2]], 4, [None, None])
+    _assert_float32_close(outs[0], x, dense)
+    _assert_float32_close(outs[1], x, dense[::2])
 
 
 def test_table_lookup_kernel_at_the_avx2_width():
@@ -318,7 +320,7 @@ def test_table_lookup_kernel_at_the_avx2_width():
         "    dense = F.dequantize_weight(q, s, 4, o, scheme if cb is not None else None).numpy().astype(np.float64)\n"
         "    x = rng.standard_normal((3, 128)).astype(np.float32)\n"
         "    out = np.empty((3, 37), np.float32)\n"
-        "    assert cpu_jit_lut4.rows_int4(x, q.numpy(), s.numpy(), None if o is None else o.numpy(), cb, None, out)\n"
+        "    cpu_jit_lut4.plan((q.numpy(),), (s.numpy(),), None if o is None else (o.numpy(),), cb, (None,))(x, (out,))\n"
         "    bound = 8 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(dense).T + 1)\n"
         "    assert np.all(np.abs(out - x @ dense.T) <= bound), scheme\n"
         "print('ok')\n")
