@@ -308,11 +308,15 @@ def _elementwise_chain(node, graph):
     views = [_row_view(kind, rows, cols) for kind in kinds]
     loop = chains.loop(program, kinds)
     min_rows = -(-_INLINE // max(cols, 1))
+    workers = cpu_kernels.workers
 
     def elementwise_chain(*arrays):
         inputs = [a.reshape(view) for a, view in zip(arrays, views)]
         out = np.empty((rows, cols), _F32)
-        cpu_kernels.workers.run(lambda lo, hi: loop(lo, hi, out, *inputs), rows, min_items=min_rows)
+        if rows < 2 * min_rows:         # one part: on the calling thread, without the hand-off
+            loop(0, rows, out, *inputs)
+        else:
+            workers.run(lambda lo, hi: loop(lo, hi, out, *inputs), rows, min_items=min_rows)
         return out.reshape(shape)
     return elementwise_chain
 
