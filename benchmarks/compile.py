@@ -1,6 +1,6 @@
-"""Eager vs compiled (core.compile) forward time, beside torch eager when importable.
+"""Eager vs compiled (core.compile) forward time, beside torch eager (and torch.compile) when importable.
 
-    python benchmarks/compile.py [--repeats 7] [--threads N]
+    python benchmarks/compile.py [--repeats 7] [--threads N] [--torch-compile] [--torch-python PYTHON]
 
 Workloads: the tiny GPT-2 and Llama checkpoints of tests/fixtures, called on one token
 (a decode step's shape without a cache; `generate.py --compiled` times compiled decoding
@@ -12,10 +12,16 @@ masked attention scores, the tanh GELU as its formula; random weights) on 1 and 
 the model families are written as fused ops, user code like this is what the graph pass that
 fuses elementwise chains serves. Each figure is the best of the repeats of
 the mean time per call, under no_grad; the machine's roofline is measured in the same run.
+
+torch runs each workload in a process of its own (under --torch-python, default this
+interpreter): loaded beside mindnlp, its OpenMP runtime would set the spinning of the threads
+numba's pool shares with it, and slow mindnlp's products (a MiniLM-shaped encode 42 -> 49 ms).
+With --torch-compile that process also times torch.compile of the same model.
 """
 import argparse
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -28,11 +34,7 @@ from mindnlp import core  # noqa: E402
 from mindnlp.core import nn  # noqa: E402
 from mindnlp.transformers import AutoModel, AutoModelForCausalLM, BertConfig, BertModel  # noqa: E402
 
-try:
-    import torch
-    import transformers
-except ImportError:            # the table then has mindnlp's columns only
-    torch = transformers = None
+torch = transformers = None   # imported in the torch worker process only
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
@@ -130,16 +132,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=None, help="core.set_num_threads before timing")
+    parser.add_argument("--torch-compile", action="store_true", help="also time torch.compile of each model")
+    parser.add_argument("--torch-python", default=sys.executable, help="the Python that has torch + transformers")
+    parser.add_argument("--torch-worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.torch_worker:
+        _torch_worker(args.torch_worker, args.repeats, args.torch_compile)
+        return
     if args.threads:
         core.set_num_threads(args.threads)
     line, gflops, _ = roofline.describe()
     print(line)
     header = (f"{'workload':38} {'eager ms':>9} {'compiled ms':>12} {'speedup':>8} {'of peak':>8} {'torch ms':>9} "
-              f"{'torch/compiled':>15}")
+              f"{'torch/compiled':>15}" + (f" {'torch.compile ms':>17} {'t.c./compiled':>14}" if args.torch_compile else ""))
     print(header)
     print("-" * len(header))
-    for name, model, inputs, tokens, make_torch in _workloads():
+    for name, model, inputs, tokens, _ in _workloads():
         kwargs = _as(core.tensor, inputs)
         compiled = core.compile(model.forward)
         with core.no_grad():
@@ -147,15 +155,43 @@ def main():
             compiled(**kwargs)
             assert not compiled.breaks, compiled.breaks
             compiled_s = _time(lambda compiled=compiled, kwargs=kwargs: compiled(**kwargs), args.repeats)
-        torch_cell, ratio_cell = "-", "-"
-        if torch is not None:
-            ref, torch_kwargs = make_torch(), _as(torch.tensor, inputs)
-            with torch.no_grad():
-                torch_s = _time(lambda ref=ref, torch_kwargs=torch_kwargs: ref(**torch_kwargs), args.repeats)
-            torch_cell, ratio_cell = f"{torch_s * 1e3:.3f}", f"{torch_s / compiled_s:.2f}x"
+        cells = []
+        for torch_s in _torch_seconds(args, name):
+            cells += ["-", "-"] if torch_s is None else [f"{torch_s * 1e3:.3f}", f"{torch_s / compiled_s:.2f}x"]
         peak = _flops(model, tokens) / compiled_s / 1e9 / gflops
         print(f"{name:38} {eager_s * 1e3:9.3f} {compiled_s * 1e3:12.3f} {eager_s / compiled_s:7.2f}x {peak:8.2%} "
-              f"{torch_cell:>9} {ratio_cell:>15}")
+              f"{cells[0]:>9} {cells[1]:>15}" + (f" {cells[2]:>17} {cells[3]:>14}" if args.torch_compile else ""))
+
+
+def _torch_seconds(args, name):
+    """torch's eager (and, with --torch-compile, torch.compile's) seconds per call of the
+    workload `name`, from a process of its own; None where torch is not importable there."""
+    command = [args.torch_python, os.path.abspath(__file__), "--torch-worker", name, "--repeats", str(args.repeats)]
+    result = subprocess.run(command + (["--torch-compile"] if args.torch_compile else []), capture_output=True,
+                            text=True)
+    figures = result.stdout.split()[-2:] if result.returncode == 0 else ["none", "none"]
+    return [None if f == "none" else float(f) for f in figures][:2 if args.torch_compile else 1]
+
+
+def _torch_worker(name, repeats, with_compile):
+    """Print torch's eager and torch.compile seconds per call of one workload ("none" where not run)."""
+    global torch, transformers
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        print("none none")
+        return
+    _, _, inputs, _, make_torch = next(w for w in _workloads() if w[0] == name)
+    ref, kwargs = make_torch(), _as(torch.tensor, inputs)
+    with torch.no_grad():
+        eager = _time(lambda: ref(**kwargs), repeats)
+        compiled = "none"
+        if with_compile:
+            fast = torch.compile(ref)
+            fast(**kwargs)
+            compiled = _time(lambda: fast(**kwargs), repeats)
+    print(eager, compiled)
 
 
 def _flops(model, tokens):
