@@ -616,12 +616,12 @@ def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None)
     compiled = cpu_jit.quantized()
     if compiled is None or x.dtype != _F32:
         return None
-    x = np.ascontiguousarray(x)
-    bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     m, k = x.shape
     if m <= _FEW_ROWS and cpu_jit.parallel() is not None:
         return quantized_matmul_plan((q,), (scales,), bits, (bias,), None if offsets is None else (offsets,),
                                      codebook)(x)[0]
+    x = np.ascontiguousarray(x)
+    bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     n = q.shape[0]
     out = np.empty((m, n), dtype=_F32)
     offsets = None if offsets is None else np.ascontiguousarray(offsets, dtype=_F32)

@@ -103,8 +103,24 @@ def _foldable(node, slots):
     return all(o is None or (slots[o].constant and not slots[slots[o].root].mutated) for o in node.outputs)
 
 
+def _escaping(graph):
+    """The slots the caller receives or whose arrays replace an input's or external's."""
+    return set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
+
+
+def _viewed(slots):
+    """The slots some other slot is a view of."""
+    return {slot.root for slot in slots if slot.root != slot.index}
+
+
+def _written_between(graph, first, last, roots):
+    """Whether a node in graph.nodes[first:last] writes into the memory of one of `roots`."""
+    slots = graph.slots
+    return any(slots[w].root in roots for n in graph.nodes[first:last] if n.writes for w in n.writes)
+
+
 def eliminate_dead_code(graph):
-    live = set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
+    live = _escaping(graph)
     kept = []
     for node in reversed(graph.nodes):
         needed = node.writes is not None or node.expect is not NO_GUARD or any(
@@ -127,8 +143,7 @@ def fuse_bias_add(graph):
     for node in graph.nodes:
         for s in node.reads():
             readers.setdefault(s, []).append(node)
-    kept_out = set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
-    viewed = {slot.root for slot in slots if slot.root != slot.index}
+    kept_out, viewed = _escaping(graph), _viewed(slots)
     fused = {}
     for node in graph.nodes:
         if node.op is not linalg.MatMul or node.kwargs or not all(type(a) is SlotRef for a in node.args):
@@ -178,8 +193,7 @@ def fuse_shared_input_linears(graph):
         if len(members) < 2:
             continue
         first, last = members[0][0], members[-1][0]
-        root = slots[key[0]].root
-        if any(slots[w].root == root for n in graph.nodes[first:last] if n.writes for w in n.writes):
+        if _written_between(graph, first, last, {slots[key[0]].root}):
             continue
         nodes = [node for _, node in members]
         parameters = [r.slot for n in nodes for r in n.args[1:] if type(r) is SlotRef]
@@ -287,11 +301,11 @@ def fuse_elementwise(graph):
     by one `elementwise_chain` node at the place of its last op, provided nothing writes into
     the chain's inputs between its first op and its last."""
     slots = graph.slots
-    chainable = [node for node in graph.nodes if _chain_instruction(node, slots) is not None]
+    instructions = {id(node): _chain_instruction(node, slots) for node in graph.nodes}
+    chainable = [node for node in graph.nodes if instructions[id(node)] is not None]
     by_output = {node.outputs[0]: node for node in chainable}
     readers = collections.Counter(s for node in graph.nodes for s in node.reads())
-    escaping = set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
-    viewed = {slot.root for slot in slots if slot.root != slot.index}
+    escaping, viewed = _escaping(graph), _viewed(slots)
     consumer = {}
     for node in chainable:
         for s in node.reads():
@@ -310,10 +324,9 @@ def fuse_elementwise(graph):
     for members in chains.values():
         if len(members) < 2:
             continue
-        program, inputs = _chain_program(members, slots)
-        first, last = position[id(members[0])], position[id(members[-1])]
-        roots = {slots[s].root for s in inputs}
-        if any(slots[w].root in roots for n in graph.nodes[first:last] if n.writes for w in n.writes):
+        program, inputs = _chain_program(members, instructions)
+        if _written_between(graph, position[id(members[0])], position[id(members[-1])],
+                            {slots[s].root for s in inputs}):
             continue
         fused[id(members[-1])] = Node(elementwise_chain, (program, *[SlotRef(s) for s in inputs]), {},
                                       [members[-1].outputs[0]], False)
@@ -345,11 +358,12 @@ def _chain_instruction(node, slots):
     return chained[0], node.args
 
 
-def _chain_program(members, slots):
-    """The program of a chain's nodes (in graph order) and the slots of its inputs."""
+def _chain_program(members, instructions):
+    """The program of a chain's nodes (in graph order, each node's _chain_instruction in
+    `instructions` by id) and the slots of its inputs."""
     program, inputs, results = [], [], {}
     for node in members:
-        name, args = _chain_instruction(node, slots)
+        name, args = instructions[id(node)]
         operands = []
         for arg in args:
             if type(arg) is not SlotRef:
