@@ -635,6 +635,32 @@ def test_elementwise_chains_replay_as_one_loop_with_the_eager_bits():
         _assert_same(compiled(*args), block(*args))
 
 
+def test_an_elementwise_chain_loop_equals_its_reference_op_by_op():
+    """cpu_jit_chains' generated loop, on inputs of every broadcast kind, rows split in two
+    ranges as the workers split them, gives the bits of passes.elementwise_chain, the
+    instructions computed one by one with the ops' NumPy calls."""
+    _needs_chains()
+    from mindnlp.core.backends import cpu_jit_chains
+    from mindnlp.core.jit import passes
+
+    program = (("mul", ("in", 0), ("in", 1)), ("sub", ("tmp", 0), ("in", 2)), ("div", ("const", 3), ("tmp", 1)),
+               ("rsqrt", ("in", 3)), ("add", ("tmp", 2), ("tmp", 3)), ("reciprocal", ("in", 4)),
+               ("square", ("tmp", 5)), ("neg", ("tmp", 6)), ("abs", ("tmp", 4)), ("sqrt", ("tmp", 8)),
+               ("mul", ("tmp", 9), ("tmp", 7)))
+    rng = np.random.default_rng(3)
+    shape = (2, 3, 5)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in (shape, (5,), (2, 3, 1), (1, 1, 1), (3, 5))]
+    arrays[3] = np.abs(arrays[3])
+    kinds = tuple(passes.broadcast_kind(a.shape, shape) for a in arrays)
+    assert kinds == ("full", "row", "column", "one", "block")
+    views = [a.reshape(v) for a, v in zip(arrays, [(6, 5), (5,), (6,), (1,), (-1, 5)])]
+    loop = cpu_jit_chains.loop(program, kinds)
+    out = np.empty((6, 5), np.float32)
+    loop(0, 4, out, *views)
+    loop(4, 6, out, *views)
+    np.testing.assert_array_equal(out.reshape(shape), passes.elementwise_chain(program, *arrays))
+
+
 def test_an_elementwise_chain_is_not_moved_past_a_write_into_its_input():
     """A chain whose input is written in place between its first op and its last stays op by
     op: run together at the last op's place, the first would read the written value."""
