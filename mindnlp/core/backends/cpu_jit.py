@@ -135,9 +135,15 @@ def half():
     return _usable_on_pool("cpu_jit_half")
 
 
-def bf16_gemm():
-    """The bfloat16 matrix product on the CPU's bfloat16 dot instruction (cpu_jit_bf16_gemm)."""
-    return _usable_on_pool("cpu_jit_bf16_gemm")
+def gemm(dtype):
+    """The matrix products x @ w.T on the weight as stored (cpu_jit_gemm) for operands of
+    `dtype` ("float32", or "bfloat16" on the CPU's bfloat16 dot instruction), or None where
+    they do not run here."""
+    if parallel() is None:
+        return None
+    from . import cpu_jit_gemm
+
+    return cpu_jit_gemm if cpu_jit_gemm.usable(dtype) else None
 
 
 def blas():

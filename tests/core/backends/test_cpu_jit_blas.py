@@ -89,21 +89,22 @@ def test_layouts_blas_cannot_read_are_declined(blas):
 
 
 def test_matmul_splits_mid_sized_products_on_the_pool(blas, monkeypatch):
-    """A 96x128x96 product (1.2M multiply-adds) is split on the pool; where gemm_rows
-    declines, the workers split it instead, with the same result."""
+    """A 96x128x96 product by a row-major matrix (a weight's transpose goes to cpu_jit_gemm
+    instead) is split on the pool; where gemm_rows declines, the workers split it instead,
+    with the same result."""
     if workers.count < 2:
         pytest.skip("one core: products are not split")
     calls = []
     real = blas.gemm_rows
     monkeypatch.setattr(blas, "gemm_rows", lambda *args: calls.append(args[0].shape) or real(*args))
     a = RNG.standard_normal((96, 128)).astype(np.float32)
-    w = RNG.standard_normal((96, 128)).astype(np.float32)
+    b = RNG.standard_normal((128, 96)).astype(np.float32)
     bias = RNG.standard_normal(96).astype(np.float32)
-    on_pool = K.matmul(a, w.T, bias)
+    on_pool = K.matmul(a, b, bias)
     assert calls == [(96, 128)]
     monkeypatch.setattr(blas, "gemm_rows", lambda *args: False)
-    on_workers = K.matmul(a, w.T, bias)
-    expected = a.astype(np.float64) @ w.T.astype(np.float64) + bias
+    on_workers = K.matmul(a, b, bias)
+    expected = a.astype(np.float64) @ b.astype(np.float64) + bias
     np.testing.assert_allclose(on_pool, expected, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(on_workers, expected, rtol=1e-5, atol=1e-4)
 

@@ -1,0 +1,128 @@
+"""cpu_jit_gemm: products x @ w.T on the weight as stored, float32 (FMA) and bfloat16
+(AVX512-BF16's dot instruction), against the float64 product of the same values, every kind
+of tile and block edge; results independent of the split over threads; and Linear taking
+them."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from mindnlp import core
+from mindnlp.core.backends import cpu_jit, cpu_kernels
+from mindnlp.core.nn import functional as F
+
+RNG = np.random.default_rng(0)
+DTYPES = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _kernels(dtype):
+    kernels = cpu_jit.gemm(dtype)
+    if kernels is None:
+        pytest.skip(f"no {dtype} kernels here (no numba pool, or not this CPU's instructions)")
+    return kernels
+
+
+def _values(dtype, *shape):
+    return RNG.standard_normal(shape).astype(np.float32).astype(DTYPES[dtype])
+
+
+def _assert_float32_close(out, x, w, bias):
+    """Within float32 summation error of the exact sum of the exact products."""
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    expected = x64 @ w64.T + (0 if bias is None else bias.astype(np.float64))
+    bound = 8 * np.finfo(np.float32).eps * (np.abs(x64) @ np.abs(w64).T + 1)
+    assert np.all(np.abs(out - expected) <= bound)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("m, n, k", [(1, 1, 32), (4, 4, 64), (5, 7, 96), (17, 130, 256), (64, 300, 1024)])
+@pytest.mark.parametrize("with_bias", [False, True])
+@pytest.mark.parametrize("threads", [True, False])
+def test_products_of_every_tile_shape(dtype, m, n, k, with_bias, threads):
+    """Rows of x and of w left over after the full tiles, and (300 rows of 1024) a thread's
+    band walked in more than one block; on numba's pool and on the calling thread."""
+    kernels = _kernels(dtype)
+    x, w = _values(dtype, m, k), _values(dtype, n, k)
+    bias = RNG.standard_normal(n).astype(np.float32) if with_bias else None
+    out = np.empty((m, n), np.float32)
+    assert kernels.gemm(x, w, bias, out, threads=threads)
+    _assert_float32_close(out, x, w, bias)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_result_does_not_depend_on_the_split(dtype):
+    """Each output is the same bits whether its weight row is computed in a full tile or a
+    leftover one, on the pool or on one thread, in a long product or a slice of it (a
+    different reduction order per tile kind would make results depend on the thread count)."""
+    kernels = _kernels(dtype)
+    x, w = _values(dtype, 11, 64), _values(dtype, 13, 64)
+    whole, here = np.empty((11, 13), np.float32), np.empty((11, 13), np.float32)
+    assert kernels.gemm(x, w, None, whole) and kernels.gemm(x, w, None, here, threads=False)
+    assert np.array_equal(whole, here)
+    for rows, cols in [(slice(3, 4), slice(1, 2)), (slice(1, 10), slice(2, 13)), (slice(0, 5), slice(5, 8))]:
+        part = np.empty((rows.stop - rows.start, cols.stop - cols.start), np.float32)
+        assert kernels.gemm(np.ascontiguousarray(x[rows]), np.ascontiguousarray(w[cols]), None, part)
+        assert np.array_equal(part, whole[rows, cols])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_widths_it_cannot_serve_are_left_to_the_composed_product(dtype):
+    """K not a multiple of the step (32 covers both), or a strided operand: declined, nothing written."""
+    kernels = _kernels(dtype)
+    out = np.full((20, 8), 7.0, np.float32)
+    assert not kernels.gemm(_values(dtype, 20, 40), _values(dtype, 8, 40), None, out)
+    assert not kernels.gemm(_values(dtype, 20, 128)[:, ::2], _values(dtype, 8, 64), None, out)
+    assert not kernels.gemm(_values(dtype, 20, 64), _values("float32" if dtype == "bfloat16" else "bfloat16", 8, 64),
+                            None, out)
+    assert np.all(out == 7.0)
+
+
+@pytest.mark.parametrize("k", [128, 40])
+def test_linear_in_float32(k, monkeypatch):
+    """F.linear on 120 rows goes through the kernel (K a multiple of the vector width) or BLAS
+    (K = 40), within float32 rounding of the float64 product either way."""
+    kernels = _kernels("float32")
+    calls = []
+    monkeypatch.setattr(kernels, "gemm", lambda *args, kernel=kernels.gemm, **kw: calls.append(kernel(*args, **kw))
+                        or calls[-1])
+    weight = RNG.standard_normal((96, k)).astype(np.float32)
+    bias = RNG.standard_normal(96).astype(np.float32)
+    x = RNG.standard_normal((3, 40, k)).astype(np.float32)
+    out = F.linear(core.tensor(x), core.tensor(weight), core.tensor(bias)).numpy()
+    assert any(calls) == (k == 128) and out.shape == (3, 40, 96)
+    _assert_float32_close(out.reshape(120, 96), x.reshape(120, k), weight, bias)
+
+
+def test_worker_parts_multiply_on_their_own_thread(monkeypatch):
+    """Inside a worker's part (a batch of sentences encoded per thread), the product runs on
+    that thread, not on numba's pool, which the other workers share."""
+    kernels = _kernels("float32")
+    seen = []
+    monkeypatch.setattr(kernels, "gemm", lambda *args, kernel=kernels.gemm, **kw: seen.append(kw["threads"])
+                        or kernel(*args, **kw))
+    x, w = RNG.standard_normal((64, 128)).astype(np.float32), RNG.standard_normal((96, 128)).astype(np.float32)
+    outs = [None, None]
+
+    def part(index):
+        outs[index] = cpu_kernels.matmul(x, w.T)
+    cpu_kernels.workers.run_each(part, 2)
+    cpu_kernels.matmul(x, w.T)
+    assert seen[:2] == [False, False] and seen[2] == (cpu_kernels.workers.count > 1)
+    assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("k", [128, 80])
+def test_linear_prefill_in_bfloat16(k, monkeypatch):
+    """F.linear on many bfloat16 rows goes through the kernel (K a multiple of 32) or the
+    composed product (K = 80), and equals the float32 product of the values rounded to
+    bfloat16 once, either way."""
+    kernels = _kernels("bfloat16")
+    calls = []
+    monkeypatch.setattr(kernels, "gemm", lambda *args, kernel=kernels.gemm, **kw: calls.append(1) or kernel(*args, **kw))
+    weight = core.tensor(RNG.standard_normal((96, k)).astype(np.float32)).to(core.bfloat16)
+    bias = core.tensor(RNG.standard_normal(96).astype(np.float32)).to(core.bfloat16)
+    x = core.tensor(RNG.standard_normal((3, 40, k)).astype(np.float32)).to(core.bfloat16)
+    out = F.linear(x, weight, bias)
+    assert calls and out.dtype == core.bfloat16 and tuple(out.shape) == (3, 40, 96)
+    expected = x.float().numpy().reshape(120, k) @ weight.float().numpy().T + bias.float().numpy()
+    got = out.float().numpy().reshape(120, 96)
+    assert np.all(np.abs(got - expected) <= np.abs(expected) * 2.0 ** -7 + 1e-5)
