@@ -13,9 +13,11 @@ them. Measured on a two-core AVX-512 machine at the shapes of MiniLM and SmolLM'
 (256-768 rows): 102-111 GFLOP/s on one core where NumPy's OpenBLAS reached 98-105, and
 206-224 on two where OpenBLAS split by rows reached 181-198.
 
-- float32: one FMA per pair of vectors, tiles of four rows by four with AVX-512's 32 vector
-  registers (16 accumulators, 8 operands) and of two by four with AVX2's 16. K must be a
-  multiple of the vector width.
+- float32, with AVX-512 only: one FMA per pair of vectors, tiles of four rows by four (16
+  accumulators and 8 operands in the 32 vector registers). K must be a multiple of 16. With
+  AVX2's 16 registers the tiles are too small to keep up with loading (two by four: 6 loads
+  per 8 FMAs): run at width 8 on the machine above they reached 84-89 GFLOP/s on one core
+  where OpenBLAS reached 95-106, so BLAS keeps those machines' products.
 - bfloat16: AVX512-BF16's vdpbf16ps multiplies 32 pairs of bfloat16 values and adds them
   pairwise into 16 float32 sums in one instruction, twice the multiply-adds of a float32 FMA,
   straight from the 16-bit operands (a bfloat16 prefill would otherwise convert both operands
@@ -33,15 +35,15 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_ir import FLOAT, I16, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
+from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
 from .cpu_jit_parallel import _launch, add_bias, parts
 
+_LANES = 16                    # float32 lanes of an AVX-512 vector, the only width served
 _BF16_STEP = 32                # bfloat16 values per dot instruction
 _BLOCK_BYTES = 256 * 1024      # w's rows a thread walks while the tiles of x pass over them
-# Tile shapes (rows of x, rows of w) that keep the accumulators and one step's operands in
-# the vector registers; their product is at most the lanes of a vector (see the sums).
-_X_ROWS = 4 if WIDTH == 16 else 2
-_W_ROWS = 4
+# Tile shape (rows of x, rows of w): the accumulators and one step's operands fill the vector
+# registers; their product is at most the lanes of a vector (see the sums).
+_X_ROWS, _W_ROWS = 4, 4
 
 
 class _BFloat(ir.types.Type):
@@ -60,20 +62,19 @@ class _BFloat(ir.types.Type):
 def _step_kind(builder, bfloat16):
     """(values per step, the loaded vector's type, the operand type, multiply_add(acc, x, w))
     for float32 (FMA) or bfloat16 bits (vdpbf16ps)."""
-    lanes = 16 if bfloat16 else WIDTH
-    sums = ir.VectorType(FLOAT, lanes)
+    sums = ir.VectorType(FLOAT, _LANES)
     if bfloat16:
         dot = cgutils.get_or_insert_function(builder.module, ir.FunctionType(sums, [sums] + [ir.VectorType(
             _BFloat(), _BF16_STEP)] * 2), "llvm.x86.avx512bf16.dpbf16ps.512")
         return (_BF16_STEP, ir.VectorType(I16, _BF16_STEP), ir.VectorType(_BFloat(), _BF16_STEP),
                 lambda acc, a, b: builder.call(dot, [acc, a, b]))
-    fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(sums, [sums] * 3), f"llvm.fma.v{lanes}f32")
-    return lanes, sums, sums, lambda acc, a, b: builder.call(fma, [a, b, acc])
+    fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(sums, [sums] * 3), "llvm.fma.v16f32")
+    return _LANES, sums, sums, lambda acc, a, b: builder.call(fma, [a, b, acc])
 
 
 def _tile(x_rows, w_rows):
     """An intrinsic: out[m0 + i, n0 + j] = x[m0 + i] . w[n0 + j] for i < x_rows, j < w_rows
-    (x, w float32, or bfloat16 bits as uint16; K a multiple of the step; out float32)."""
+    (x, w float32, or bfloat16 bits as uint16; K a multiple of the step; out float32; 16 lanes)."""
     @intrinsic
     def tile(typingctx, x, m0, w, n0, out):
         signature = types.void(x, m0, w, n0, out)
@@ -84,7 +85,7 @@ def _tile(x_rows, w_rows):
             k = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             n = cgutils.unpack_tuple(builder, out_arr.shape, 2)[1]
             step, stored, operand, multiply_add = _step_kind(builder, bfloat16)
-            lanes = 16 if bfloat16 else WIDTH
+            lanes = _LANES
             sums = ir.VectorType(FLOAT, lanes)
             steps = builder.sdiv(k, I64(step))
             xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), k)]) for i in range(x_rows)]
@@ -124,7 +125,7 @@ def _tile(x_rows, w_rows):
     return tile
 
 
-if WIDTH is not None:
+if WIDTH == 16:
     _tile_full, _tile_x, _tile_w, _tile_one = (_tile(_X_ROWS, _W_ROWS), _tile(_X_ROWS, 1), _tile(1, _W_ROWS),
                                                _tile(1, 1))
 
@@ -172,6 +173,131 @@ if WIDTH is not None:
             add_bias(out, bias, 0, w.shape[0])
 
 
+
+# x @ b for b (K, N) stored row after row (GPT-2's Conv1D weights, a Linear's input gradient
+# grad @ w): tiles of _OUTER_ROWS rows of x by _OUTER_VECTORS vectors of b's columns. Each step
+# of K loads that stretch of one row of b (contiguous, so b needs no packing either) and
+# multiply-adds it into every row's accumulators with that row's x value broadcast. Every
+# output is summed over K in order by one FMA chain, whichever tile computes it.
+_OUTER_ROWS, _OUTER_VECTORS = 6, 4
+_OUTER_STEPS = 256             # rows of b per pass: a tile's stretch of them stays in L1
+
+
+def _outer_tile(x_rows, vectors):
+    """An intrinsic: out[m0 + i, n0 : n0 + vectors * _LANES] = (0 if first else that) +
+    sum over k in [k0, k1) of x[m0 + i, k] * b[k, n0 : n0 + vectors * _LANES] (float32; k1 > k0)."""
+    @intrinsic
+    def tile(typingctx, x, m0, b, n0, k0, k1, out, first):
+        signature = types.void(x, m0, b, n0, k0, k1, out, first)
+
+        def codegen(context, builder, sig, args):
+            x_arr, b_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 6))
+            k = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
+            n = cgutils.unpack_tuple(builder, out_arr.shape, 2)[1]
+            lanes = ir.VectorType(FLOAT, _LANES)
+            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(lanes, [lanes] * 3),
+                                                 f"llvm.fma.v{_LANES}f32")
+            outs = [builder.gep(out_arr.data, [builder.add(builder.mul(builder.add(args[1], I64(i)), n), args[3])])
+                    for i in range(x_rows)]
+
+            def at(row, c):
+                return builder.bitcast(builder.gep(row, [I64(c * _LANES)]), lanes.as_pointer())
+
+            zero = ir.Constant(lanes, None)
+            start = [builder.select(args[7], zero, builder.load(at(row, c), align=4))
+                     for row in outs for c in range(vectors)]
+            xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), k)]) for i in range(x_rows)]
+
+            function, entry = builder.function, builder.block
+            loop, done = function.append_basic_block("step"), function.append_basic_block("done")
+            builder.branch(loop)
+            builder.position_at_end(loop)
+            s = builder.phi(I64)
+            s.add_incoming(args[4], entry)
+            accs = loop_phis(builder, lanes, x_rows * vectors, start, entry)
+            b_row = builder.gep(b_arr.data, [builder.add(builder.mul(s, n), args[3])])
+            b_values = [builder.load(at(b_row, c), align=4) for c in range(vectors)]
+            updated = []
+            for i in range(x_rows):
+                value = builder.insert_element(ir.Constant(lanes, ir.Undefined), builder.load(builder.gep(xs[i], [s])),
+                                               I32(0))
+                spread = builder.shuffle_vector(value, ir.Constant(lanes, ir.Undefined),
+                                                ir.Constant(ir.VectorType(I32, _LANES), [0] * _LANES))
+                updated += [builder.call(fma, [spread, b_values[c], accs[i * vectors + c]]) for c in range(vectors)]
+            next_iteration(builder, s, args[5], accs, updated, loop, done)
+
+            builder.position_at_end(done)
+            for i, row in enumerate(outs):
+                for c in range(vectors):
+                    builder.store(updated[i * vectors + c], at(row, c), align=4)
+            return context.get_dummy_value()
+        return signature, codegen
+    return tile
+
+
+if WIDTH == 16:
+    _outer_full, _outer_x, _outer_b, _outer_one = (_outer_tile(_OUTER_ROWS, _OUTER_VECTORS), _outer_tile(_OUTER_ROWS, 1),
+                                                   _outer_tile(1, _OUTER_VECTORS), _outer_tile(1, 1))
+
+    @numba.njit(nogil=True, cache=True)
+    def _outer_band(x, b, out, rows_lo, rows_hi, lo, hi):
+        """out[rows_lo:rows_hi, lo:hi] = x[rows_lo:rows_hi] @ b[:, lo:hi] (lo, hi multiples of
+        the vector width): K walked _OUTER_STEPS rows of b at a time, and those rows' columns
+        in groups that stay in L2 while every tile of x's rows passes over them."""
+        k = x.shape[1]
+        wide = _OUTER_VECTORS * _LANES
+        group = max(wide, _BLOCK_BYTES // (4 * _OUTER_STEPS) // wide * wide)
+        for k0 in range(0, k, _OUTER_STEPS):
+            k1 = min(k0 + _OUTER_STEPS, k)
+            first = k0 == 0
+            for g0 in range(lo, hi, group):
+                g1 = min(g0 + group, hi)
+                i = rows_lo
+                while i + _OUTER_ROWS <= rows_hi:
+                    j = g0
+                    while j + wide <= g1:
+                        _outer_full(x, i, b, j, k0, k1, out, first)
+                        j += wide
+                    while j < g1:
+                        _outer_x(x, i, b, j, k0, k1, out, first)
+                        j += _LANES
+                    i += _OUTER_ROWS
+                while i < rows_hi:
+                    j = g0
+                    while j + wide <= g1:
+                        _outer_b(x, i, b, j, k0, k1, out, first)
+                        j += wide
+                    while j < g1:
+                        _outer_one(x, i, b, j, k0, k1, out, first)
+                        j += _LANES
+                    i += 1
+
+    @numba.njit(nogil=True, cache=True, parallel=True)
+    def _gemm_nn(x, b, bias, out, parts):
+        """out = x @ b (+ bias): each thread a band of the columns where there are enough of
+        them, else of the rows."""
+        m, n = out.shape
+        vectors = n // _LANES
+        by_columns = vectors >= 2 * parts
+        for part in numba.prange(parts):
+            if by_columns:
+                lo, hi = vectors * part // parts * _LANES, vectors * (part + 1) // parts * _LANES
+                _outer_band(x, b, out, 0, m, lo, hi)
+                if bias is not None:
+                    add_bias(out, bias, lo, hi)
+            else:
+                rows_lo, rows_hi = m * part // parts, m * (part + 1) // parts
+                _outer_band(x, b, out, rows_lo, rows_hi, 0, n)
+                if bias is not None:
+                    add_bias(out[rows_lo:rows_hi], bias, 0, n)
+
+    @numba.njit(nogil=True, cache=True)
+    def _gemm_nn_here(x, b, bias, out):
+        """out = x @ b (+ bias) on the calling thread."""
+        _outer_band(x, b, out, 0, x.shape[0], 0, b.shape[1])
+        if bias is not None:
+            add_bias(out, bias, 0, b.shape[1])
+
 def _has_bf16_dot():
     return WIDTH == 16 and bool(llvm_binding.get_host_cpu_features().get("avx512bf16"))
 
@@ -179,12 +305,18 @@ def _has_bf16_dot():
 def _probe_float32():
     """Every kind of tile, on the pool and on the calling thread, against NumPy's product."""
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((6, 2 * WIDTH), dtype=np.float32)
-    w = rng.standard_normal((7, 2 * WIDTH), dtype=np.float32)
+    x = rng.standard_normal((6, 2 * _LANES), dtype=np.float32)
+    w = rng.standard_normal((7, 2 * _LANES), dtype=np.float32)
     out, here = np.empty((6, 7), np.float32), np.empty((6, 7), np.float32)
     _gemm(x, w, None, out, _W_ROWS, parts())
     _gemm_here(x, w, None, here, _W_ROWS)
-    return np.allclose(out, x @ w.T, rtol=1e-5, atol=1e-5) and np.array_equal(out, here)
+    b = rng.standard_normal((2 * _OUTER_STEPS + 3, 6 * _LANES), dtype=np.float32)
+    x2 = rng.standard_normal((_OUTER_ROWS + 1, b.shape[0]), dtype=np.float32)
+    out2, here2 = np.empty((x2.shape[0], b.shape[1]), np.float32), np.empty((x2.shape[0], b.shape[1]), np.float32)
+    _gemm_nn(x2, b, None, out2, parts())
+    _gemm_nn_here(x2, b, None, here2)
+    return (np.allclose(out, x @ w.T, rtol=1e-5, atol=1e-5) and np.array_equal(out, here)
+            and np.allclose(out2, x2 @ b, rtol=1e-4, atol=1e-4) and np.array_equal(out2, here2))
 
 
 def _probe_bfloat16():
@@ -209,7 +341,7 @@ def _widen(bits):
 
 
 # Whether the CPU has the instructions and the kernels compute here, per operand dtype.
-_usable = {"float32": checked_once(WIDTH is not None, _probe_float32),
+_usable = {"float32": checked_once(WIDTH == 16, _probe_float32),
            "bfloat16": checked_once(_has_bf16_dot(), _probe_bfloat16)}
 
 
@@ -218,13 +350,13 @@ def usable(dtype):
     return dtype in _usable and _usable[dtype]()
 
 
-def gemm(x, w, bias, out, threads=True):
+def gemm_nt(x, w, bias, out, threads=True):
     """out (M, N) float32 = x (M, K) @ w.T (+ bias, float32 (N,)) for x and w (N, K) both
     float32 or both bfloat16, split over numba's pool (threads=True) or on the calling thread;
     False, with nothing written, where the kernels cannot serve: not this CPU, K not a multiple
     of the step, operands not C-contiguous."""
     dtype = x.dtype.name
-    step = _BF16_STEP if dtype == "bfloat16" else WIDTH
+    step = _BF16_STEP if dtype == "bfloat16" else _LANES
     if (w.dtype != x.dtype or not usable(dtype) or x.shape[1] % step or x.shape[1] != w.shape[1]
             or not (x.flags.c_contiguous and w.flags.c_contiguous and out.flags.c_contiguous)):
         return False
@@ -236,4 +368,20 @@ def gemm(x, w, bias, out, threads=True):
         return True
     with _launch:
         _gemm(x, w, bias, out, block, parts())
+    return True
+
+
+def gemm_nn(x, b, bias, out, threads=True):
+    """out (M, N) float32 = x (M, K) @ b (K, N) (+ bias (N,)), all float32 and C-contiguous,
+    N a multiple of the vector width, split over numba's pool (threads=True) or on the calling
+    thread; False, with nothing written, where the kernel cannot serve."""
+    if (not usable("float32") or x.dtype != np.float32 or b.dtype != np.float32 or x.shape[1] != b.shape[0]
+            or b.shape[1] % _LANES or x.shape[1] == 0
+            or not (x.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous)):
+        return False
+    if not threads:
+        _gemm_nn_here(x, b, bias, out)
+        return True
+    with _launch:
+        _gemm_nn(x, b, bias, out, parts())
     return True

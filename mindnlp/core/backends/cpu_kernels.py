@@ -507,10 +507,12 @@ def matmul(a, b, bias=None):
     OpenBLAS's threads spin for a while after each threaded call, and a worker kernel that
     runs next shares its cores with them and takes up to twice as long, so no call here is
     threaded by OpenBLAS: a few rows (decoding's matrix-vector products) run compiled on
-    numba's pool, which wakes in microseconds; small products run on one thread; larger
-    ones are split by rows (on numba's pool, cpu_jit_blas, where it serves; or, for few
-    rows, by columns over the workers), each band multiplied with BLAS on one thread and
-    its bias added while it is still in cache.
+    numba's pool, which wakes in microseconds; float32 products by a weight (b a weight's
+    transpose, or row-major with a multiple of 16 columns) run on cpu_jit_gemm's kernels,
+    which read the weight without packing it (AVX-512 CPUs). Other small products run on one
+    thread; larger ones are split by rows (on numba's pool, cpu_jit_blas, where it serves;
+    or, for few rows, by columns over the workers), each band multiplied with BLAS on one
+    thread and its bias added while it is still in cache.
     """
     m, k = a.shape
     n = b.shape[1]
@@ -565,21 +567,25 @@ def linear_grads(grad, x, weight):
 
 
 def _weight_product(a, b, bias, out):
-    """out = a @ b (+ bias) by cpu_jit_gemm where b is the transpose of a float32 weight stored
-    as Linear stores it (b.T C-contiguous): on numba's pool, or on this thread inside a
-    worker's part or with one thread. False where it does not serve (then nothing is written).
+    """out = a @ b (+ bias) by cpu_jit_gemm for float32 a and a b stored as Linear stores its
+    weight, transposed (b.T C-contiguous), or row after row (C-contiguous: GPT-2's Conv1D
+    weights, a gradient times a weight) with a multiple of the vector width of columns: on
+    numba's pool, or on this thread inside a worker's part or for a small product. False where
+    it does not serve (then nothing is written).
 
-    Its choice does not depend on the number of rows (above matvec's few), so that a row's
-    result is the same bits in a batch of any size: the kernel is also faster than BLAS on
+    The choice does not depend on the number of rows (above matvec's few), so that a row's
+    result is the same bits in a batch of any size: the kernels are also faster than BLAS on
     small products (17x64x64: 8 vs 10 us)."""
-    if a.dtype != _F32 or b.dtype != _F32 or not b.T.flags.c_contiguous:
+    if a.dtype != _F32 or b.dtype != _F32 or not (b.T.flags.c_contiguous or b.flags.c_contiguous):
         return False
     kernels = cpu_jit.gemm("float32")
     if kernels is None:
         return False
     bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     threads = workers.count > 1 and not workers.inside() and a.size * b.shape[1] > _SMALL_PRODUCT_ON_POOL
-    return kernels.gemm(np.ascontiguousarray(a), b.T, bias, out, threads=threads)
+    if b.T.flags.c_contiguous:
+        return kernels.gemm_nt(np.ascontiguousarray(a), b.T, bias, out, threads=threads)
+    return kernels.gemm_nn(np.ascontiguousarray(a), b, bias, out, threads=threads)
 
 
 def _matvec(a, b, bias, out):
@@ -620,7 +626,7 @@ def half_matmul(a, b, bias=None):
     if few:
         done = compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out)
     else:
-        done = compiled.gemm(np.ascontiguousarray(a), np.ascontiguousarray(b.T), bias, out)
+        done = compiled.gemm_nt(np.ascontiguousarray(a), np.ascontiguousarray(b.T), bias, out)
     return out if done else None
 
 

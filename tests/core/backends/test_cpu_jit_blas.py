@@ -89,17 +89,17 @@ def test_layouts_blas_cannot_read_are_declined(blas):
 
 
 def test_matmul_splits_mid_sized_products_on_the_pool(blas, monkeypatch):
-    """A 96x128x96 product by a row-major matrix (a weight's transpose goes to cpu_jit_gemm
-    instead) is split on the pool; where gemm_rows declines, the workers split it instead,
-    with the same result."""
+    """A 96x128x90 product by a row-major matrix (cpu_jit_gemm takes a weight's transpose, and
+    row-major matrices of a multiple of 8 columns) is split on the pool; where gemm_rows
+    declines, the workers split it instead, with the same result."""
     if workers.count < 2:
         pytest.skip("one core: products are not split")
     calls = []
     real = blas.gemm_rows
     monkeypatch.setattr(blas, "gemm_rows", lambda *args: calls.append(args[0].shape) or real(*args))
     a = RNG.standard_normal((96, 128)).astype(np.float32)
-    b = RNG.standard_normal((128, 96)).astype(np.float32)
-    bias = RNG.standard_normal(96).astype(np.float32)
+    b = RNG.standard_normal((128, 90)).astype(np.float32)
+    bias = RNG.standard_normal(90).astype(np.float32)
     on_pool = K.matmul(a, b, bias)
     assert calls == [(96, 128)]
     monkeypatch.setattr(blas, "gemm_rows", lambda *args: False)

@@ -1,7 +1,7 @@
 """cpu_jit_gemm: products x @ w.T on the weight as stored, float32 (FMA) and bfloat16
-(AVX512-BF16's dot instruction), against the float64 product of the same values, every kind
-of tile and block edge; results independent of the split over threads; and Linear taking
-them."""
+(AVX512-BF16's dot instruction), and x @ b on b stored row after row (float32), against the
+float64 product of the same values, every kind of tile and block edge; results independent
+of the split over threads; and Linear and matmul taking them."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -44,7 +44,7 @@ def test_products_of_every_tile_shape(dtype, m, n, k, with_bias, threads):
     x, w = _values(dtype, m, k), _values(dtype, n, k)
     bias = RNG.standard_normal(n).astype(np.float32) if with_bias else None
     out = np.empty((m, n), np.float32)
-    assert kernels.gemm(x, w, bias, out, threads=threads)
+    assert kernels.gemm_nt(x, w, bias, out, threads=threads)
     _assert_float32_close(out, x, w, bias)
 
 
@@ -56,11 +56,11 @@ def test_a_result_does_not_depend_on_the_split(dtype):
     kernels = _kernels(dtype)
     x, w = _values(dtype, 11, 64), _values(dtype, 13, 64)
     whole, here = np.empty((11, 13), np.float32), np.empty((11, 13), np.float32)
-    assert kernels.gemm(x, w, None, whole) and kernels.gemm(x, w, None, here, threads=False)
+    assert kernels.gemm_nt(x, w, None, whole) and kernels.gemm_nt(x, w, None, here, threads=False)
     assert np.array_equal(whole, here)
     for rows, cols in [(slice(3, 4), slice(1, 2)), (slice(1, 10), slice(2, 13)), (slice(0, 5), slice(5, 8))]:
         part = np.empty((rows.stop - rows.start, cols.stop - cols.start), np.float32)
-        assert kernels.gemm(np.ascontiguousarray(x[rows]), np.ascontiguousarray(w[cols]), None, part)
+        assert kernels.gemm_nt(np.ascontiguousarray(x[rows]), np.ascontiguousarray(w[cols]), None, part)
         assert np.array_equal(part, whole[rows, cols])
 
 
@@ -69,9 +69,9 @@ def test_widths_it_cannot_serve_are_left_to_the_composed_product(dtype):
     """K not a multiple of the step (32 covers both), or a strided operand: declined, nothing written."""
     kernels = _kernels(dtype)
     out = np.full((20, 8), 7.0, np.float32)
-    assert not kernels.gemm(_values(dtype, 20, 40), _values(dtype, 8, 40), None, out)
-    assert not kernels.gemm(_values(dtype, 20, 128)[:, ::2], _values(dtype, 8, 64), None, out)
-    assert not kernels.gemm(_values(dtype, 20, 64), _values("float32" if dtype == "bfloat16" else "bfloat16", 8, 64),
+    assert not kernels.gemm_nt(_values(dtype, 20, 40), _values(dtype, 8, 40), None, out)
+    assert not kernels.gemm_nt(_values(dtype, 20, 128)[:, ::2], _values(dtype, 8, 64), None, out)
+    assert not kernels.gemm_nt(_values(dtype, 20, 64), _values("float32" if dtype == "bfloat16" else "bfloat16", 8, 64),
                             None, out)
     assert np.all(out == 7.0)
 
@@ -82,7 +82,7 @@ def test_linear_in_float32(k, monkeypatch):
     (K = 40), within float32 rounding of the float64 product either way."""
     kernels = _kernels("float32")
     calls = []
-    monkeypatch.setattr(kernels, "gemm", lambda *args, kernel=kernels.gemm, **kw: calls.append(kernel(*args, **kw))
+    monkeypatch.setattr(kernels, "gemm_nt", lambda *args, kernel=kernels.gemm_nt, **kw: calls.append(kernel(*args, **kw))
                         or calls[-1])
     weight = RNG.standard_normal((96, k)).astype(np.float32)
     bias = RNG.standard_normal(96).astype(np.float32)
@@ -97,7 +97,7 @@ def test_worker_parts_multiply_on_their_own_thread(monkeypatch):
     that thread, not on numba's pool, which the other workers share."""
     kernels = _kernels("float32")
     seen = []
-    monkeypatch.setattr(kernels, "gemm", lambda *args, kernel=kernels.gemm, **kw: seen.append(kw["threads"])
+    monkeypatch.setattr(kernels, "gemm_nt", lambda *args, kernel=kernels.gemm_nt, **kw: seen.append(kw["threads"])
                         or kernel(*args, **kw))
     x, w = RNG.standard_normal((64, 128)).astype(np.float32), RNG.standard_normal((96, 128)).astype(np.float32)
     outs = [None, None]
@@ -117,7 +117,7 @@ def test_linear_prefill_in_bfloat16(k, monkeypatch):
     bfloat16 once, either way."""
     kernels = _kernels("bfloat16")
     calls = []
-    monkeypatch.setattr(kernels, "gemm", lambda *args, kernel=kernels.gemm, **kw: calls.append(1) or kernel(*args, **kw))
+    monkeypatch.setattr(kernels, "gemm_nt", lambda *args, kernel=kernels.gemm_nt, **kw: calls.append(1) or kernel(*args, **kw))
     weight = core.tensor(RNG.standard_normal((96, k)).astype(np.float32)).to(core.bfloat16)
     bias = core.tensor(RNG.standard_normal(96).astype(np.float32)).to(core.bfloat16)
     x = core.tensor(RNG.standard_normal((3, 40, k)).astype(np.float32)).to(core.bfloat16)
@@ -126,3 +126,75 @@ def test_linear_prefill_in_bfloat16(k, monkeypatch):
     expected = x.float().numpy().reshape(120, k) @ weight.float().numpy().T + bias.float().numpy()
     got = out.float().numpy().reshape(120, 96)
     assert np.all(np.abs(got - expected) <= np.abs(expected) * 2.0 ** -7 + 1e-5)
+
+
+@pytest.mark.parametrize("m, k, n", [(1, 1, 16), (7, 5, 48), (6, 300, 64), (13, 513, 80), (100, 64, 1040), (40, 700, 16)])
+@pytest.mark.parametrize("with_bias", [False, True])
+@pytest.mark.parametrize("threads", [True, False])
+def test_row_major_products_of_every_tile_shape(m, k, n, with_bias, threads):
+    """gemm_nn: rows of x left over after the tiles of six, columns after the tiles of four
+    vectors, K in more than one pass (300, 513, 700 rows of b), column groups (1040), a split
+    by rows (16 columns) or by columns."""
+    kernels = _kernels("float32")
+    x, b = _values("float32", m, k), _values("float32", k, n)
+    bias = RNG.standard_normal(n).astype(np.float32) if with_bias else None
+    out = np.empty((m, n), np.float32)
+    assert kernels.gemm_nn(x, b, bias, out, threads=threads)
+    _assert_float32_close(out, x, b.T, bias)
+
+
+def test_row_major_results_do_not_depend_on_the_split():
+    """Each output of gemm_nn is one FMA chain over K in order: the same bits in any tile, on
+    the pool or one thread, alone or in a larger product."""
+    kernels = _kernels("float32")
+    x, b = _values("float32", 23, 600), _values("float32", 600, 8 * 16)
+    whole, here = np.empty((23, b.shape[1]), np.float32), np.empty((23, b.shape[1]), np.float32)
+    assert kernels.gemm_nn(x, b, None, whole) and kernels.gemm_nn(x, b, None, here, threads=False)
+    assert np.array_equal(whole, here)
+    width = 16                          # the kernels' vector width (AVX-512 only)
+    part = np.empty((2, width), np.float32)
+    assert kernels.gemm_nn(np.ascontiguousarray(x[7:9]), np.ascontiguousarray(b[:, 3 * width:4 * width]), None, part)
+    assert np.array_equal(part, whole[7:9, 3 * width:4 * width])
+
+
+def test_row_major_declines():
+    """Columns not a multiple of the vector width, or a strided operand: declined, nothing written."""
+    kernels = _kernels("float32")
+    out = np.full((4, 20), 7.0, np.float32)
+    assert not kernels.gemm_nn(_values("float32", 4, 8), _values("float32", 8, 20), None, out)
+    wide = np.full((4, 32), 7.0, np.float32)
+    assert not kernels.gemm_nn(_values("float32", 4, 16)[:, ::2], _values("float32", 8, 32), None, wide)
+    assert np.all(out == 7.0) and np.all(wide == 7.0)
+
+
+def test_matmul_by_a_row_major_matrix(monkeypatch):
+    """cpu_kernels.matmul hands a row-major b of a multiple of the vector width of columns to
+    gemm_nn (GPT-2's Conv1D weights), within float32 rounding of float64."""
+    kernels = _kernels("float32")
+    calls = []
+    monkeypatch.setattr(kernels, "gemm_nn", lambda *args, kernel=kernels.gemm_nn, **kw: calls.append(
+        kernel(*args, **kw)) or calls[-1])
+    a, b = _values("float32", 70, 96), _values("float32", 96, 64)
+    bias = RNG.standard_normal(64).astype(np.float32)
+    out = cpu_kernels.matmul(a, b, bias)
+    assert calls == [True]
+    _assert_float32_close(out, a, b.T, bias)
+
+
+
+def test_float32_products_stay_with_blas_at_avx2_width():
+    """At vector width 8 the float32 kernels decline (BLAS is faster there) and Linear's
+    product is still right."""
+    from tests.core.avx2_width import run_at_avx2_width
+
+    run_at_avx2_width("""
+import numpy as np
+from mindnlp import core
+from mindnlp.core.backends import cpu_jit
+from mindnlp.core.nn import functional as F
+assert cpu_jit.gemm("float32") is None
+rng = np.random.default_rng(0)
+x, w = rng.standard_normal((40, 64)).astype(np.float32), rng.standard_normal((24, 64)).astype(np.float32)
+assert np.allclose(F.linear(core.tensor(x), core.tensor(w)).numpy(), x @ w.T, rtol=1e-5, atol=1e-5)
+print("ok")
+""")
