@@ -353,12 +353,12 @@ def usable(dtype):
 def gemm_nt(x, w, bias, out, threads=True):
     """out (M, N) float32 = x (M, K) @ w.T (+ bias, float32 (N,)) for x and w (N, K) both
     float32 or both bfloat16, split over numba's pool (threads=True) or on the calling thread;
-    False, with nothing written, where the kernels cannot serve: not this CPU, K not a multiple
-    of the step, operands not C-contiguous."""
+    False, with nothing written, where the kernels cannot serve: not this CPU, K empty or not a
+    multiple of the step, operands not C-contiguous."""
     dtype = x.dtype.name
     step = _BF16_STEP if dtype == "bfloat16" else _LANES
     if (w.dtype != x.dtype or not usable(dtype) or x.shape[1] % step or x.shape[1] != w.shape[1]
-            or not (x.flags.c_contiguous and w.flags.c_contiguous and out.flags.c_contiguous)):
+            or x.shape[1] == 0 or not (x.flags.c_contiguous and w.flags.c_contiguous and out.flags.c_contiguous)):
         return False
     if dtype == "bfloat16":
         x, w = x.view(np.uint16), w.view(np.uint16)

@@ -73,6 +73,7 @@ def test_widths_it_cannot_serve_are_left_to_the_composed_product(dtype):
     assert not kernels.gemm_nt(_values(dtype, 20, 128)[:, ::2], _values(dtype, 8, 64), None, out)
     assert not kernels.gemm_nt(_values(dtype, 20, 64), _values("float32" if dtype == "bfloat16" else "bfloat16", 8, 64),
                             None, out)
+    assert not kernels.gemm_nt(_values(dtype, 20, 0), _values(dtype, 8, 0), None, out)
     assert np.all(out == 7.0)
 
 
@@ -198,3 +199,13 @@ x, w = rng.standard_normal((40, 64)).astype(np.float32), rng.standard_normal((24
 assert np.allclose(F.linear(core.tensor(x), core.tensor(w)).numpy(), x @ w.T, rtol=1e-5, atol=1e-5)
 print("ok")
 """)
+
+
+def test_matmul_over_an_empty_k_is_its_bias():
+    """A product over K = 0 (a weight's transpose or a row-major matrix) is zeros plus the
+    bias, as BLAS gives it: the kernels decline it rather than walk an empty row."""
+    _kernels("float32")
+    a, bias = np.ones((40, 0), np.float32), RNG.standard_normal(32).astype(np.float32)
+    for b in (np.ones((32, 0), np.float32).T, np.ones((0, 32), np.float32)):
+        assert np.array_equal(cpu_kernels.matmul(a, b), np.zeros((40, 32), np.float32))
+        assert np.array_equal(cpu_kernels.matmul(a, b, bias), np.broadcast_to(bias, (40, 32)))
