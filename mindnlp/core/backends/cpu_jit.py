@@ -121,13 +121,14 @@ def _libgomp_loaded():
         return False
 
 
-def _usable_on_pool(name):
+def _usable_on_pool(name, *kind):
     """The LLVM-IR kernel module `name`, or None without numba's pool or where its one-time
-    check fails (a CPU without the instructions it needs)."""
+    check (for `kind`, where the module serves several) fails (a CPU without the instructions
+    it needs)."""
     if parallel() is None:
         return None
     module = importlib.import_module(f"{__package__}.{name}")
-    return module if module.usable() else None
+    return module if module.usable(*kind) else None
 
 
 def half():
@@ -136,14 +137,10 @@ def half():
 
 
 def gemm(dtype):
-    """The matrix products x @ w.T on the weight as stored (cpu_jit_gemm) for operands of
-    `dtype` ("float32", or "bfloat16" on the CPU's bfloat16 dot instruction), or None where
-    they do not run here."""
-    if parallel() is None:
-        return None
-    from . import cpu_jit_gemm
-
-    return cpu_jit_gemm if cpu_jit_gemm.usable(dtype) else None
+    """The matrix products on the weight as stored (cpu_jit_gemm) for operands of `dtype`
+    ("float32", or "bfloat16" on the CPU's bfloat16 dot instruction), or None where they do
+    not run here."""
+    return _usable_on_pool("cpu_jit_gemm", dtype)
 
 
 def blas():

@@ -59,10 +59,9 @@ class _BFloat(ir.types.Type):
         return hash("bfloat")
 
 
-def _step_kind(builder, bfloat16):
+def _step_kind(builder, sums, bfloat16):
     """(values per step, the loaded vector's type, the operand type, multiply_add(acc, x, w))
-    for float32 (FMA) or bfloat16 bits (vdpbf16ps)."""
-    sums = ir.VectorType(FLOAT, _LANES)
+    for float32 (FMA) or bfloat16 bits (vdpbf16ps), summed into vectors of type `sums`."""
     if bfloat16:
         dot = cgutils.get_or_insert_function(builder.module, ir.FunctionType(sums, [sums] + [ir.VectorType(
             _BFloat(), _BF16_STEP)] * 2), "llvm.x86.avx512bf16.dpbf16ps.512")
@@ -84,9 +83,8 @@ def _tile(x_rows, w_rows):
             x_arr, w_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 4))
             k = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             n = cgutils.unpack_tuple(builder, out_arr.shape, 2)[1]
-            step, stored, operand, multiply_add = _step_kind(builder, bfloat16)
-            lanes = _LANES
-            sums = ir.VectorType(FLOAT, lanes)
+            sums = ir.VectorType(FLOAT, _LANES)
+            step, stored, operand, multiply_add = _step_kind(builder, sums, bfloat16)
             steps = builder.sdiv(k, I64(step))
             xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), k)]) for i in range(x_rows)]
             ws = [builder.gep(w_arr.data, [builder.mul(builder.add(args[3], I64(j)), k)]) for j in range(w_rows)]
@@ -112,9 +110,9 @@ def _tile(x_rows, w_rows):
             next_iteration(builder, s, steps, accs, updated, loop, done)
 
             builder.position_at_end(done)
-            # Every accumulator is summed by the same tree of `lanes` vectors, a tile of fewer
+            # Every accumulator is summed by the same tree of _LANES vectors, a tile of fewer
             # padded with copies: a result is then the same bits whichever tile computed it.
-            totals = lane_sums(builder, updated + [updated[0]] * (lanes - count), lanes)[:count]
+            totals = lane_sums(builder, updated + [updated[0]] * (_LANES - count), _LANES)[:count]
             for index, total in enumerate(totals):
                 i, j = divmod(index, w_rows)
                 row = builder.add(args[1], I64(i))
@@ -173,7 +171,6 @@ if WIDTH == 16:
             add_bias(out, bias, 0, w.shape[0])
 
 
-
 # x @ b for b (K, N) stored row after row (GPT-2's Conv1D weights, a Linear's input gradient
 # grad @ w): tiles of _OUTER_ROWS rows of x by _OUTER_VECTORS vectors of b's columns. Each step
 # of K loads that stretch of one row of b (contiguous, so b needs no packing either) and
@@ -195,8 +192,7 @@ def _outer_tile(x_rows, vectors):
             k = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             n = cgutils.unpack_tuple(builder, out_arr.shape, 2)[1]
             lanes = ir.VectorType(FLOAT, _LANES)
-            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(lanes, [lanes] * 3),
-                                                 f"llvm.fma.v{_LANES}f32")
+            multiply_add = _step_kind(builder, lanes, False)[3]
             outs = [builder.gep(out_arr.data, [builder.add(builder.mul(builder.add(args[1], I64(i)), n), args[3])])
                     for i in range(x_rows)]
 
@@ -223,7 +219,7 @@ def _outer_tile(x_rows, vectors):
                                                I32(0))
                 spread = builder.shuffle_vector(value, ir.Constant(lanes, ir.Undefined),
                                                 ir.Constant(ir.VectorType(I32, _LANES), [0] * _LANES))
-                updated += [builder.call(fma, [spread, b_values[c], accs[i * vectors + c]]) for c in range(vectors)]
+                updated += [multiply_add(accs[i * vectors + c], spread, b_values[c]) for c in range(vectors)]
             next_iteration(builder, s, args[5], accs, updated, loop, done)
 
             builder.position_at_end(done)
@@ -297,6 +293,7 @@ if WIDTH == 16:
         _outer_band(x, b, out, 0, x.shape[0], 0, b.shape[1])
         if bias is not None:
             add_bias(out, bias, 0, b.shape[1])
+
 
 def _has_bf16_dot():
     return WIDTH == 16 and bool(llvm_binding.get_host_cpu_features().get("avx512bf16"))

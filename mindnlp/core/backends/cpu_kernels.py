@@ -576,16 +576,16 @@ def _weight_product(a, b, bias, out):
     The choice does not depend on the number of rows (above matvec's few), so that a row's
     result is the same bits in a batch of any size: the kernels are also faster than BLAS on
     small products (17x64x64: 8 vs 10 us)."""
-    if a.dtype != _F32 or b.dtype != _F32 or not (b.T.flags.c_contiguous or b.flags.c_contiguous):
+    transposed = b.T.flags.c_contiguous
+    if a.dtype != _F32 or b.dtype != _F32 or not (transposed or b.flags.c_contiguous):
         return False
     kernels = cpu_jit.gemm("float32")
     if kernels is None:
         return False
     bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     threads = workers.count > 1 and not workers.inside() and a.size * b.shape[1] > _SMALL_PRODUCT_ON_POOL
-    if b.T.flags.c_contiguous:
-        return kernels.gemm_nt(np.ascontiguousarray(a), b.T, bias, out, threads=threads)
-    return kernels.gemm_nn(np.ascontiguousarray(a), b, bias, out, threads=threads)
+    product = kernels.gemm_nt if transposed else kernels.gemm_nn
+    return product(np.ascontiguousarray(a), b.T if transposed else b, bias, out, threads=threads)
 
 
 def _matvec(a, b, bias, out):
