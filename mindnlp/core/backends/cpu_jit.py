@@ -143,6 +143,12 @@ def gemm(dtype):
     return _usable_on_pool("cpu_jit_gemm", dtype)
 
 
+def short_attention():
+    """Attention of short sequences in one call on the product tiles (cpu_jit_attention), or
+    None where they do not run here."""
+    return _usable_on_pool("cpu_jit_attention")
+
+
 def blas():
     """Matrix products split by rows over numba's pool, BLAS called on each band (cpu_jit_blas);
     None also where that pool's idle threads spin long (a libgomp loaded before ours, by

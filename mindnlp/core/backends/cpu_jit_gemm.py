@@ -71,6 +71,15 @@ def _step_kind(builder, sums, bfloat16):
     return _LANES, sums, sums, lambda acc, a, b: builder.call(fma, [a, b, acc])
 
 
+def _row_stride(builder, array, axis=0):
+    """The distance between an array's rows (axis 0) or columns (axis 1) in elements: the
+    tiles read matrices whose rows are contiguous but need not follow each other (a head's rows
+    inside (batch, positions, heads, dim) activations), and the row-major tile's scalars of x
+    from a transposed view."""
+    stride = cgutils.unpack_tuple(builder, array.strides, 2)[axis]
+    return builder.sdiv(stride, array.itemsize)
+
+
 def _tile(x_rows, w_rows):
     """An intrinsic: out[m0 + i, n0 + j] = x[m0 + i] . w[n0 + j] for i < x_rows, j < w_rows
     (x, w float32, or bfloat16 bits as uint16; K a multiple of the step; out float32; 16 lanes)."""
@@ -82,12 +91,12 @@ def _tile(x_rows, w_rows):
         def codegen(context, builder, sig, args):
             x_arr, w_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 4))
             k = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
-            n = cgutils.unpack_tuple(builder, out_arr.shape, 2)[1]
+            x_stride, w_stride, out_stride = (_row_stride(builder, a) for a in (x_arr, w_arr, out_arr))
             sums = ir.VectorType(FLOAT, _LANES)
             step, stored, operand, multiply_add = _step_kind(builder, sums, bfloat16)
             steps = builder.sdiv(k, I64(step))
-            xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), k)]) for i in range(x_rows)]
-            ws = [builder.gep(w_arr.data, [builder.mul(builder.add(args[3], I64(j)), k)]) for j in range(w_rows)]
+            xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), x_stride)]) for i in range(x_rows)]
+            ws = [builder.gep(w_arr.data, [builder.mul(builder.add(args[3], I64(j)), w_stride)]) for j in range(w_rows)]
             count = x_rows * w_rows             # accumulator i * w_rows + j
 
             function, entry = builder.function, builder.block
@@ -117,7 +126,7 @@ def _tile(x_rows, w_rows):
                 i, j = divmod(index, w_rows)
                 row = builder.add(args[1], I64(i))
                 column = builder.add(args[3], I64(j))
-                builder.store(total, builder.gep(out_arr.data, [builder.add(builder.mul(row, n), column)]))
+                builder.store(total, builder.gep(out_arr.data, [builder.add(builder.mul(row, out_stride), column)]))
             return context.get_dummy_value()
         return signature, codegen
     return tile
@@ -189,11 +198,11 @@ def _outer_tile(x_rows, vectors):
 
         def codegen(context, builder, sig, args):
             x_arr, b_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 6))
-            k = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
-            n = cgutils.unpack_tuple(builder, out_arr.shape, 2)[1]
+            x_stride, b_stride, out_stride = (_row_stride(builder, a) for a in (x_arr, b_arr, out_arr))
+            x_step = _row_stride(builder, x_arr, 1)
             lanes = ir.VectorType(FLOAT, _LANES)
             multiply_add = _step_kind(builder, lanes, False)[3]
-            outs = [builder.gep(out_arr.data, [builder.add(builder.mul(builder.add(args[1], I64(i)), n), args[3])])
+            outs = [builder.gep(out_arr.data, [builder.add(builder.mul(builder.add(args[1], I64(i)), out_stride), args[3])])
                     for i in range(x_rows)]
 
             def at(row, c):
@@ -202,7 +211,7 @@ def _outer_tile(x_rows, vectors):
             zero = ir.Constant(lanes, None)
             start = [builder.select(args[7], zero, builder.load(at(row, c), align=4))
                      for row in outs for c in range(vectors)]
-            xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), k)]) for i in range(x_rows)]
+            xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), x_stride)]) for i in range(x_rows)]
 
             function, entry = builder.function, builder.block
             loop, done = function.append_basic_block("step"), function.append_basic_block("done")
@@ -211,11 +220,11 @@ def _outer_tile(x_rows, vectors):
             s = builder.phi(I64)
             s.add_incoming(args[4], entry)
             accs = loop_phis(builder, lanes, x_rows * vectors, start, entry)
-            b_row = builder.gep(b_arr.data, [builder.add(builder.mul(s, n), args[3])])
+            b_row = builder.gep(b_arr.data, [builder.add(builder.mul(s, b_stride), args[3])])
             b_values = [builder.load(at(b_row, c), align=4) for c in range(vectors)]
             updated = []
             for i in range(x_rows):
-                value = builder.insert_element(ir.Constant(lanes, ir.Undefined), builder.load(builder.gep(xs[i], [s])),
+                value = builder.insert_element(ir.Constant(lanes, ir.Undefined), builder.load(builder.gep(xs[i], [builder.mul(s, x_step)])),
                                                I32(0))
                 spread = builder.shuffle_vector(value, ir.Constant(lanes, ir.Undefined),
                                                 ir.Constant(ir.VectorType(I32, _LANES), [0] * _LANES))

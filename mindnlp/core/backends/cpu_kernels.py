@@ -882,8 +882,10 @@ _BLAS_ATTENTION_ROWS = 20
 
 def small_attention(q, k, v, mask, scale, groups=1):
     """attention's output where no probabilities are saved and there is no dropout
-    (inference). Queries of at least _BLAS_ATTENTION_ROWS rows per head go to attention's
-    work units. Fewer (a decoding step's query against its cache) are served here: the work
+    (inference). Short sequences (from 8 queries per head, up to 128 keys: an encoder's
+    batch of sentences, a short prompt) take cpu_jit_attention's one call over every head
+    where it runs (AVX-512). Otherwise queries of at least _BLAS_ATTENTION_ROWS rows per head
+    go to attention's work units. Fewer (a decoding step's query against its cache) are served here: the work
     units and the composed ops' passes cost tens of microseconds there, the work itself a few. Keys
     and values in arrays of their own (a cache) are read in place by numba's loops, one
     pass over the keys and one over the values, on numba's threads (split by query heads)
@@ -902,6 +904,11 @@ def small_attention(q, k, v, mask, scale, groups=1):
             and q.dtype == k.dtype == v.dtype == _F32):
         return None
     batch, heads, L, E = q.shape
+    short = cpu_jit.short_attention()
+    if short is not None:
+        out = short.attention(q, k, v, mask, scale, threads=not workers.inside())
+        if out is not None:
+            return out
     if L >= _BLAS_ATTENTION_ROWS:
         return attention(q, k, v, mask, None, scale, groups, need_probs=False)[0]
     kv_heads, S = k.shape[1], k.shape[2]
@@ -912,7 +919,7 @@ def small_attention(q, k, v, mask, scale, groups=1):
         mask = _softmax_mask(mask, scores_shape, batch * heads, L)
         parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, compiled.masked_softmax, out,
                            split=k.nbytes + v.nbytes >= _SPLIT_ATTENTION_BYTES and not workers.inside())
-        return out
+        return _in_rows_layout(out)
     rows = groups * L
     # (E, rows) C-contiguous: OpenBLAS multiplies a few columns several times faster in this
     # layout than as the transposed view of the queries' rows.
@@ -921,7 +928,18 @@ def small_attention(q, k, v, mask, scale, groups=1):
     with blas_threads.single():     # products this small lose more to a thread hand-off than they gain
         scores = np.ascontiguousarray(np.swapaxes(np.matmul(k, queries), -1, -2))
         compiled.masked_softmax(scores.reshape(batch * kv_heads, rows, S), mask, _F32(scale))
-        return np.matmul(scores, v).reshape(batch, heads, L, v.shape[3])
+        return _in_rows_layout(np.matmul(scores, v).reshape(batch, heads, L, v.shape[3]))
+
+
+def _in_rows_layout(out):
+    """out (B, H, L, E) laid out as (B, L, H, E) in memory, as every path of attention lays
+    it out: the model's `output.transpose(1, 2).contiguous()` is then no copy whichever path
+    ran, so a capture (graph mode, ONNX export) records the same ops at every length."""
+    if out.shape[2] == 1:
+        return out          # one query: both layouts are the same
+    rows = _heads_inside_rows(out.shape[:2], out.shape[2], out.shape[3], 1)
+    rows[...] = out
+    return rows
 
 
 def _softmax_mask(mask, scores_shape, n, rows):
