@@ -694,3 +694,35 @@ def test_replay_frames_outgrow_a_data_stack_chunk():
     code = entry.compiled._replay.__code__
     assert code.co_nlocals + code.co_stacksize >= lower._FRAME_CHUNK_WORDS
     assert "frame padding" in entry.compiled.source
+
+
+def test_replay_drops_each_intermediate_after_its_last_read():
+    """An intermediate's array is released as soon as nothing after it reads it (its memory is
+    reused while still in cache), never an output, a view an output keeps, or a rebound input."""
+    from mindnlp.core.jit import lower
+
+    def step(x, y, cache):
+        a = x * y                   # read by b and c only
+        b = a + 1.0
+        c = (a * b).exp()
+        cache.copy_(c)              # an input written in place
+        return c.reshape(-1)[:5], b.sum()
+
+    compiled = core.compile(step)
+    x, y = _inputs(11, (3, 4), (3, 4))
+    caches = [core.zeros(3, 4), core.zeros(3, 4)]
+    compiled(x, y, caches[0])
+    _assert_same(compiled(x, y, caches[0]), step(x, y, caches[1]))
+    _assert_same(caches[0], caches[1])
+    (entry,) = compiled._cache.values()
+    graph, source = entry.compiled.graph, entry.compiled.source
+    released = lower._releases(graph)
+    dropped = {slot for slots in released for slot in slots}
+    kept = set(graph.output_slots()) | set(graph.rebinds.values())
+    assert dropped and not dropped & kept
+    for i, slots in enumerate(released):
+        for slot in slots:
+            assert all(slot not in node.reads() for node in graph.nodes[i + 1:])
+    deleted = {name for line in source.splitlines() if line.strip().startswith("del ")
+               for name in line.strip()[4:].split(", ")}
+    assert deleted == {f"s{slot}" for slot in dropped}

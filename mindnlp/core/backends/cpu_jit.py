@@ -145,8 +145,16 @@ def gemm(dtype):
 
 def short_attention():
     """Attention of short sequences in one call on the product tiles (cpu_jit_attention), or
-    None where they do not run here."""
-    return _usable_on_pool("cpu_jit_attention")
+    None where they do not run here (found out once: attention asks at every call; a forked
+    child has no numba pool, see parallel)."""
+    if _forked:
+        return None
+    if not _short_attention:
+        _short_attention.append(_usable_on_pool("cpu_jit_attention"))
+    return _short_attention[0]
+
+
+_short_attention = []
 
 
 def blas():

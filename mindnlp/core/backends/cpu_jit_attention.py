@@ -18,8 +18,8 @@ in each row's loop ends. Here each (batch entry, head) takes:
 Measured on a two-core AVX-512 machine: 384 heads of 24 queries and keys of 32 dimensions in
 0.64 ms on one thread where the work units of cpu_kernels.attention took 0.87 ms (0.71 on two
 threads, against 0.32 here); 12 heads of 128 are even; at 512 positions BLAS's products of
-long rows win, hence the bound on the keys (`MAX_KEYS`). A decoding step (a query or two
-against the cache) stays on cpu_jit_parallel's loops, which read the cache once.
+long rows win, and a decoding step (a query or two against the cache) is faster on
+cpu_jit_parallel's loops, which read the cache once: cpu_kernels.small_attention routes.
 
 The softmax is cpu_jit.masked_softmax's: the same exp (a Cephes polynomial with the power
 of two put in the exponent bits), the same maximum over the floats' ordered bit patterns (so
@@ -35,8 +35,6 @@ from .cpu_jit_parallel import _launch, parts
 
 _F32 = np.float32
 _LANES = 16
-MIN_QUERIES = 8      # fewer queries per head: cpu_jit_parallel's loops (a decoding step)
-MAX_KEYS = 128       # more keys: BLAS's products of long rows are faster
 _ZERO, _ONE, _HALF, _NEG_INF = _F32(0.0), _F32(1.0), _F32(0.5), _F32(-np.inf)
 _LOG2E, _LOWEST_EXPONENT = _F32(1.4426950408889634), _F32(-126.0)
 _P0, _P1, _P2, _P3, _P4, _P5 = _EXP_POLY
@@ -147,15 +145,13 @@ def attention(q, k, v, mask, scale, threads):
     groups, S, Ev), float32 with contiguous rows (any other strides), mask additive float32
     broadcastable to (B, H, L, S) or None; returned (B, H, L, Ev) laid out as (B, L, H, Ev)
     in memory, split over numba's threads where `threads`. None, with nothing computed, where
-    this does not serve: fewer than MIN_QUERIES queries or more than MAX_KEYS keys, E or Ev
-    not a multiple of 16, other dtypes or layouts."""
-    if not (usable() and _rows_in_place(q) and _rows_in_place(k) and _rows_in_place(v)):
+    this does not serve: E or Ev not a multiple of 16, no keys, other dtypes or layouts."""
+    if not (_rows_in_place(q) and _rows_in_place(k) and _rows_in_place(v) and usable()):
         return None
     batch, heads, queries, depth = q.shape
     keys, out_depth = k.shape[2], v.shape[3]
     if (k.shape[0] != batch or v.shape[0] != batch or k.shape[1] != v.shape[1] or heads % k.shape[1]
-            or k.shape[3] != depth or v.shape[2] != keys or depth % _LANES or out_depth % _LANES
-            or not (MIN_QUERIES <= queries and 0 < keys <= MAX_KEYS)):
+            or k.shape[3] != depth or v.shape[2] != keys or depth % _LANES or out_depth % _LANES or not keys):
         return None
     mask = np.zeros((1, 1, 1, keys), _F32) if mask is None else _mask_4d(mask, (batch, heads, queries, keys))
     if mask is None:

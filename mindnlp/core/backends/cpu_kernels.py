@@ -878,13 +878,17 @@ def _blas_rows(a):
 # BLAS calls take many heads each: a short sequence encoded whole (BERT's 24 tokens: 0.8 ms
 # for 32 sequences of 12 heads, against 1.1-1.6 ms in small_attention's loops).
 _BLAS_ATTENTION_ROWS = 20
+# The sequences cpu_jit_attention's one call over every head serves (see small_attention):
+# from this many queries per head (fewer: a decoding step, whose loops below read the cache
+# once) up to this many keys (more: BLAS's products of long rows are faster).
+_SHORT_MIN_QUERIES, _SHORT_MAX_KEYS = 8, 128
 
 
 def small_attention(q, k, v, mask, scale, groups=1):
     """attention's output where no probabilities are saved and there is no dropout
-    (inference). Short sequences (from 8 queries per head, up to 128 keys: an encoder's
-    batch of sentences, a short prompt) take cpu_jit_attention's one call over every head
-    where it runs (AVX-512). Otherwise queries of at least _BLAS_ATTENTION_ROWS rows per head
+    (inference). Short sequences (from _SHORT_MIN_QUERIES queries per head, up to
+    _SHORT_MAX_KEYS keys: an encoder's batch of sentences, a short prompt) take
+    cpu_jit_attention's one call over every head where it runs (AVX-512). Otherwise queries of at least _BLAS_ATTENTION_ROWS rows per head
     go to attention's work units. Fewer (a decoding step's query against its cache) are served here: the work
     units and the composed ops' passes cost tens of microseconds there, the work itself a few. Keys
     and values in arrays of their own (a cache) are read in place by numba's loops, one
@@ -904,14 +908,14 @@ def small_attention(q, k, v, mask, scale, groups=1):
             and q.dtype == k.dtype == v.dtype == _F32):
         return None
     batch, heads, L, E = q.shape
-    short = cpu_jit.short_attention()
-    if short is not None:
-        out = short.attention(q, k, v, mask, scale, threads=not workers.inside())
+    kv_heads, S = k.shape[1], k.shape[2]
+    if _SHORT_MIN_QUERIES <= L and S <= _SHORT_MAX_KEYS and not (E % 16 or v.shape[3] % 16):
+        short = cpu_jit.short_attention()
+        out = None if short is None else short.attention(q, k, v, mask, scale, threads=not workers.inside())
         if out is not None:
             return out
     if L >= _BLAS_ATTENTION_ROWS:
         return attention(q, k, v, mask, None, scale, groups, need_probs=False)[0]
-    kv_heads, S = k.shape[1], k.shape[2]
     scores_shape = (batch, heads, L, S)
     parallel = cpu_jit.parallel()
     if parallel is not None and k.flags.c_contiguous and v.flags.c_contiguous:

@@ -132,6 +132,28 @@ def _frame_padding(code):
     return lines
 
 
+def _releases(graph):
+    """For each node, the slots of node outputs that nothing after it reads (nor the output
+    or a rebind), dropped right after it: the memory of an intermediate goes back to the
+    allocator as soon as it is dead, as it does in an eager run, and the next array of its size
+    reuses it while it is still in cache, instead of every intermediate of the graph living
+    until replay returns (fresh, cold memory for each)."""
+    kept = set(graph.output_slots()) | set(graph.rebinds.values())
+    last = {}
+    for i, node in enumerate(graph.nodes):
+        for slot in node.reads():
+            last[slot] = i
+        if node.expect is NO_GUARD:
+            for slot in node.outputs:
+                if slot is not None:
+                    last.setdefault(slot, i)
+    released = [[] for _ in graph.nodes]
+    for slot, i in last.items():
+        if graph.slots[slot].kind == "op" and slot not in kept:
+            released[i].append(slot)
+    return released
+
+
 class GuardFailure(Exception):
     """A value guard failed during replay: this call must run eagerly."""
 
@@ -157,6 +179,7 @@ class CompiledGraph:
                 env[f"c{slot.index}"] = slot.value
                 copy = ".copy()" if graph.slots[slot.root].mutated else ""
                 lines.append(f"    s{slot.index} = c{slot.index}{copy}")
+        released = _releases(graph)
         for i, node in enumerate(graph.nodes):
             builder = KERNELS.get(node.op)
             kernel = builder(node, graph) if builder is not None else None
@@ -173,6 +196,8 @@ class CompiledGraph:
                 lines.append(f"    s{node.outputs[0]} = {call}")
             else:
                 lines.append(f"    {call}")
+            if released[i]:
+                lines.append("    del " + ", ".join(f"s{slot}" for slot in released[i]))
         for old, new in graph.rebinds.items():
             slot = graph.slots[old]
             owner = f"e{old}" if slot.kind == "external" else f"inputs[{graph.inputs.index(old)}]"

@@ -100,12 +100,11 @@ def test_a_query_that_may_attend_nothing_gets_zeros_and_nan_stays_nan():
     assert not np.isnan(out[0, 0]).any()
 
 
-@pytest.mark.parametrize("case", ["few queries", "many keys", "depth not whole vectors", "float64", "strided rows",
-                                  "mask does not broadcast", "batch mismatch"])
+@pytest.mark.parametrize("case", ["depth not whole vectors", "float64", "strided rows", "mask does not broadcast",
+                                  "batch mismatch"])
 def test_declines_what_it_does_not_serve(case):
     kernel = _kernel()
-    shapes = {"few queries": (1, 2, 4, 8, 16), "many keys": (1, 2, 8, 129, 16), "depth not whole vectors": (1, 2, 8, 8, 24)}
-    batch, heads, queries, keys, depth = shapes.get(case, (2, 2, 8, 8, 16))
+    batch, heads, queries, keys, depth = (1, 2, 8, 8, 24) if case == "depth not whole vectors" else (2, 2, 8, 8, 16)
     q = RNG.standard_normal((batch, heads, queries, depth)).astype(_F32)
     k, v = (RNG.standard_normal((batch, heads, keys, depth)).astype(_F32) for _ in range(2))
     mask = None
@@ -121,10 +120,24 @@ def test_declines_what_it_does_not_serve(case):
 
 
 def test_small_attention_takes_it_for_an_encoders_batch():
-    _kernel()
+    kernel = _kernel()
     q, k, v = (_heads_inside_rows(8, 24, 4, 32) for _ in range(3))
     mask = _padding_mask(8, 24)
     out = cpu_kernels.small_attention(q, k, v, mask, 0.2)
     blas = cpu_kernels.attention(q, k, v, mask, None, 0.2, 1, need_probs=False)[0]
     np.testing.assert_allclose(out, blas, rtol=2e-5, atol=2e-6)
-    assert np.array_equal(out, _kernel().attention(q, k, v, mask, 0.2, True))
+    assert np.array_equal(out, kernel.attention(q, k, v, mask, 0.2, True))
+
+
+@pytest.mark.parametrize("queries, keys", [(4, 4), (1, 40), (8, 129)])
+def test_small_attention_keeps_decoding_steps_and_long_keys_elsewhere(queries, keys, monkeypatch):
+    """A decoding step's few queries, and keys beyond the bound, go to the other paths (in the
+    same layout): the short kernel is not asked."""
+    _kernel()
+    monkeypatch.setattr(cpu_jit, "short_attention", lambda: pytest.fail("the short kernel was asked"))
+    q = _heads_inside_rows(2, queries, 4, 16)
+    k, v = (_heads_inside_rows(2, keys, 4, 16) for _ in range(2))
+    out = cpu_kernels.small_attention(np.ascontiguousarray(q), np.ascontiguousarray(k), np.ascontiguousarray(v),
+                                      None, 0.25)
+    np.testing.assert_allclose(out, _reference(q, k, v, None, 0.25), rtol=2e-5, atol=2e-6)
+    assert np.swapaxes(out, 1, 2).flags.c_contiguous
