@@ -426,19 +426,24 @@ def test_linears_of_the_same_rows_replay_in_one_launch():
     from mindnlp.core.nn import functional as F
 
     rng = np.random.default_rng(0)
-    q, k, v, gate, up = (core.tensor(rng.standard_normal(shape).astype(np.float32))
-                         for shape in [(128, 128), (64, 128), (64, 128), (256, 128), (256, 128)])
-    gate_bias, up_bias = (core.tensor(rng.standard_normal(256).astype(np.float32)) for _ in range(2))
+    for width, kernel in ((256, "linear_many"), (128, "tiny_linears")):
+        # weights of more than cpu_kernels._TINY_WEIGHT elements take the matrix-vector kernel,
+        # tiny ones the products on the calling thread, as eager's matmul does
+        q, k, v, gate, up = (core.tensor(rng.standard_normal(shape).astype(np.float32)) for shape in
+                             [(width, width), (3 * width // 4, width), (3 * width // 4, width), (2 * width, width),
+                              (2 * width, width)])
+        gate_bias, up_bias = (core.tensor(rng.standard_normal(2 * width).astype(np.float32)) for _ in range(2))
 
-    def projections(x):
-        return F.linear(x, q), F.linear(x, k), F.linear(x, v), F.linear(x, gate, gate_bias), F.linear(x, up, up_bias)
-    fused = _replays_like_eager(projections, (1, 1, 128))
-    assert [n.name for n in fused.graphs[0].nodes] == ["linear_many", "linear_many"]
-    if cpu_jit.parallel() is not None:     # one launch of the matrix-vector kernel per group
-        (entry,) = fused._cache.values()
-        assert {entry.compiled._replay.__globals__[f"k{i}"].__name__ for i in range(2)} == {"linear_many"}
-    many = _replays_like_eager(projections, (40, 128))
-    assert [n.name for n in many.graphs[0].nodes] == ["_Linear"] * 5
+        def projections(x):
+            return (F.linear(x, q), F.linear(x, k), F.linear(x, v), F.linear(x, gate, gate_bias),
+                    F.linear(x, up, up_bias))
+        fused = _replays_like_eager(projections, (1, 1, width))
+        assert [n.name for n in fused.graphs[0].nodes] == ["linear_many", "linear_many"]
+        if cpu_jit.parallel() is not None:     # one call per group
+            (entry,) = fused._cache.values()
+            assert {entry.compiled._replay.__globals__[f"k{i}"].__name__ for i in range(2)} == {kernel}
+        many = _replays_like_eager(projections, (40, width))
+        assert [n.name for n in many.graphs[0].nodes] == ["_Linear"] * 5
 
 
 def test_graph_mode_switch_compiles_top_level_models():
@@ -519,10 +524,11 @@ def test_decoding_step_ops_replay_through_direct_kernels():
     names = {}
     for i, node in enumerate(entry.compiled.graph.nodes):
         names.setdefault(node.name, set()).add(kernels[f"k{i}"].__name__)
-    # the five projections of h share their input: one launch (passes.fuse_shared_input_linears)
+    # the five projections of h share their input: one call (passes.fuse_shared_input_linears),
+    # these weights being tiny (cpu_kernels._TINY_WEIGHT), one product after the other on this thread
     ops = ("linear_many", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention", "_GeluExact",
            "_GeluTanh", "_Silu")
-    assert [names[op] for op in ops] == [{"linear_many"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
+    assert [names[op] for op in ops] == [{"tiny_linears"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
         {"activation"}] * 3
 
 

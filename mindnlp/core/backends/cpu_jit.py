@@ -124,11 +124,17 @@ def _libgomp_loaded():
 def _usable_on_pool(name, *kind):
     """The LLVM-IR kernel module `name`, or None without numba's pool or where its one-time
     check (for `kind`, where the module serves several) fails (a CPU without the instructions
-    it needs)."""
+    it needs). Found out once per process: products and attention ask at every call."""
     if parallel() is None:
         return None
-    module = importlib.import_module(f"{__package__}.{name}")
-    return module if module.usable(*kind) else None
+    key = (name,) + kind
+    if key not in _pool_modules:
+        module = importlib.import_module(f"{__package__}.{name}")
+        _pool_modules[key] = module if module.usable(*kind) else None
+    return _pool_modules[key]
+
+
+_pool_modules = {}
 
 
 def half():
@@ -145,16 +151,8 @@ def gemm(dtype):
 
 def short_attention():
     """Attention of short sequences in one call on the product tiles (cpu_jit_attention), or
-    None where they do not run here (found out once: attention asks at every call; a forked
-    child has no numba pool, see parallel)."""
-    if _forked:
-        return None
-    if not _short_attention:
-        _short_attention.append(_usable_on_pool("cpu_jit_attention"))
-    return _short_attention[0]
-
-
-_short_attention = []
+    None where they do not run here."""
+    return _usable_on_pool("cpu_jit_attention")
 
 
 def blas():

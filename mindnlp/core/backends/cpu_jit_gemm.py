@@ -377,6 +377,30 @@ def gemm_nt(x, w, bias, out, threads=True):
     return True
 
 
+def product_here(weight, transposed):
+    """The float32 product by this weight on the calling thread, as gemm_nt (`transposed`: the
+    weight as Linear stores it, (N, K)) or gemm_nn (row-major (K, N)) computes it there, with
+    the weight's checks made once: a function (x, bias, out) -> bool (False, nothing written,
+    for an x they would decline), or None where they decline the weight. A replay multiplies
+    a tiny model's weights every call, where the checks cost more than the product."""
+    if not usable("float32") or weight.dtype != np.float32 or not weight.flags.c_contiguous or 0 in weight.shape:
+        return None
+    k = weight.shape[1] if transposed else weight.shape[0]
+    if (k if transposed else weight.shape[1]) % _LANES:
+        return None
+    block = max(_W_ROWS, _BLOCK_BYTES // (4 * k) // _W_ROWS * _W_ROWS)
+
+    def product(x, bias, out):
+        if x.dtype != np.float32 or x.shape[1] != k or not x.flags.c_contiguous:
+            return False
+        if transposed:
+            _gemm_here(x, weight, bias, out, block)
+        else:
+            _gemm_nn_here(x, weight, bias, out)
+        return True
+    return product
+
+
 def gemm_nn(x, b, bias, out, threads=True):
     """out (M, N) float32 = x (M, K) @ b (K, N) (+ bias (N,)), all float32 and C-contiguous,
     N a multiple of the vector width, split over numba's pool (threads=True) or on the calling

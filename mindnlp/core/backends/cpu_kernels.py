@@ -489,9 +489,16 @@ _MIN_ROWS_PER_THREAD = 32
 # so are any inside a worker's part (encode's batches run one per core: splitting one of them
 # again oversubscribes the cores, 1.5% of all-MiniLM-L6-v2's encode).
 _SPLIT_ATTENTION_BYTES = 1 << 19
+# Keys and values up to this size that are views (a short sequence's projections, not a
+# cache) are copied for those loops rather than sent to BLAS (a tiny model's: 27 -> 13 us).
+_COPIED_KEYS_BYTES = 1 << 16
 # Products of at most this many rows (decoding's matrix-vector products) are memory-bound
 # and short: OpenBLAS's threads, which wake faster than ours, serve them.
 _FEW_ROWS = 16
+# ... except by weights of at most this many elements (a tiny model's, 32 x 96), whose whole
+# product is shorter than a launch of that pool: they take the calling thread's kernels at
+# every number of rows (gpt2-tiny's 16-token products 9 -> 2 us each).
+_TINY_WEIGHT = 1 << 15
 
 
 def _products_pool():
@@ -517,7 +524,7 @@ def matmul(a, b, bias=None):
     m, k = a.shape
     n = b.shape[1]
     out = np.empty((m, n), dtype=np.result_type(a, b))
-    if m <= _FEW_ROWS and _matvec(a, b, bias, out):
+    if few_rows_product(m, k, n) and _matvec(a, b, bias, out):
         return out
     if _weight_product(a, b, bias, out):
         return out
@@ -547,6 +554,12 @@ def matmul(a, b, bias=None):
         if pool is None or not pool.gemm_rows(a, b, bias, out):
             workers.run(rows if by_rows else columns, m if by_rows else n, min_items=_MIN_ROWS_PER_THREAD)
     return out
+
+
+def few_rows_product(rows, k, n):
+    """Whether matmul hands a (rows, k) @ (k, n) float32 product to the matrix-vector kernels
+    on numba's pool (a graph's kernels mirror the choice, so a replay computes eager's bits)."""
+    return rows <= _FEW_ROWS and k * n > _TINY_WEIGHT
 
 
 def linear_grads(grad, x, weight):
@@ -586,6 +599,22 @@ def _weight_product(a, b, bias, out):
     threads = workers.count > 1 and not workers.inside() and a.size * b.shape[1] > _SMALL_PRODUCT_ON_POOL
     product = kernels.gemm_nt if transposed else kernels.gemm_nn
     return product(np.ascontiguousarray(a), b.T if transposed else b, bias, out, threads=threads)
+
+
+def tiny_weight_plan(b, bias):
+    """For a tiny weight b (K, N) (see _TINY_WEIGHT), whose products matmul runs on the
+    calling thread: a function (a, out) -> bool computing out = a @ b (+ bias) as matmul does,
+    the weight's checks made once (False, nothing written, where a does not suit the kernel);
+    None where matmul would not take cpu_jit_gemm for this weight."""
+    kernels = cpu_jit.gemm("float32")
+    if kernels is None or (bias is not None and bias.dtype != _F32):
+        return None
+    transposed = b.T.flags.c_contiguous
+    product = kernels.product_here(b.T if transposed else b, transposed)
+    if product is None:
+        return None
+    bias = None if bias is None else np.ascontiguousarray(bias).reshape(-1)
+    return lambda a, out: product(a, bias, out)
 
 
 def _matvec(a, b, bias, out):
@@ -918,6 +947,8 @@ def small_attention(q, k, v, mask, scale, groups=1):
         return attention(q, k, v, mask, None, scale, groups, need_probs=False)[0]
     scores_shape = (batch, heads, L, S)
     parallel = cpu_jit.parallel()
+    if parallel is not None and k.nbytes + v.nbytes <= _COPIED_KEYS_BYTES:
+        k, v = np.ascontiguousarray(k), np.ascontiguousarray(v)     # views of a projection: a copy is cheap
     if parallel is not None and k.flags.c_contiguous and v.flags.c_contiguous:
         out = np.empty((batch, heads, L, v.shape[3]), _F32)
         mask = _softmax_mask(mask, scores_shape, batch * heads, L)
@@ -948,13 +979,16 @@ def _in_rows_layout(out):
 
 def _softmax_mask(mask, scores_shape, n, rows):
     """An attention mask (broadcastable to the scores' (B, H, L, S)) as masked_softmax reads
-    it beside the scores viewed as (n, rows, S): (1, 1, S) when every row shares it, else
-    expanded to the scores' shape."""
+    it beside the scores viewed as (n, rows, S): (1, 1, S) when every row shares it, (1, rows,
+    S) when every matrix does (a causal mask), else expanded to the scores' shape."""
     if mask is None:
         return None
     mask = np.asarray(mask, dtype=_F32)
-    if all(d == 1 for d in mask.shape[:-1]):
-        return np.ascontiguousarray(mask.reshape(1, 1, scores_shape[-1]))
+    if all(d == 1 for d in mask.shape[:-2]) and mask.shape[-1] == scores_shape[-1]:
+        if mask.ndim < 2 or mask.shape[-2] == 1:
+            return np.ascontiguousarray(mask.reshape(1, 1, scores_shape[-1]))
+        if mask.shape[-2] == rows:
+            return np.ascontiguousarray(mask.reshape(1, rows, scores_shape[-1]))
     return np.ascontiguousarray(np.broadcast_to(mask, scores_shape)).reshape(n, rows, scores_shape[-1])
 
 
@@ -963,9 +997,10 @@ def _heads_inside_rows(lead, L, Ev, n_head_dims):
     models turn attention's output back into (batch, L, heads * Ev) rows, which is then a
     view, not a copy."""
     n_head_dims = min(n_head_dims, len(lead))
-    batch = lead[:len(lead) - n_head_dims]
-    buffer = np.empty(batch + (L,) + lead[len(batch):] + (Ev,), dtype=_F32)
-    return np.moveaxis(buffer, len(batch), -2)
+    batch = len(lead) - n_head_dims
+    buffer = np.empty(lead[:batch] + (L,) + lead[batch:] + (Ev,), dtype=_F32)
+    order = tuple(range(batch)) + tuple(range(batch + 1, len(lead) + 1)) + (batch, len(lead) + 1)
+    return buffer.transpose(order)       # np.moveaxis, without its argument checks (microseconds)
 
 
 def _with_key_dim(a, S):

@@ -137,22 +137,51 @@ def float32_operands(node, graph):
 
 
 def _few_rows(node, graph, a_shape, k, n):
-    """True where the eager op hands this product to cpu_kernels' matrix-vector path: float32
-    host operands, a few rows, enough multiply-adds for the fused matmul."""
+    """True where the eager op hands this product of a few rows to cpu_kernels.matmul: float32
+    host operands, enough multiply-adds for the fused matmul."""
     rows = math.prod(a_shape[:-1])
     return (cpu_jit.parallel() is not None and float32_operands(node, graph) is not None
             and rows <= cpu_kernels._FEW_ROWS and rows * k * n >= cpu_kernels.MIN_WORK["matmul"])
 
 
-def _matrix_vector(rows, n, out_shape, fallback):
-    """a (rows, k) @ b (k, n) (+ bias) through the matrix-vector loops, into a new output;
-    the op's forward where the operands' layout does not suit them."""
-    def product(a, b, bias, *arrays):
+def _matrix_vector(rows, k, n, out_shape, fallback, stored_transposed):
+    """a (rows, k) @ b (k, n) (+ bias) of a few rows into a new output, by the kernel
+    cpu_kernels.matmul picks for it: the matrix-vector loops, or for a tiny weight the product
+    kernels on this thread; the op's forward where the operands' layout does not suit them.
+    The function takes (a, weight, bias, *arrays): the weight as the node reads it, b itself or,
+    `stored_transposed`, b.T (Linear's (n, k))."""
+    if not cpu_kernels.few_rows_product(rows, k, n):
+        products = _tiny_products(rows, [n], [out_shape], stored_transposed, lambda arrays: fallback(*arrays))
+        return lambda a, weight, bias, *arrays: products(a, ((weight, bias),), arrays)
+
+    def product(a, weight, bias, *arrays):
+        b = weight.T if stored_transposed else weight
         out = np.empty((rows, n), _F32)
         if cpu_kernels._matvec(a.reshape(rows, -1), b, bias, out):
             return out.reshape(out_shape)
         return fallback(*arrays)
     return product
+
+
+def _tiny_products(rows, widths, out_shapes, stored_transposed, fallback):
+    """A function (a, ((weight, bias), ...), arrays): a (rows, k) @ each tiny weight (+ its
+    bias; cpu_kernels.tiny_weight_plan), by the kernel eager's matmul runs it with, the plans
+    made once for the weights' arrays (each weight as _matrix_vector takes it); `arrays` go to
+    fallback where a plan declines. One output, or a tuple of them for several weights."""
+    def make(pairs):
+        return [cpu_kernels.tiny_weight_plan(weight.T if stored_transposed else weight, bias) for weight, bias in pairs]
+    plans = _PlanFor(lambda flat: make(list(zip(flat[::2], flat[1::2]))))
+    single = len(widths) == 1
+
+    def products(a, pairs, arrays):
+        x, outs = a.reshape(rows, -1), []
+        for plan, n, shape in zip(plans(tuple(v for pair in pairs for v in pair)), widths, out_shapes):
+            out = np.empty((rows, n), _F32)
+            if plan is None or not plan(x, out):
+                return fallback(arrays)
+            outs.append(out.reshape(shape))
+        return outs[0] if single else tuple(outs)
+    return products
 
 
 @kernel_for(_Linear)
@@ -161,11 +190,11 @@ def _linear(node, graph):
     x_shape, (n, k) = graph.slots[node.args[0].slot].shape, graph.slots[node.args[1].slot].shape
     if not _few_rows(node, graph, x_shape, k, n):
         return None
-    product = _matrix_vector(math.prod(x_shape[:-1]), n, graph.slots[node.outputs[0]].shape,
-                             generic_kernel(node, graph))
+    product = _matrix_vector(math.prod(x_shape[:-1]), k, n, graph.slots[node.outputs[0]].shape,
+                             generic_kernel(node, graph), stored_transposed=True)
 
     def linear(x, w, bias=None):
-        return product(x, w.T, bias, *((x, w) if bias is None else (x, w, bias)))
+        return product(x, w, bias, *((x, w) if bias is None else (x, w, bias)))
     return linear
 
 
@@ -175,7 +204,8 @@ def _matmul(node, graph):
     a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args)
     if len(a_shape) != 2 or len(b_shape) != 2 or not _few_rows(node, graph, a_shape, *b_shape):
         return None
-    product = _matrix_vector(a_shape[0], b_shape[1], graph.slots[node.outputs[0]].shape, generic_kernel(node, graph))
+    product = _matrix_vector(a_shape[0], *b_shape, graph.slots[node.outputs[0]].shape, generic_kernel(node, graph),
+                             stored_transposed=False)
 
     def matmul(a, b):
         return product(a, b, None, a, b)
@@ -189,7 +219,8 @@ def _matmul_bias(node, graph):
     a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args[:2])
     if not _few_rows(node, graph, a_shape, *b_shape):
         return None
-    product = _matrix_vector(a_shape[0], b_shape[1], graph.slots[node.outputs[0]].shape, passes.matmul_bias)
+    product = _matrix_vector(a_shape[0], *b_shape, graph.slots[node.outputs[0]].shape, passes.matmul_bias,
+                             stored_transposed=False)
 
     def matmul_bias(a, b, bias):
         return product(a, b, bias, a, b, bias)
@@ -199,7 +230,8 @@ def _matmul_bias(node, graph):
 @kernel_for(passes.linear_many)
 def _linear_many(node, graph):
     """Linears of the same few rows (passes.fuse_shared_input_linears) in one launch of the
-    matrix-vector kernel, where each of them would have taken it alone."""
+    matrix-vector kernel, where each of them would have taken it alone; tiny weights, which
+    cpu_kernels.matmul keeps off that kernel, one after the other in one call."""
     x_ref, weights, biases = node.args
     x_shape = graph.slots[x_ref.slot].shape
     rows, k = math.prod(x_shape[:-1]), x_shape[-1]
@@ -209,6 +241,15 @@ def _linear_many(node, graph):
     count, biased = len(weights), [b is not None for b in biases]
     out_shapes = [graph.slots[o].shape for o in node.outputs]
     compiled = cpu_jit.parallel()
+    if not cpu_kernels.few_rows_product(rows, k, graph.slots[weights[0].slot].shape[0]):
+        products = _tiny_products(rows, [graph.slots[w.slot].shape[0] for w in weights], out_shapes, True,
+                                  lambda arrays: passes.linear_many(*arrays))
+
+        def tiny_linears(x, *arrays):
+            ws, rest = arrays[:count], iter(arrays[count:])
+            bs = tuple(next(rest) if has else None for has in biased)
+            return products(x, tuple(zip(ws, bs)), (x, ws, bs))
+        return tiny_linears
 
     def linear_many(x, *arrays):
         ws, rest = arrays[:count], iter(arrays[count:])

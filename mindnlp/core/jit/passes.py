@@ -228,7 +228,7 @@ def _shared_input_key(node, slots):
         return None
     if node.op is _Linear:
         args = node.args[:2] if len(node.args) == 3 and node.args[2] is None else node.args
-        x, parameters, fmt = args[0], args[1:], (len(args) == 3,)
+        x, parameters, fmt = args[0], args[1:], [len(args) == 3]
     else:
         x, q, scales, bias, bits, offsets, codebook = node.args
         parameters = tuple(a for a in (q, scales, bias, offsets) if a is not None)
@@ -236,10 +236,13 @@ def _shared_input_key(node, slots):
     if not all(type(a) is SlotRef and not a.array for a in (x,) + tuple(parameters)):
         return None
     xs, params = slots[x.slot], [slots[a.slot] for a in parameters]
-    if node.op is _Linear and len(params[0].shape) != 2:
-        return None
-    if any(p.kind not in ("external", "const") for p in params) or \
-            int(np.prod(xs.shape[:-1])) > cpu_kernels._FEW_ROWS:
+    rows = int(np.prod(xs.shape[:-1]))
+    if node.op is _Linear:
+        if len(params[0].shape) != 2:
+            return None
+        # the matrix-vector kernel's weights and the tiny ones (see cpu_kernels.matmul) apart
+        fmt = tuple(fmt + [cpu_kernels.few_rows_product(rows, *params[0].shape)])
+    if any(p.kind not in ("external", "const") for p in params) or rows > cpu_kernels._FEW_ROWS:
         return None
     floats = [xs] + (params if node.op is _Linear else params[1:])   # a quantized weight is integers
     if any(s.dtype != _F32 for s in floats) or any(getattr(s.device, "type", "cpu") != "cpu" for s in [xs] + params):
