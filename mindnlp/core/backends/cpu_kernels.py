@@ -917,9 +917,10 @@ def small_attention(q, k, v, mask, scale, groups=1):
     """attention's output where no probabilities are saved and there is no dropout
     (inference). Short sequences (from _SHORT_MIN_QUERIES queries per head, up to
     _SHORT_MAX_KEYS keys: an encoder's batch of sentences, a short prompt) take
-    cpu_jit_attention's one call over every head where it runs (AVX-512). Otherwise queries of at least _BLAS_ATTENTION_ROWS rows per head
-    go to attention's work units. Fewer (a decoding step's query against its cache) are served here: the work
-    units and the composed ops' passes cost tens of microseconds there, the work itself a few. Keys
+    cpu_jit_attention's one call over every head where it runs (AVX-512). Otherwise queries
+    of at least _BLAS_ATTENTION_ROWS rows per head go to attention's work units. Fewer (a
+    decoding step's query against its cache) are served here: the work units and the composed
+    ops' passes cost tens of microseconds there, the work itself a few. Keys
     and values in arrays of their own (a cache) are read in place by numba's loops, one
     pass over the keys and one over the values, on numba's threads (split by query heads)
     once the cache is long enough to repay waking them (a decoding step reads its whole

@@ -168,9 +168,10 @@ def _tiny_products(rows, widths, out_shapes, stored_transposed, fallback):
     bias; cpu_kernels.tiny_weight_plan), by the kernel eager's matmul runs it with, the plans
     made once for the weights' arrays (each weight as _matrix_vector takes it); `arrays` go to
     fallback where a plan declines. One output, or a tuple of them for several weights."""
-    def make(pairs):
-        return [cpu_kernels.tiny_weight_plan(weight.T if stored_transposed else weight, bias) for weight, bias in pairs]
-    plans = _PlanFor(lambda flat: make(list(zip(flat[::2], flat[1::2]))))
+    def make(flat):     # weight, bias, weight, bias, ...
+        return [cpu_kernels.tiny_weight_plan(weight.T if stored_transposed else weight, bias)
+                for weight, bias in zip(flat[::2], flat[1::2])]
+    plans = _PlanFor(make)
     single = len(widths) == 1
 
     def products(a, pairs, arrays):
