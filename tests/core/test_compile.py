@@ -426,9 +426,8 @@ def test_linears_of_the_same_rows_replay_in_one_launch():
     from mindnlp.core.nn import functional as F
 
     rng = np.random.default_rng(0)
-    for width, kernel in ((256, "linear_many"), (128, "tiny_linears")):
-        # weights of more than cpu_kernels._TINY_WEIGHT elements take the matrix-vector kernel,
-        # tiny ones the products on the calling thread, as eager's matmul does
+
+    def projections_of_width(width):
         q, k, v, gate, up = (core.tensor(rng.standard_normal(shape).astype(np.float32)) for shape in
                              [(width, width), (3 * width // 4, width), (3 * width // 4, width), (2 * width, width),
                               (2 * width, width)])
@@ -437,6 +436,12 @@ def test_linears_of_the_same_rows_replay_in_one_launch():
         def projections(x):
             return (F.linear(x, q), F.linear(x, k), F.linear(x, v), F.linear(x, gate, gate_bias),
                     F.linear(x, up, up_bias))
+        return projections
+
+    for width, kernel in ((256, "linear_many"), (128, "tiny_linears")):
+        # weights of more than cpu_kernels._TINY_WEIGHT elements take the matrix-vector kernel,
+        # tiny ones the products on the calling thread, as eager's matmul does
+        projections = projections_of_width(width)
         fused = _replays_like_eager(projections, (1, 1, width))
         assert [n.name for n in fused.graphs[0].nodes] == ["linear_many", "linear_many"]
         if cpu_jit.parallel() is not None:     # one call per group
