@@ -211,6 +211,20 @@ def test_linear_and_bilinear_gradcheck():
     assert gradcheck(F.bilinear, (x1, x2, wb, bb))
 
 
+def test_linear_of_empty_inputs_and_features():
+    """No input features: every output is its bias (torch: zeros plus bias), and the gradients
+    are the empty ones and the bias's row count; no rows or no outputs give empty results."""
+    x, w = core.zeros(2, 3, 0, requires_grad=True), core.zeros(4, 0, requires_grad=True)
+    b = core.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = F.linear(x, w, b)
+    np.testing.assert_array_equal(y.detach().numpy(), np.broadcast_to([1.0, 2.0, 3.0, 4.0], (2, 3, 4)))
+    y.sum().backward()
+    assert x.grad.shape == (2, 3, 0) and w.grad.shape == (4, 0)
+    np.testing.assert_array_equal(b.grad.numpy(), [6.0, 6.0, 6.0, 6.0])
+    assert F.linear(core.ones(0, 5), core.ones(4, 5)).shape == (0, 4)
+    assert F.linear(core.ones(2, 5), core.ones(0, 5)).shape == (2, 0)
+
+
 def test_linear_errors():
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(6x4 and 5x3\)"):
         F.linear(core.ones(2, 3, 4), core.ones(3, 5))

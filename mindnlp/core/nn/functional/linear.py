@@ -4,6 +4,8 @@
 `linear` is one node: the input's leading dims are folded into one so that forward and
 both weight products are single BLAS calls, whatever the batch shape.
 """
+import math
+
 import numpy as np
 
 from ... import ops
@@ -23,7 +25,8 @@ class _Linear(Function):
     def forward(ctx, x, weight, bias):
         ctx.save_for_backward(x, weight)
         out_features, in_features = weight.shape
-        out = _matmul_arrays(xp_of(x), x._data.reshape(-1, in_features), weight._data.T,
+        rows = math.prod(x.shape[:-1])      # not -1: an empty row (in_features 0) leaves it undetermined
+        out = _matmul_arrays(xp_of(x), x._data.reshape(rows, in_features), weight._data.T,
                              None if bias is None else bias._data)
         return out.reshape(tuple(x.shape[:-1]) + (out_features,))
 
@@ -31,15 +34,16 @@ class _Linear(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         out_features, in_features = weight.shape
-        grad2d = grad.reshape(-1, out_features)
+        rows = math.prod(x.shape[:-1])
+        grad2d = grad.reshape(rows, out_features)
         gb = ops.sum(grad2d, dim=0) if ctx.needs_input_grad[2] else None
         if ctx.needs_input_grad[0] and ctx.needs_input_grad[1] and not grad_mode.is_grad_enabled() and \
                 grad._data.dtype == x._data.dtype == weight._data.dtype == np.float32 and \
                 fused_kernel("linear_grads", grad2d) is not None:
-            gx, gw = _LinearGrads.apply(grad2d, x.reshape(-1, in_features), weight)
+            gx, gw = _LinearGrads.apply(grad2d, x.reshape(rows, in_features), weight)
             return gx.reshape(tuple(x.shape)), gw, gb
         gx = ops.matmul(grad2d, weight).reshape(tuple(x.shape)) if ctx.needs_input_grad[0] else None
-        gw = ops.matmul(grad2d.t(), x.reshape(-1, in_features)) if ctx.needs_input_grad[1] else None
+        gw = ops.matmul(grad2d.t(), x.reshape(rows, in_features)) if ctx.needs_input_grad[1] else None
         return gx, gw, gb
 
 
