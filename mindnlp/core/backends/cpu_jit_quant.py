@@ -55,19 +55,6 @@ def _int8_band(x, q, scales, offsets, x_sums, bias, out, lo, hi):
     m, k = x.shape[0], q.shape[1]
     groups = scales.shape[1]
     size = k // groups
-    if groups == 1 and offsets is None:
-        # one scale per row (quanto's int8): the plain loop, without the group slices, which
-        # streams 15-20% faster from memory
-        for i in range(lo, hi):
-            row = q[i]
-            for r in range(m):
-                xr = x[r]
-                acc = _ZERO
-                for j in range(k):
-                    acc += np.float32(row[j]) * xr[j]
-                total = acc * scales[i, 0]
-                out[r, i] = total if bias is None else total + bias[i]
-        return
     for i in range(lo, hi):
         row, row_scales = q[i], scales[i]
         for r in range(m):
