@@ -145,8 +145,9 @@ def attention(q, k, v, mask, scale, threads):
     groups, S, Ev), float32 with contiguous rows (any other strides), mask additive float32
     broadcastable to (B, H, L, S) or None; returned (B, H, L, Ev) laid out as (B, L, H, Ev)
     in memory, split over numba's threads where `threads`. None, with nothing computed, where
-    this does not serve: E or Ev not a multiple of 16, no keys, other dtypes or layouts."""
-    if not (_rows_in_place(q) and _rows_in_place(k) and _rows_in_place(v) and usable()):
+    this does not serve: E or Ev not a multiple of 16, no keys, other dtypes or layouts. (The
+    module is reached through cpu_jit.short_attention, which has checked `usable`.)"""
+    if not (_rows_in_place(q) and _rows_in_place(k) and _rows_in_place(v)):
         return None
     batch, heads, queries, depth = q.shape
     keys, out_depth = k.shape[2], v.shape[3]

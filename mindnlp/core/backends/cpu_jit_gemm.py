@@ -356,6 +356,11 @@ def usable(dtype):
     return dtype in _usable and _usable[dtype]()
 
 
+def _block_rows(itemsize, k):
+    """The weight rows a thread walks at a time (`_band`'s block): as many as fill _BLOCK_BYTES."""
+    return max(_W_ROWS, _BLOCK_BYTES // (itemsize * k) // _W_ROWS * _W_ROWS)
+
+
 def gemm_nt(x, w, bias, out, threads=True):
     """out (M, N) float32 = x (M, K) @ w.T (+ bias, float32 (N,)) for x and w (N, K) both
     float32 or both bfloat16, split over numba's pool (threads=True) or on the calling thread;
@@ -368,7 +373,7 @@ def gemm_nt(x, w, bias, out, threads=True):
         return False
     if dtype == "bfloat16":
         x, w = x.view(np.uint16), w.view(np.uint16)
-    block = max(_W_ROWS, _BLOCK_BYTES // (x.itemsize * x.shape[1]) // _W_ROWS * _W_ROWS)
+    block = _block_rows(x.itemsize, x.shape[1])
     if not threads:
         _gemm_here(x, w, bias, out, block)
         return True
@@ -388,7 +393,7 @@ def product_here(weight, transposed):
     k = weight.shape[1] if transposed else weight.shape[0]
     if (k if transposed else weight.shape[1]) % _LANES:
         return None
-    block = max(_W_ROWS, _BLOCK_BYTES // (4 * k) // _W_ROWS * _W_ROWS)
+    block = _block_rows(4, k)
 
     def product(x, bias, out):
         if x.dtype != np.float32 or x.shape[1] != k or not x.flags.c_contiguous:

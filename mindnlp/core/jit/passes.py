@@ -228,7 +228,7 @@ def _shared_input_key(node, slots):
         return None
     if node.op is _Linear:
         args = node.args[:2] if len(node.args) == 3 and node.args[2] is None else node.args
-        x, parameters, fmt = args[0], args[1:], [len(args) == 3]
+        x, parameters, fmt = args[0], args[1:], (len(args) == 3,)
     else:
         x, q, scales, bias, bits, offsets, codebook = node.args
         parameters = tuple(a for a in (q, scales, bias, offsets) if a is not None)
@@ -241,7 +241,8 @@ def _shared_input_key(node, slots):
         if len(params[0].shape) != 2:
             return None
         # the matrix-vector kernel's weights and the tiny ones (see cpu_kernels.matmul) apart
-        fmt = tuple(fmt + [cpu_kernels.few_rows_product(rows, *params[0].shape)])
+        out_features, in_features = params[0].shape
+        fmt += (cpu_kernels.few_rows_product(rows, in_features, out_features),)
     if any(p.kind not in ("external", "const") for p in params) or rows > cpu_kernels._FEW_ROWS:
         return None
     floats = [xs] + (params if node.op is _Linear else params[1:])   # a quantized weight is integers
