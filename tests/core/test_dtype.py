@@ -134,3 +134,14 @@ def test_dtype_pickles_to_the_same_object():
     import pickle
 
     assert pickle.loads(pickle.dumps(core.bfloat16)) is core.bfloat16
+
+
+def test_comparison_with_an_int_beyond_the_dtype_compares_values():
+    # torch wraps the int into the dtype first (int8 < 1000 compares with -24); here the
+    # comparison is by value, and arithmetic wraps as torch's does (tests/fixtures/core's
+    # *_wide_int cases)
+    a = core.tensor([1, 100, -100], dtype=core.int8)
+    assert (a < 1000).tolist() == [True, True, True]
+    assert (a == 1000).tolist() == [False, False, False]
+    assert (a > -1000).tolist() == [True, True, True]
+    assert (core.tensor([5], dtype=core.uint8) >= -1).tolist() == [True]

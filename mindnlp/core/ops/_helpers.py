@@ -88,8 +88,13 @@ def broadcast_error(a, b):
 _FAST_SCALARS = (int, float)
 
 
-def promote_operands(a, b):
-    """Cast tensor operands to torch's result dtype; Python scalars stay scalars."""
+def promote_operands(a, b, wrap_ints=True):
+    """Cast tensor operands to torch's result dtype; Python scalars stay scalars.
+
+    A Python int outside an integer result dtype's range wraps into it, as torch casts the
+    scalar to the tensor's dtype (int8 tensor + 1000 adds -24); NumPy would raise. Comparisons
+    pass wrap_ints=False: NumPy compares such an int by its value (int8 tensor < 1000 is all
+    True), where torch's wrapped comparison gives an answer that is simply wrong."""
     # Fast paths for the common cases, where nothing needs casting: two tensors of one
     # dtype on one device, a floating tensor with a Python number, or an integer tensor with
     # a Python int (a position plus one) -- NumPy 2 keeps the array's dtype for Python
@@ -98,19 +103,30 @@ def promote_operands(a, b):
         if isinstance(b, Tensor):
             if a._data.dtype == b._data.dtype and a._device is b._device:
                 return a, b
-        elif _keeps_dtype(a, b):
+        elif _keeps_dtype(a, b, wrap_ints):
             return a, b
-    elif isinstance(b, Tensor) and _keeps_dtype(b, a):
+    elif isinstance(b, Tensor) and _keeps_dtype(b, a, wrap_ints):
         return a, b
-    return _promote_slow(a, b)
+    return _promote_slow(a, b, wrap_ints)
 
 
-def _keeps_dtype(tensor, scalar):
-    kind = tensor._data.dtype.kind
-    return (type(scalar) in _FAST_SCALARS and kind == "f") or (type(scalar) is int and kind in "iu")
+_INT_BOUNDS = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+               for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}
 
 
-def _promote_slow(a, b):
+def _keeps_dtype(tensor, scalar, wrap_ints):
+    dtype = tensor._data.dtype
+    if type(scalar) in _FAST_SCALARS and dtype.kind == "f":
+        return True
+    if type(scalar) is int and dtype.kind in "iu":
+        if not wrap_ints:
+            return True
+        low, high = _INT_BOUNDS[dtype]
+        return low <= scalar <= high
+    return False
+
+
+def _promote_slow(a, b, wrap_ints=True):
     from .conversion import cast, to_device
 
     dtype = _dtype.result_type(a, b)
@@ -125,21 +141,28 @@ def _promote_slow(a, b):
     if b_t and b._data.dtype != dtype.np_dtype:
         b = cast(b, dtype)
     if not a_t:
-        a = _scalar_for(a, dtype)
+        a = _scalar_for(a, dtype, wrap_ints)
     if not b_t:
-        b = _scalar_for(b, dtype)
+        b = _scalar_for(b, dtype, wrap_ints)
     return a, b
 
 
-def _scalar_for(value, dtype):
-    """A Python scalar in the form NumPy combines with `dtype` arrays without widening them."""
+def _scalar_for(value, dtype, wrap_ints=True):
+    """A Python scalar in the form NumPy combines with `dtype` arrays without widening them
+    (an int out of an integer dtype's range wrapped into it, see promote_operands)."""
     if isinstance(value, (np.generic, np.ndarray)):
         value = value.item()
     if dtype.is_floating_point:
         return float(value)
     if dtype is _dtype.bool_:
         return bool(value)
-    return int(value)
+    value = int(value)
+    bounds = _INT_BOUNDS.get(dtype.np_dtype)
+    if wrap_ints and bounds is not None and not bounds[0] <= value <= bounds[1] and -2 ** 63 <= value < 2 ** 64:
+        # values beyond 64 bits raise OverflowError in NumPy, as they do in torch
+        span = bounds[1] - bounds[0] + 1
+        value = (value - bounds[0]) % span + bounds[0]
+    return value
 
 
 def as_tensor_like(value, like):

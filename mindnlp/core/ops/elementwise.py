@@ -686,7 +686,7 @@ def _compare(fn_name, name):
     def op(input, other, *, out=None):
         if out is not None:
             return write_out(name, out, op, input, other)
-        a, b = promote_operands(input, other)
+        a, b = promote_operands(input, other, wrap_ints=False)
         ref = _first_tensor(a, b)
         try:
             return array_op(getattr(xp_of(ref), fn_name), a, b)
