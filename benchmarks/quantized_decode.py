@@ -8,8 +8,8 @@ by mindnlp itself (HF's config shapes) and saved; and Gemma 3 270M, the real che
 Each is loaded in float32 (a GGUF file dequantized), int8 (QuantoConfig(weights="int8")) and
 int4 (QuantoConfig(weights="int4"), affine in groups of 128), nf4 (BitsAndBytesConfig's 4-bit
 codebook in blocks of 64, the format of the Hub's *-bnb-4bit checkpoints), which keep the output head in
-float32 as HF does, and int8 with the head quantized too ("int8+head",
-modules_to_not_convert=[]); a GGUF file also with dequantize=False ("gguf blocks": its linear
+float32 as HF does, and int8 and int4 with the head quantized too ("int8+head", "int4+head":
+modules_to_not_convert=[], as llama.cpp's 4-bit files quantize their output head); a GGUF file also with dequantize=False ("gguf blocks": its linear
 weights and tied head kept in their own blocks wherever a kernel format holds the type, the
 rest float32); HF transformers + PyTorch float32 runs beside them when torch is importable.
 
@@ -133,8 +133,8 @@ class MindnlpRunner:
         kwargs = {"gguf_file": source.gguf_file} if source.gguf_file else {}
         if variant in ("int8", "int4"):
             kwargs["quantization_config"] = QuantoConfig(weights=variant)
-        elif variant == "int8+head":  # HF's default keeps the (tied) output head in float32
-            kwargs["quantization_config"] = QuantoConfig(weights="int8", modules_to_not_convert=[])
+        elif variant in ("int8+head", "int4+head"):  # HF's default keeps the (tied) output head in float32
+            kwargs["quantization_config"] = QuantoConfig(weights=variant[:4], modules_to_not_convert=[])
         elif variant == "nf4":  # bitsandbytes' 4-bit codebook, blocks of 64, as its *-bnb-4bit checkpoints
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
         elif variant == "gguf blocks":
@@ -184,7 +184,7 @@ class TorchRunner:
 
 def measure(source, prompt, new_tokens, repeats, have_torch, compiled):
     """{variant: runner}, {variant: best decode seconds per token}, alternating the variants."""
-    variants = ["float32", "int8", "int4", "nf4", "int8+head"] + (["gguf blocks"] if source.gguf_file else [])
+    variants = ["float32", "int8", "int4", "nf4", "int8+head", "int4+head"] + (["gguf blocks"] if source.gguf_file else [])
     runners = {variant: MindnlpRunner(source, variant, compiled) for variant in variants}
     if have_torch:
         runners["HF torch f32"] = TorchRunner(source)
