@@ -14,6 +14,8 @@ from .modules.normalization import GroupNorm, LayerNorm, RMSNorm
 from .modules.sparse import Embedding
 from .parameter import Buffer, Parameter
 from .modules.attention import MultiheadAttention, NonDynamicallyQuantizableLinear
+from .modules.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                                  TransformerEncoder, TransformerEncoderLayer)
 from .modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .modules.distance import CosineSimilarity, PairwiseDistance
 from .modules.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss,

@@ -10,6 +10,7 @@ kernel, where it has one, replaces the composed forward (which stays as its refe
 """
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -307,6 +308,29 @@ def _pad_last(t):
     return ops.cat([t, ops.zeros(tuple(t.shape[:-1]) + (1,), dtype=t.dtype, device=t.device)], dim=-1)
 
 
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the inputs are batched; torch's errors for inputs of the wrong ranks."""
+    if query.ndim not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
+                             "tensor")
+    batched = query.ndim == 3
+    kind = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {query.ndim}-D but found "
+                             f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {query.ndim - 1}-D "
+                             f"but found {key_padding_mask.ndim}-D tensor instead")
+    if attn_mask is not None and attn_mask.ndim not in (2, 3):
+        raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                             f"{attn_mask.ndim}-D tensor instead")
+    if not batched and attn_mask is not None and attn_mask.ndim == 3:
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {tuple(attn_mask.shape)}")
+    return batched
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
                                  training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
@@ -325,7 +349,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
     if static_k is not None or static_v is not None:
         raise NotImplementedError("multi_head_attention_forward: static_k / static_v are not supported")
-    batched = query.ndim == 3
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
@@ -337,6 +361,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if key_padding_mask is not None and attn_mask is not None and key_padding_mask.dtype != attn_mask.dtype:
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type for both "
+                      "instead.", stacklevel=3)
     key_padding_mask = _canonical_mask(key_padding_mask, query.dtype, "key_padding_mask")
     if is_causal and attn_mask is None:
         raise RuntimeError(
@@ -382,10 +409,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     src_len = k.shape[1]
 
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(
-                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got {tuple(key_padding_mask.shape)}"
-            )
+        for dim, expected in enumerate((bsz, src_len)):
+            if key_padding_mask.shape[dim] != expected:
+                raise AssertionError(f"Expected key_padded_mask.shape[{dim}] to be {expected}, "
+                                     f"but got {key_padding_mask.shape[dim]}")
         kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
         kpm = kpm.reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else ops.add(attn_mask, kpm)

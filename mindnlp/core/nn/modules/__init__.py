@@ -12,6 +12,8 @@ from .module import Module
 from .normalization import GroupNorm, LayerNorm, RMSNorm
 from .sparse import Embedding
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
