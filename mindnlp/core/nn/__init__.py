@@ -25,5 +25,6 @@ from .modules.padding import (CircularPad1d, CircularPad2d, ConstantPad1d, Const
 from .modules.pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
                               MaxPool2d)
 from .modules.vision import Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample
+from .modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules.quantized import QuantizedLinear
 from . import parallel  # noqa: E402  (after the layers it wraps)

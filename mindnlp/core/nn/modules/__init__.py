@@ -22,4 +22,5 @@ from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d
                       ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .vision import Fold, PixelShuffle, PixelUnshuffle, Unfold, Upsample
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .quantized import QuantizedLinear
