@@ -325,7 +325,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             std = self.config.init_std
         else:
             std = getattr(self.config, "initializer_factor", 0.02)
-        if isinstance(module, (nn.Linear, nn.Conv1d, nn.Conv2d, nn.ConvTranspose1d, nn.ConvTranspose2d)):
+        if isinstance(module, (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d)):
             nn.init.normal_(module.weight, mean=0.0, std=std)
             if module.bias is not None:
                 nn.init.zeros_(module.bias)
@@ -334,7 +334,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             if module.padding_idx is not None:
                 # through nn.init on a view of the row: in place, and skipped under no_init_weights
                 nn.init.zeros_(module.weight[module.padding_idx])
-        elif isinstance(module, (nn.GroupNorm, nn.BatchNorm1d, nn.BatchNorm2d)) or any(
+        elif isinstance(module, nn.MultiheadAttention):
+            module._reset_parameters()  # torch's own initialisation, as HF keeps it
+        elif isinstance(module, (nn.GroupNorm, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)) or any(
                 kind in type(module).__name__ for kind in ("LayerNorm", "RMSNorm")):
             # by name, as HF matches them: families name their own norm classes
             if getattr(module, "weight", None) is not None:

@@ -12,16 +12,17 @@ import math
 
 import numpy as np
 
-from ... import ops
+from ... import _dtype, ops, random
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import HALF_NP, array_op, compute_float, fused_kernel, special_of, xp_of
 from ...ops.inplace import apply_inplace
+from ...amp.autocast_mode import autocast_op
 
 __all__ = [
-    "celu", "elu", "gated_product", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid", "mish",
-    "relu", "relu6", "relu_", "selu", "sigmoid", "silu", "softplus", "softsign", "tanh", "tanhshrink",
-    "threshold",
+    "celu", "elu", "gated_product", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+    "logsigmoid", "mish", "prelu", "relu", "relu6", "relu_", "rrelu", "selu", "sigmoid", "silu", "softplus",
+    "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
 ]
 
 _SQRT_2 = math.sqrt(2.0)
@@ -236,6 +237,42 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _maybe_inplace(lambda t: ops.where(ops.gt(t, 0), t, ops.mul(t, negative_slope)), input, inplace)
 
 
+@autocast_op("prelu", 2)
+def prelu(input, weight):
+    """x where x > 0, else weight * x: one learned slope, or one per channel (dim 1)."""
+    count = weight.numel()
+    if count != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != count:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{count} and channel size = {channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    if count == 1:
+        weight = weight.reshape(())
+    elif input.ndim > 2:
+        weight = weight.reshape((count,) + (1,) * (input.ndim - 2))
+    return ops.where(ops.gt(input, 0), input, ops.mul(weight, input))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: in training each x <= 0 gets its own slope drawn from U(lower, upper);
+    in eval the slope is the mean, (lower + upper) / 2."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+
+    def fn(t):
+        draws = random.rand(*t.shape, dtype=t.dtype, device=t.device)
+        slopes = ops.add(ops.mul(draws, upper - lower), lower)
+        return ops.mul(t, ops.where(ops.le(t, 0), slopes, 1.0))  # the slopes are constants: grad * slope
+
+    return _maybe_inplace(fn, input, inplace)
+
+
 def elu(input, alpha=1.0, inplace=False):
     def fn(t):
         return ops.where(ops.gt(t, 0), t, ops.mul(ops.expm1(ops.clamp_max(t, 0.0)), alpha))
@@ -299,6 +336,21 @@ def softsign(input):
 
 def tanhshrink(input):
     return ops.sub(input, ops.tanh(input))
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return ops.where(ops.gt(ops.abs(input), lambd), input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        limit = _dtype.finfo(input.dtype).max if input.is_floating_point() else float("inf")
+        raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
+                           f"{_dtype.scalar_type_name(input.dtype)}, but found {lambd:g}")
+    shrunk = ops.sub(input, ops.mul(ops.sign(input), lambd))
+    return ops.where(ops.gt(ops.abs(input), lambd), shrunk, 0.0)
 
 
 def glu(input, dim=-1):

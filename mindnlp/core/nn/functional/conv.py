@@ -1,14 +1,17 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Convolutions as im2col + one batched matmul (BLAS), transposed convolutions as matmul + col2im.
 
-1-d convolutions run as 2-d ones over a height of 1. Gradients of every order come from
-Im2Col/Col2Im (mutual adjoints) and matmul.
+conv2d and conv3d (and their transposes) are one N-d implementation; 1-d convolutions run as
+2-d ones over a height of 1. Gradients of every order come from Im2Col/Col2Im (mutual
+adjoints) and matmul.
 """
+import math
+
 from ... import ops
-from .vision import Col2Im, Im2Col, pair, sliding_count
+from .vision import Col2Im, Im2Col, ntuple, sliding_count
 from ...amp.autocast_mode import autocast_op
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 def _check_conv(input, weight, bias, groups, name, transposed=False):
@@ -33,58 +36,74 @@ def _check_conv(input, weight, bias, groups, name, transposed=False):
             f"elements, but got bias of size {list(bias.shape)} instead")
 
 
+def _batched(input, weight, n, name):
+    """(N, C, *spatial) input and whether it came unbatched, for an n-d convolution."""
+    if input.ndim not in (n + 1, n + 2) or weight.ndim != n + 2:
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {name}, but got input "
+                           f"of size: {list(input.shape)}")
+    unbatched = input.ndim == n + 1
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
 def _padding_pairs(padding, kernel, dilation, stride):
-    """(top, bottom, left, right) from an int/pair or torch's 'same' / 'valid'."""
+    """(before, after) per spatial dim, flattened, from an int/tuple or torch's 'same' / 'valid'."""
+    n = len(kernel)
     if isinstance(padding, str):
         if padding == "valid":
-            return 0, 0, 0, 0
+            return (0,) * (2 * n)
         if padding != "same":
             raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
-        if stride != (1, 1):
+        if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
         pads = []
         for k, d in zip(kernel, dilation):
             total = d * (k - 1)
             pads += [total // 2, total - total // 2]  # the odd extra goes after, as torch does
         return tuple(pads)
-    ph, pw = pair(padding, "padding")
-    if ph < 0 or pw < 0:
+    pads = ntuple(padding, n, "padding")
+    if any(p < 0 for p in pads):
         raise RuntimeError("negative padding is not supported")
-    return ph, ph, pw, pw
+    return tuple(p for p in pads for _ in (0, 1))
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, n, name):
+    """n-d cross-correlation of (N, C, *spatial) (or unbatched) with (O, C/groups, *kernel)."""
+    input, unbatched = _batched(input, weight, n, name)
+    _check_conv(input, weight, bias, groups, name)
+    stride, dilation = ntuple(stride, n, "stride"), ntuple(dilation, n, "dilation")
+    kernel = tuple(weight.shape[2:])
+    pads = _padding_pairs(padding, kernel, dilation, stride)
+    batch, sizes = input.shape[0], tuple(input.shape[2:])
+    counts = tuple(sliding_count(sizes[i], kernel[i], dilation[i], pads[2 * i], pads[2 * i + 1], stride[i])
+                   for i in range(n))
+    if min(counts) < 1:
+        padded = " x ".join(str(sizes[i] + pads[2 * i] + pads[2 * i + 1]) for i in range(n))
+        effective = " x ".join(str(d * (k - 1) + 1) for k, d in zip(kernel, dilation))
+        raise RuntimeError(f"Calculated padded input size per channel: ({padded}). Kernel size: ({effective}). "
+                           "Kernel size can't be greater than actual input size")
+    cols = Im2Col.apply(input, kernel, dilation, pads, stride, 0.0)  # (N, C*prod(kernel), L)
+    out_channels = weight.shape[0]
+    if groups == 1:
+        out = ops.matmul(weight.reshape(out_channels, -1), cols)
+    else:
+        cols = cols.reshape(batch, groups, -1, math.prod(counts))
+        out = ops.matmul(weight.reshape(groups, out_channels // groups, -1), cols)
+    out = out.reshape(batch, out_channels, *counts)
+    if bias is not None:
+        out = ops.add(out, bias.reshape((1, out_channels) + (1,) * n))
+    return out.squeeze(0) if unbatched else out
 
 
 @autocast_op("conv2d", 3)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d cross-correlation of (N, C, H, W) (or unbatched (C, H, W)) with (O, C/groups, kh, kw)."""
-    unbatched = input.ndim == 3
-    if unbatched:
-        input = input.unsqueeze(0)
-    if input.ndim != 4 or weight.ndim != 4:
-        raise RuntimeError(
-            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input.shape)}")
-    _check_conv(input, weight, bias, groups, "conv2d")
-    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
-    kernel = (weight.shape[2], weight.shape[3])
-    pads = _padding_pairs(padding, kernel, dilation, stride)
-    n, c, h, w = input.shape
-    oh = sliding_count(h, kernel[0], dilation[0], pads[0], pads[1], stride[0])
-    ow = sliding_count(w, kernel[1], dilation[1], pads[2], pads[3], stride[1])
-    if oh < 1 or ow < 1:
-        raise RuntimeError(
-            f"Calculated padded input size per channel: ({h + pads[0] + pads[1]} x {w + pads[2] + pads[3]}). "
-            f"Kernel size: ({dilation[0] * (kernel[0] - 1) + 1} x {dilation[1] * (kernel[1] - 1) + 1}). "
-            "Kernel size can't be greater than actual input size")
-    cols = Im2Col.apply(input, kernel, dilation, pads, stride, 0.0)  # (N, C*kh*kw, L)
-    out_channels = weight.shape[0]
-    if groups == 1:
-        out = ops.matmul(weight.reshape(out_channels, -1), cols)
-    else:
-        cols = cols.reshape(n, groups, -1, oh * ow)
-        out = ops.matmul(weight.reshape(groups, out_channels // groups, -1), cols)
-    out = out.reshape(n, out_channels, oh, ow)
-    if bias is not None:
-        out = ops.add(out, bias.reshape(1, out_channels, 1, 1))
-    return out.squeeze(0) if unbatched else out
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+@autocast_op("conv3d", 3)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d cross-correlation of (N, C, D, H, W) (or unbatched (C, D, H, W)) with (O, C/groups, kd, kh, kw)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 def _as_2d_args(value, fill):
@@ -98,49 +117,56 @@ def _as_2d_args(value, fill):
 @autocast_op("conv1d", 3)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d cross-correlation of (N, C, L) (or unbatched (C, L)) with (O, C/groups, k)."""
-    unbatched = input.ndim == 2
-    if unbatched:
-        input = input.unsqueeze(0)
-    if input.ndim != 3 or weight.ndim != 3:
-        raise RuntimeError(
-            f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: {list(input.shape)}")
+    input, unbatched = _batched(input, weight, 1, "conv1d")
     out = conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, _as_2d_args(stride, 1), _as_2d_args(padding, 0),
                  _as_2d_args(dilation, 1), groups).squeeze(2)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, n, name):
+    """The adjoint of the n-d convolution: (N, Cin, *spatial) with weight (Cin, Cout/groups, *kernel)."""
+    input, unbatched = _batched(input, weight, n, name)
+    _check_conv(input, weight, bias, groups, name, transposed=True)
+    stride, dilation = ntuple(stride, n, "stride"), ntuple(dilation, n, "dilation")
+    pads, out_pads = ntuple(padding, n, "padding"), ntuple(output_padding, n, "output_padding")
+    if any(op >= max(s, d) for op, s, d in zip(out_pads, stride, dilation)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation")
+    batch, c_in, sizes = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    kernel = tuple(weight.shape[2:])
+    c_out = weight.shape[1] * groups
+    out_sizes = tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1
+                      for s, st, p, d, k, op in zip(sizes, stride, pads, dilation, kernel, out_pads))
+    # columns = W^T x per group, then each column is summed into its output window.
+    w_t = weight.reshape(groups, c_in // groups, -1).transpose(-1, -2)  # (G, Cout/G*prod(kernel), Cin/G)
+    length = math.prod(sizes)
+    cols = ops.matmul(w_t, input.reshape(batch, groups, c_in // groups, length))
+    cols = cols.reshape(batch, c_out * math.prod(kernel), length)
+    # output_padding extends the far edge: pad after by (p - output_padding) so the windows still count the input.
+    window_pads = tuple(v for p, op in zip(pads, out_pads) for v in (p, p - op))
+    out = Col2Im.apply(cols, out_sizes, kernel, dilation, window_pads, stride)
+    if bias is not None:
+        out = ops.add(out, bias.reshape((1, c_out) + (1,) * n))
     return out.squeeze(0) if unbatched else out
 
 
 @autocast_op("conv_transpose2d", 3)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The adjoint of conv2d: (N, Cin, H, W) with weight (Cin, Cout/groups, kh, kw) → (N, Cout, H', W')."""
-    unbatched = input.ndim == 3
-    if unbatched:
-        input = input.unsqueeze(0)
-    _check_conv(input, weight, bias, groups, "conv_transpose2d", transposed=True)
-    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
-    (ph, pw), (oph, opw) = pair(padding, "padding"), pair(output_padding, "output_padding")
-    if oph >= max(stride[0], dilation[0]) or opw >= max(stride[1], dilation[1]):
-        raise RuntimeError("output padding must be smaller than either stride or dilation")
-    n, c_in, h, w = input.shape
-    kh, kw = weight.shape[2], weight.shape[3]
-    c_out = weight.shape[1] * groups
-    out_h = (h - 1) * stride[0] - 2 * ph + dilation[0] * (kh - 1) + oph + 1
-    out_w = (w - 1) * stride[1] - 2 * pw + dilation[1] * (kw - 1) + opw + 1
-    # columns = W^T x per group, then each column is summed into its output window.
-    w_t = weight.reshape(groups, c_in // groups, -1).transpose(-1, -2)  # (G, Cout/G*kh*kw, Cin/G)
-    cols = ops.matmul(w_t, input.reshape(n, groups, c_in // groups, h * w)).reshape(n, c_out * kh * kw, h * w)
-    # output_padding extends the far edge: pad after by (p - output_padding) so the windows still count h x w.
-    out = Col2Im.apply(cols, (out_h, out_w), (kh, kw), dilation, (ph, ph - oph, pw, pw - opw), stride)
-    if bias is not None:
-        out = ops.add(out, bias.reshape(1, c_out, 1, 1))
-    return out.squeeze(0) if unbatched else out
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                           "conv_transpose2d")
+
+
+@autocast_op("conv_transpose3d", 3)
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv3d: (N, Cin, D, H, W) with weight (Cin, Cout/groups, kd, kh, kw) → (N, Cout, D', H', W')."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                           "conv_transpose3d")
 
 
 @autocast_op("conv_transpose1d", 3)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """The adjoint of conv1d: (N, Cin, L) with weight (Cin, Cout/groups, k) → (N, Cout, L')."""
-    unbatched = input.ndim == 2
-    if unbatched:
-        input = input.unsqueeze(0)
+    input, unbatched = _batched(input, weight, 1, "conv_transpose1d")
     out = conv_transpose2d(input.unsqueeze(2), weight.unsqueeze(2), bias, _as_2d_args(stride, 1),
                            _as_2d_args(padding, 0), _as_2d_args(output_padding, 0), groups,
                            _as_2d_args(dilation, 1)).squeeze(2)

@@ -12,7 +12,7 @@ from ...ops import mul
 from ...ops.inplace import apply_inplace
 
 __all__ = [
-    "alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
 ]
 
 _SELU_NEG_SATURATION = 1.7580993408473766  # -scale * alpha of SELU
@@ -94,14 +94,33 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 5, "dropout3d")
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Dropout for SELU networks: dropped units take SELU's saturation value, then an affine
-    map restores the input's mean and variance (torch's formula)."""
-    _check_p(p)
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    keep = _keep_mask(input, p, tuple(input.shape))
+def _alpha_dropout(input, p, mask_shape, inplace):
+    """Dropped units (elements or, with a (N, C, 1, ...) mask, whole channels) take SELU's
+    saturation value, then an affine map restores the input's mean and variance (torch's
+    formula); p = 1 drops everything to zero, as torch does."""
+    if p == 1.0:
+        fn = (lambda t: mul(t, 0.0))
+        return apply_inplace(input, fn) if inplace else fn(input)
+    keep = _keep_mask(input, p, mask_shape)
     a = 1.0 / math.sqrt((_SELU_NEG_SATURATION ** 2 * p + 1.0) * (1.0 - p))
     offset = ((keep - 1.0) * _SELU_NEG_SATURATION * a + _SELU_NEG_SATURATION * a * p).astype(input._data.dtype)
     fn = (lambda t: _MaskedScale.apply(t, keep * a) + _wrap(offset))
     return apply_inplace(input, fn) if inplace else fn(input)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: keeps self-normalizing activations' mean and variance."""
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    return _alpha_dropout(input, p, tuple(input.shape), inplace)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels: one draw per (sample, channel) of (N, C, *) inputs."""
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _alpha_dropout(input, p, tuple(input.shape[:2]) + (1,) * (input.ndim - 2), inplace)

@@ -7,6 +7,7 @@ copy), and a first-order backward forms softmax - target in one array. When the 
 recorded (create_graph=True) it is written with core ops instead, so that second derivatives
 are exact. The other losses are short compositions of core ops.
 """
+import math
 import warnings
 
 import numpy as np
@@ -16,12 +17,15 @@ from ..._dtype import int64, uint8
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import HALF_NP, array_op, wrap, xp_of
+from .activation import logsigmoid
+from .distance import _clamp_min_passing_grad, pairwise_distance
 from .softmax import log_softmax, softmax
 from ...amp.autocast_mode import autocast_op
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
-    "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss", "nll_loss", "smooth_l1_loss",
+    "gaussian_nll_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss", "mse_loss",
+    "multilabel_soft_margin_loss", "nll_loss", "poisson_nll_loss", "smooth_l1_loss", "triplet_margin_loss",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -561,4 +565,87 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
             f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
         )
     loss = ops.clamp_min(ops.add(ops.mul(ops.neg(target), ops.sub(input1, input2)), margin), 0.0)
+    return _reduce(loss, reduction)
+
+
+@autocast_op("triplet_margin_loss", 3)
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the p-norm pairwise distance; with swap, d(a, n)
+    is replaced by d(p, n) where that is smaller."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative {negative.ndim}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = ops.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(ops.clamp_min(ops.add(ops.sub(dist_pos, dist_neg), margin), 0.0), reduction)
+
+
+@autocast_op("poisson_nll_loss", 2)
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """Negative log likelihood of target under Poisson(rate): exp(input) - target * input for a
+    log rate, input - target * log(input + eps) for a rate; `full` adds Stirling's
+    approximation of log(target!) where target > 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if log_input:
+        loss = ops.sub(ops.exp(input), ops.mul(target, input))
+    else:
+        loss = ops.sub(input, ops.mul(target, ops.log(ops.add(input, eps))))
+    if full:
+        above_one = ops.gt(target, 1)
+        t = ops.where(above_one, target, 2.0)  # the discarded branch stays finite (and its gradient zero)
+        stirling = ops.add(ops.sub(ops.mul(t, ops.log(t)), t), ops.mul(ops.log(ops.mul(t, 2 * math.pi)), 0.5))
+        loss = ops.add(loss, ops.where(above_one, stirling, 0.0))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log var + (input - target)^2 / var), plus 0.5 log(2 pi) when `full`.
+
+    var is one variance per element, or shared along one dim (a size-1 dim, or the last dim
+    left out), or a float. It is clamped below at eps for stability, with the gradient passing
+    through the clamp as torch's in-place clamp under no_grad lets it.
+    """
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = ops.mul(ops.ones_like(input), var)
+    elif ops.any(ops.lt(var, 0)):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim
+                  and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = _clamp_min_passing_grad(var, eps)
+    diff = ops.sub(input, target)
+    loss = ops.mul(ops.add(ops.log(var), ops.div(ops.mul(diff, diff), var)), 0.5)
+    if full:
+        loss = ops.add(loss, 0.5 * math.log(2 * math.pi))
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Per sample, the mean over classes (the last dim) of the binary logistic loss of each label."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = ops.neg(ops.add(ops.mul(target, logsigmoid(input)),
+                           ops.mul(ops.rsub(target, 1.0), logsigmoid(ops.neg(input)))))
+    if weight is not None:
+        loss = ops.mul(loss, weight)
+    class_dim = input.ndim - 1
+    loss = ops.div(ops.sum(loss, dim=class_dim), input.shape[class_dim])
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
     return _reduce(loss, reduction)

@@ -1,5 +1,6 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
-"""Normalization: layer_norm, rms_norm and group_norm as fused nodes; batch_norm composed.
+"""Normalization: layer_norm, rms_norm and group_norm as fused nodes (instance_norm is group_norm
+with a group per channel); batch_norm and local_response_norm composed.
 
 The fused forwards compute statistics once on the backend arrays (float16/bfloat16 in
 float32); layer_norm and rms_norm use the backend's fused kernel where it has one, with
@@ -8,6 +9,8 @@ with core ops. When a backward runs without create_graph, the mean and reciproca
 saved by forward are reused; when it records a graph, they are recomputed from the input
 with core ops so that second derivatives see their dependence on x.
 """
+import math
+
 import numpy as np
 
 from ... import _dtype, ops
@@ -16,9 +19,10 @@ from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
 from ...amp.autocast_mode import autocast_op
+from .vision import pad
 
 __all__ = [
-    "batch_norm", "group_norm", "layer_norm", "rms_norm",
+    "batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm", "rms_norm",
 ]
 
 
@@ -259,3 +263,65 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if bias is not None:
         out = ops.add(out, bias.reshape(shape))
     return out
+
+
+def _repeated_size(t, what, batch, expected):
+    """torch's check of a per-channel vector that instance_norm repeats over the batch."""
+    if t is not None and t.numel() * batch != expected:
+        raise RuntimeError(f"{what} should contain {expected} elements not {t.numel() * batch}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each channel of each sample over its spatial dims, then a per-channel affine map.
+
+    With use_input_stats the sample's own statistics normalize (group_norm with one group per
+    channel) and running estimates, when given, move towards the batch average of the
+    per-sample mean and unbiased variance; otherwise the running estimates normalize.
+    """
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    batch, channels = input.shape[0], input.shape[1]
+    for t, what in ((weight, "weight"), (bias, "bias"), (running_mean, "running_mean"),
+                    (running_var, "running_var")):
+        _repeated_size(t, what, batch, batch * channels)
+    shape = (1, channels) + (1,) * (input.ndim - 2)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        out = ops.mul(ops.sub(input, running_mean.reshape(shape)), ops.rsqrt(ops.add(running_var.reshape(shape), eps)))
+        if weight is not None:
+            out = ops.mul(out, weight.reshape(shape))
+        return ops.add(out, bias.reshape(shape)) if bias is not None else out
+    if running_mean is not None or running_var is not None:
+        with grad_mode.no_grad():
+            dims = tuple(range(2, input.ndim))
+            count = math.prod(input.shape[2:])
+            mean = ops.mean(input.detach(), dim=dims)
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(ops.mul(ops.mean(mean, dim=0), momentum))
+            if running_var is not None:
+                centered = ops.sub(input.detach(), mean.reshape(mean.shape + (1,) * len(dims)))
+                unbiased = ops.div(ops.sum(ops.mul(centered, centered), dim=dims), count - 1)
+                running_var.mul_(1 - momentum).add_(ops.mul(ops.mean(unbiased, dim=0), momentum))
+    return _GroupNorm.apply(input, weight, bias, channels, float(eps))
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta.
+
+    The window around channel c spans channels c - size//2 .. c + (size-1)//2, zero outside,
+    and its mean always divides by `size` (torch's average pooling over zero padding).
+    """
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    squares = ops.mul(input, input)
+    padded = pad(squares, (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2))
+    window = padded.narrow(1, 0, channels)
+    for offset in range(1, size):
+        window = ops.add(window, padded.narrow(1, offset, channels))
+    div = ops.pow(ops.add(ops.mul(window, alpha / size), k), beta)
+    return ops.div(input, div)

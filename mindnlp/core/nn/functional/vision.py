@@ -3,8 +3,11 @@
 
 Im2Col and Col2Im are the two adjoint linear maps that convolution and pooling are built on:
 each is the other's backward, so everything built from them (plus matmul) has gradients of
-any order. Both copy kernel_h * kernel_w strided slices, never a Python loop over pixels.
+any order. They work over any number of spatial dims (1-d callers use a height of 1, so their
+graphs stay 2-d) and copy one strided slice per kernel offset, never a Python loop over pixels.
 """
+import functools
+import itertools
 import math
 
 import numpy as np
@@ -13,18 +16,23 @@ from ... import ops
 from ...autograd.function import Function
 from ...ops._helpers import wrap, xp_of
 
-__all__ = ["fold", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle", "unfold", "upsample"]
+__all__ = ["channel_shuffle", "fold", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle", "unfold", "upsample"]
+
+
+def ntuple(value, n, name="argument"):
+    """An int or a 1/n-sequence as an n-tuple of ints."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            return (int(value[0]),) * n
+        if len(value) != n:
+            raise ValueError(f"{name} must be an int or a tuple of {n} ints, got {value}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
 
 
 def pair(value, name="argument"):
     """An int or a 1/2-sequence as a pair of ints."""
-    if isinstance(value, (tuple, list)):
-        if len(value) == 1:
-            return int(value[0]), int(value[0])
-        if len(value) != 2:
-            raise ValueError(f"{name} must be an int or a pair of ints, got {value}")
-        return int(value[0]), int(value[1])
-    return int(value), int(value)
+    return ntuple(value, 2, name)
 
 
 def sliding_count(size, kernel, dilation, pad_before, pad_after, stride):
@@ -32,36 +40,58 @@ def sliding_count(size, kernel, dilation, pad_before, pad_after, stride):
     return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
 
 
-class Im2Col(Function):
-    """(N, C, H, W) → (N, C*kh*kw, oh*ow): every window of the padded input as a column.
+_ALL = slice(None)
 
-    padding is (top, bottom, left, right); `fill` is the value of the padded border (0 for
-    convolution, -inf for max pooling). Windows are ordered row-major, channels outermost,
-    as torch's unfold lays them out.
+
+@functools.lru_cache(maxsize=512)
+def _window_plan(sizes, kernel, dilation, padding, stride):
+    """The geometry of sliding windows over (N, C, *sizes), computed once per shape.
+
+    Returns the window count per dim, the padded buffer's shape, the index of the input
+    inside that buffer, and for every kernel offset (row-major) the pair (its index in the
+    columns, its strided slice of the padded buffer). A negative after-padding (transposed
+    convolution's output_padding) only means fewer windows: the buffer always holds the
+    whole input. Cached because a model calls the same few geometries on every step, and the
+    Python work of building the indices rivals the copies for small inputs.
+    """
+    counts = tuple(sliding_count(size, k, d, padding[2 * i], padding[2 * i + 1], s)
+                   for i, (size, k, d, s) in enumerate(zip(sizes, kernel, dilation, stride)))
+    padded = tuple(size + padding[2 * i] + max(padding[2 * i + 1], 0) for i, size in enumerate(sizes))
+    inside = (_ALL, _ALL) + tuple(slice(padding[2 * i], padding[2 * i] + size) for i, size in enumerate(sizes))
+    slices = [[slice(i * d, i * d + s * (o - 1) + 1, s) for i in range(k)]
+              for k, d, s, o in zip(kernel, dilation, stride, counts)]
+    offsets = tuple(((_ALL, _ALL) + offset, (_ALL, _ALL) + window)
+                    for offset, window in zip(itertools.product(*(range(k) for k in kernel)),
+                                              itertools.product(*slices)))
+    return counts, padded, inside, offsets
+
+
+class Im2Col(Function):
+    """(N, C, *spatial) → (N, C*prod(kernel), prod(windows)): every window of the padded input as a column.
+
+    kernel, dilation and stride have one entry per spatial dim, padding two (before, after);
+    `fill` is the value of the padded border (0 for convolution, -inf for max pooling). Windows
+    are ordered row-major, channels outermost, as torch's unfold lays them out.
     """
 
     @staticmethod
     def forward(ctx, x, kernel, dilation, padding, stride, fill):
         xp = xp_of(x)
         a = x._data
-        n, c, h, w = a.shape
-        (kh, kw), (dh, dw), (pt, pb, pl, pr), (sh, sw) = kernel, dilation, padding, stride
-        oh = sliding_count(h, kh, dh, pt, pb, sh)
-        ow = sliding_count(w, kw, dw, pl, pr, sw)
-        if pt or pb or pl or pr:
-            # A negative after-padding (transposed convolution's output_padding) only means
-            # fewer windows: the buffer always holds the whole input.
-            padded = xp.full((n, c, h + pt + max(pb, 0), w + pl + max(pr, 0)), fill, dtype=a.dtype)
-            padded[:, :, pt:pt + h, pl:pl + w] = a
+        n, c, *sizes = a.shape
+        sizes = tuple(sizes)
+        counts, padded_shape, inside, offsets = _window_plan(sizes, tuple(kernel), tuple(dilation), tuple(padding),
+                                                             tuple(stride))
+        if any(padding):
+            padded = xp.full((n, c) + padded_shape, fill, dtype=a.dtype)
+            padded[inside] = a
         else:
             padded = a
-        cols = xp.empty((n, c, kh, kw, oh, ow), dtype=a.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                r, q = i * dh, j * dw
-                cols[:, :, i, j] = padded[:, :, r:r + sh * (oh - 1) + 1:sh, q:q + sw * (ow - 1) + 1:sw]
-        ctx.args = ((h, w), kernel, dilation, padding, stride)
-        return cols.reshape(n, c * kh * kw, oh * ow)
+        cols = xp.empty((n, c) + tuple(kernel) + counts, dtype=a.dtype)
+        for offset, window in offsets:
+            cols[offset] = padded[window]
+        ctx.args = (sizes, kernel, dilation, padding, stride)
+        return cols.reshape(n, c * math.prod(kernel), math.prod(counts))
 
     @staticmethod
     def backward(ctx, grad):
@@ -69,25 +99,22 @@ class Im2Col(Function):
 
 
 class Col2Im(Function):
-    """(N, C*kh*kw, oh*ow) → (N, C, H, W): sum every column back into its window (fold)."""
+    """(N, C*prod(kernel), prod(windows)) → (N, C, *output_size): sum every column back into its window (fold)."""
 
     @staticmethod
     def forward(ctx, cols, output_size, kernel, dilation, padding, stride):
         xp = xp_of(cols)
         a = cols._data
-        (h, w), (kh, kw), (dh, dw), (pt, pb, pl, pr), (sh, sw) = output_size, kernel, dilation, padding, stride
-        oh = sliding_count(h, kh, dh, pt, pb, sh)
-        ow = sliding_count(w, kw, dw, pl, pr, sw)
+        counts, padded_shape, inside, offsets = _window_plan(tuple(output_size), tuple(kernel), tuple(dilation),
+                                                             tuple(padding), tuple(stride))
         n = a.shape[0]
-        c = a.shape[1] // (kh * kw)
-        blocks = a.reshape(n, c, kh, kw, oh, ow)
-        padded = xp.zeros((n, c, h + pt + max(pb, 0), w + pl + max(pr, 0)), dtype=a.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                r, q = i * dh, j * dw
-                padded[:, :, r:r + sh * (oh - 1) + 1:sh, q:q + sw * (ow - 1) + 1:sw] += blocks[:, :, i, j]
+        c = a.shape[1] // math.prod(kernel)
+        blocks = a.reshape((n, c) + tuple(kernel) + counts)
+        padded = xp.zeros((n, c) + padded_shape, dtype=a.dtype)
+        for offset, window in offsets:
+            padded[window] += blocks[offset]
         ctx.args = (kernel, dilation, padding, stride)
-        return padded[:, :, pt:pt + h, pl:pl + w].copy()
+        return padded[inside].copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -340,3 +367,15 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """(N, g * k, *) → (N, k * g, *): channel i of group j moves to position i * g + j."""
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)

@@ -1,6 +1,9 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Activation layers: thin modules over nn.functional, with torch's constructor arguments and reprs."""
+from ... import ops
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
 
 
@@ -141,6 +144,66 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}{_inplace_suffix(self.inplace)}"
 
 
+class PReLU(Module):
+    """Leaky ReLU with a learned slope: one shared (num_parameters=1) or one per channel."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(ops.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) in training, their mean in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
+
+
+class _Shrink(Module):
+    """Hardshrink's and Softshrink's shape: `function(input, lambd)`; torch prints lambd bare."""
+
+    function = None
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return type(self).function(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    function = staticmethod(F.hardshrink)
+
+
+class Softshrink(_Shrink):
+    function = staticmethod(F.softshrink)
+
+
 class _AlphaActivation(Module):
     """ELU's and CELU's shape: `function(input, alpha, inplace)`."""
 
@@ -226,3 +289,12 @@ class LogSoftmax(_AlongDim):
     """log(softmax(x)) along `dim` (computed by nn.functional.log_softmax)."""
 
     function = staticmethod(F.log_softmax)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) inputs."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)

@@ -1,5 +1,5 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
-"""BatchNorm1d and BatchNorm2d: per-channel normalization with running statistics."""
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d: per-channel normalization with running statistics."""
 from ... import _dtype, ops
 from .. import functional as F
 from .. import init
@@ -101,3 +101,11 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """BatchNorm over (N, C, D, H, W) inputs."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

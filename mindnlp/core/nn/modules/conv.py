@@ -91,7 +91,7 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    """Conv1d and Conv2d: a forward convolution by `conv`, nn.functional's op of `_n` dims."""
+    """Conv1d, Conv2d and Conv3d: a forward convolution by `conv`, nn.functional's op of `_n` dims."""
 
     conv = None
 
@@ -115,8 +115,13 @@ class Conv2d(_Conv):
     conv = staticmethod(F.conv2d)
 
 
+class Conv3d(_Conv):
+    _n = 3
+    conv = staticmethod(F.conv3d)
+
+
 class _ConvTranspose(_ConvNd):
-    """ConvTranspose1d and ConvTranspose2d: a transposed convolution by `conv`, of `_n` dims."""
+    """ConvTranspose1d/2d/3d: a transposed convolution by `conv`, of `_n` dims."""
 
     conv = None
 
@@ -140,3 +145,8 @@ class ConvTranspose1d(_ConvTranspose):
 class ConvTranspose2d(_ConvTranspose):
     _n = 2
     conv = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _n = 3
+    conv = staticmethod(F.conv_transpose3d)

@@ -45,3 +45,10 @@ class AlphaDropout(_DropoutNd):
 
     def forward(self, input):
         return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels of (N, C, *) inputs."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

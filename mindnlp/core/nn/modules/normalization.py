@@ -1,5 +1,5 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
-"""LayerNorm, RMSNorm and GroupNorm layers."""
+"""LayerNorm, RMSNorm, GroupNorm and LocalResponseNorm layers."""
 import numbers
 
 from ... import ops
@@ -104,3 +104,20 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    """Normalize each channel by the (k + alpha * mean square)^beta of `size` neighbouring channels."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,5 +1,5 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
-"""Upsample, PixelShuffle/PixelUnshuffle, Unfold and Fold layers."""
+"""Upsample, PixelShuffle/PixelUnshuffle, ChannelShuffle, Unfold and Fold layers."""
 from .. import functional as F
 from .module import Module
 
@@ -45,6 +45,20 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of `groups` groups (nn.functional.channel_shuffle)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
 
 
 class Unfold(Module):
