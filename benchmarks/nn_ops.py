@@ -4,8 +4,9 @@
 
 scaled_dot_product_attention at BERT/GPT-2 shapes (heads 12, head dim 64, batch 1-8,
 sequence 128-512, causal), softmax over attention scores, cross_entropy over a language
-model's logits (vocab 32000), GELU/SiLU over MLP activations and layer_norm over a batch
-of BERT tokens, each forward only and forward + backward. Figures are the best of the
+model's logits (vocab 32000), GELU/SiLU over MLP activations, layer_norm over a batch
+of BERT tokens, recurrent layers (LSTM, GRU) and a TransformerEncoderLayer, each forward
+only and forward + backward. Figures are the best of the
 repeats of one call, in milliseconds (the least disturbed by other processes); the ratio is
 mindnlp time / torch time in the same run (torch and mindnlp each use their default thread
 counts: one per usable core).
@@ -69,6 +70,20 @@ def _layer_norm_case(rows, width):
     return f"layer_norm ({rows}, {width})", make
 
 
+def _module_case(name, build, shape):
+    """A layer of lib.nn (built by `build`) on one random input; a recurrent layer's output
+    sequence stands for its (output, state) tuple."""
+    def make(lib, rng, grad):
+        module = build(lib.nn)
+        x = lib.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=grad)
+
+        def call():
+            out = module(x)
+            return out[0] if isinstance(out, tuple) else out
+        return (x,), call
+    return name, make
+
+
 CASES = {
     "sdpa": [_sdpa_case(b, s) for b, s in ((1, 128), (1, 512), (8, 128), (8, 512))],
     "softmax": [_softmax_case(b, s) for b, s in ((1, 128), (8, 512))],
@@ -77,6 +92,16 @@ CASES = {
                     _elementwise_case("gelu tanh", 4096, 1536, lambda f, x: f.gelu(x, approximate="tanh")),
                     _elementwise_case("silu", 512, 1536, lambda f, x: f.silu(x))],
     "layer_norm": [_layer_norm_case(4096, 384)],
+    "recurrent": [
+        _module_case("LSTM 2 layers bidir s50 b16 64->128",
+                     lambda nn: nn.LSTM(64, 128, num_layers=2, bidirectional=True), (50, 16, 64)),
+        _module_case("GRU s100 b8 256->256", lambda nn: nn.GRU(256, 256), (100, 8, 256)),
+    ],
+    "transformer_layer": [
+        _module_case("TransformerEncoderLayer b8 s128 d256",
+                     lambda nn: nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True),
+                     (8, 128, 256)),
+    ],
 }
 
 

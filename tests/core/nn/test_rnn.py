@@ -15,7 +15,7 @@ import pytest
 
 from mindnlp import core
 from mindnlp.core import nn
-from mindnlp.core.autograd import gradcheck
+from mindnlp.core.autograd import gradcheck, gradgradcheck
 from mindnlp.core.nn.utils import rnn as rnn_utils
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rnn"
@@ -218,6 +218,23 @@ def test_gradcheck_packed_gru():
 def test_gradcheck_cells(cell, hx):
     core.manual_seed(5)
     _gradcheck_module(cell(), _double(2, 2), hx())
+
+
+@pytest.mark.parametrize("ctor", [
+    "nn.LSTM(2, 3, proj_size=2)", "nn.LSTM(2, 2, bias=False)", "nn.GRU(2, 2)", "nn.RNN(2, 2, nonlinearity='relu')",
+    "nn.RNN(2, 2)",
+])
+def test_gradgradcheck_steps(ctor):
+    # a step's backward under create_graph is recomputed with core ops: second derivatives
+    core.manual_seed(7)
+    module = eval(ctor, {"nn": nn}).double()
+    params = tuple(module.parameters())
+
+    def fn(x, *params):
+        out, hidden = module(x)
+        return (out,) + (hidden if isinstance(hidden, tuple) else (hidden,))
+
+    assert gradgradcheck(fn, (_double(3, 2, 2), *params), eps=1e-6, atol=1e-5, rtol=1e-3)
 
 
 # ---- initialisation ----------------------------------------------------------------------

@@ -5,8 +5,8 @@ Parameter names, shapes, gate order (LSTM i, f, g, o; GRU r, z, n), initialisati
 errors are torch's, so a torch state_dict loads unchanged.
 
 A layer's input-to-hidden products for every time step are one matrix product per layer and
-direction; only the hidden-to-hidden recurrence runs step by step. All of it is composed of
-differentiable core ops, so autograd needs no formulas of its own here.
+direction; only the hidden-to-hidden recurrence runs step by step, each step one autograd node
+(_Step) with its gradient in closed form.
 
 Packed sequences run on their packed data: step t holds the first batch_sizes[t] sequences
 (longest first), so the forward direction sets aside the state of each sequence that has
@@ -18,7 +18,11 @@ import numbers
 import warnings
 
 from ... import ops
+from ..._tensor import _wrap
+from ...autograd import grad_mode
 from ...autograd.function import Function
+from ...ops._helpers import xp_of
+from ...ops.linalg import _matmul_arrays
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -52,41 +56,166 @@ class _SplitSteps(Function):
         return (ops.cat(grads) if ctx.packed else ops.stack(grads)), None
 
 
+class _ArrayMath:
+    """The step's math on the arrays of its tensors: the forward, and a backward that records
+    no graph of its own (the usual backward)."""
+
+    def __init__(self, xp):
+        self.tanh = xp.tanh
+        self.relu = lambda x: xp.maximum(x, 0)
+        self.sigmoid = lambda x: 0.5 * xp.tanh(0.5 * x) + 0.5   # no overflow for large |x|
+        self.cat = lambda parts: xp.concatenate(parts, axis=1)
+        # the core's products (numba's pool, BLAS on one thread), not NumPy's threaded BLAS,
+        # whose spinning threads would slow the kernels that run next
+        self.matmul = lambda a, b: _matmul_arrays(xp, a, b)
+
+
+class _TensorMath:
+    """The same math on tensors through core ops: a backward under create_graph recomputes the
+    step from its inputs this way, so that its gradients have gradients of their own."""
+    tanh, relu, sigmoid = staticmethod(ops.tanh), staticmethod(F.relu), staticmethod(ops.sigmoid)
+    cat = staticmethod(lambda parts: ops.cat(parts, dim=1))
+    matmul = staticmethod(ops.matmul)
+
+
+def _hidden_gates(m, h, w_hh, b_hh):
+    gates = m.matmul(h, w_hh.T)
+    return gates if b_hh is None else gates + b_hh
+
+
+def _rnn_forward(m, relu, gi, h, w_hh, b_hh):
+    pre = gi + _hidden_gates(m, h, w_hh, b_hh)
+    return (m.relu(pre) if relu else m.tanh(pre)),
+
+
+def _rnn_backward(m, relu, dh_out, inputs, saved):
+    _, h, w_hh, b_hh = inputs
+    (h_out,) = saved
+    dpre = dh_out * (h_out > 0) if relu else dh_out * (1 - h_out * h_out)
+    return dpre, m.matmul(dpre, w_hh), m.matmul(dpre.T, h), (None if b_hh is None else dpre.sum(0))
+
+
+def _lstm_forward(m, gi, h, c, w_hh, b_hh, w_hr):
+    gates = gi + _hidden_gates(m, h, w_hh, b_hh)
+    size = c.shape[-1]
+    in_gate, forget_gate, out_gate = (m.sigmoid(gates[:, k * size:(k + 1) * size]) for k in (0, 1, 3))
+    cell_input = m.tanh(gates[:, 2 * size:3 * size])
+    c_out = forget_gate * c + in_gate * cell_input
+    tanh_c = m.tanh(c_out)
+    h_pre = out_gate * tanh_c
+    h_out = h_pre if w_hr is None else m.matmul(h_pre, w_hr.T)
+    return (h_out, c_out), (in_gate, forget_gate, cell_input, out_gate, tanh_c, h_pre)
+
+
+def _lstm_backward(m, dh_out, dc_out, inputs, saved):
+    _, h, c, w_hh, b_hh, w_hr = inputs
+    in_gate, forget_gate, cell_input, out_gate, tanh_c, h_pre = saved
+    dh_pre = dh_out if w_hr is None else m.matmul(dh_out, w_hr)
+    dc = dc_out + dh_pre * out_gate * (1 - tanh_c * tanh_c)
+    dgates = m.cat([dc * cell_input * in_gate * (1 - in_gate),
+                    dc * c * forget_gate * (1 - forget_gate),
+                    dc * in_gate * (1 - cell_input * cell_input),
+                    dh_pre * tanh_c * out_gate * (1 - out_gate)])
+    return (dgates, m.matmul(dgates, w_hh), dc * forget_gate, m.matmul(dgates.T, h),
+            None if b_hh is None else dgates.sum(0), None if w_hr is None else m.matmul(dh_out.T, h_pre))
+
+
+def _gru_forward(m, gi_rz, gi_n, h, w_hh, b_hh):
+    gh = _hidden_gates(m, h, w_hh, b_hh)
+    size = h.shape[-1]
+    rz = m.sigmoid(gi_rz + gh[:, :2 * size])
+    reset, update = rz[:, :size], rz[:, size:]
+    gh_n = gh[:, 2 * size:]
+    candidate = m.tanh(gi_n + reset * gh_n)
+    return (candidate + update * (h - candidate),), (reset, update, candidate, gh_n)
+
+
+def _gru_backward(m, dh_out, inputs, saved):
+    _, _, h, w_hh, b_hh = inputs
+    reset, update, candidate, gh_n = saved
+    dn_pre = dh_out * (1 - update) * (1 - candidate * candidate)
+    dr_pre = dn_pre * gh_n * reset * (1 - reset)
+    dz_pre = dh_out * (h - candidate) * update * (1 - update)
+    dgh = m.cat([dr_pre, dz_pre, dn_pre * reset])
+    return (m.cat([dr_pre, dz_pre]), dn_pre, dh_out * update + m.matmul(dgh, w_hh), m.matmul(dgh.T, h),
+            None if b_hh is None else dgh.sum(0))
+
+
+class _Step(Function):
+    """One recurrence step as one node: its forward on arrays, its backward in closed form
+    (arrays in the usual backward; recomputed with core ops under create_graph). Composed of
+    core ops a step was about 14 nodes, whose dispatch cost several times the step's arithmetic.
+    `kind` is "tanh", "relu", "lstm" or "gru"; the tensors follow in that step's order (None
+    for an absent bias or projection)."""
+
+    @staticmethod
+    def forward(ctx, kind, *tensors):
+        ctx.kind = kind
+        ctx.save_for_backward(*tensors)
+        m = _ArrayMath(xp_of(tensors[0]))
+        arrays = [None if t is None else t._data for t in tensors]
+        outputs, ctx.saved_arrays = _forward(kind, m, arrays)
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = ctx.saved_tensors
+        if grad_mode.is_grad_enabled():
+            m, values = _TensorMath, list(inputs)
+            _, saved = _forward(ctx.kind, m, values)
+            grads = [ops.zeros_like(_state_like(ctx.kind, inputs, k)) if g is None else g
+                     for k, g in enumerate(grads)]
+        else:
+            m, values, saved = _ArrayMath(xp_of(inputs[0])), [None if t is None else t._data for t in inputs], \
+                ctx.saved_arrays
+            grads = [_state_like(ctx.kind, values, k) * 0 if g is None else g._data for k, g in enumerate(grads)]
+        result = _backward(ctx.kind, m, grads, values, saved)
+        if not grad_mode.is_grad_enabled():
+            result = tuple(None if r is None else _wrap(r) for r in result)
+        return (None,) + tuple(result)
+
+
+def _forward(kind, m, values):
+    """(outputs, what the backward reads) of one step."""
+    if kind in ("tanh", "relu"):
+        outputs = _rnn_forward(m, kind == "relu", *values)
+        return outputs, outputs
+    if kind == "lstm":
+        return _lstm_forward(m, *values)
+    return _gru_forward(m, *values)
+
+
+def _backward(kind, m, grads, values, saved):
+    if kind in ("tanh", "relu"):
+        return _rnn_backward(m, kind == "relu", grads[0], values, saved)
+    if kind == "lstm":
+        return _lstm_backward(m, grads[0], grads[1], values, saved)
+    return _gru_backward(m, grads[0], values, saved)
+
+
+def _state_like(kind, values, k):
+    """The state the k-th output has the shape of (its gradient where none came back)."""
+    if kind == "lstm":
+        return values[1 + k]     # h (projected or not) and c
+    return values[-3]
+
+
 def _rnn_tanh_step(gi, state, w_hh, b_hh):
-    (h,) = state
-    return (ops.tanh(gi + F.linear(h, w_hh, b_hh)),)
+    return (_Step.apply("tanh", gi, state[0], w_hh, b_hh),)
 
 
 def _rnn_relu_step(gi, state, w_hh, b_hh):
-    (h,) = state
-    return (F.relu(gi + F.linear(h, w_hh, b_hh)),)
+    return (_Step.apply("relu", gi, state[0], w_hh, b_hh),)
 
 
 def _lstm_step(gi, state, w_hh, b_hh, w_hr=None):
     """gi: the input's share of the gates (i, f, g, o); state (h, c); w_hr projects h."""
-    h, c = state
-    size = c.shape[-1]
-    gates = gi + F.linear(h, w_hh, b_hh)
-    sig = ops.sigmoid(gates)
-    in_gate, forget_gate, out_gate = (ops.narrow(sig, 1, k * size, size) for k in (0, 1, 3))
-    cell_input = ops.tanh(ops.narrow(gates, 1, 2 * size, size))
-    c = forget_gate * c + in_gate * cell_input
-    h = out_gate * ops.tanh(c)
-    if w_hr is not None:
-        h = F.linear(h, w_hr)
-    return h, c
+    return tuple(_Step.apply("lstm", gi, state[0], state[1], w_hh, b_hh, w_hr))
 
 
 def _gru_step(gi, state, w_hh, b_hh):
     """gi: the input's share (r and z gates, candidate n) as a pair; b_hh stays inside r * (.)."""
-    gi_rz, gi_n = gi
-    (h,) = state
-    size = h.shape[-1]
-    gh = F.linear(h, w_hh, b_hh)
-    rz = ops.sigmoid(gi_rz + ops.narrow(gh, 1, 0, 2 * size))
-    reset, update = ops.narrow(rz, 1, 0, size), ops.narrow(rz, 1, size, size)
-    candidate = ops.tanh(gi_n + reset * ops.narrow(gh, 1, 2 * size, size))
-    return (candidate + update * (h - candidate),)
+    return (_Step.apply("gru", gi[0], gi[1], state[0], w_hh, b_hh),)
 
 
 _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step, "GRU": _gru_step}
