@@ -134,7 +134,7 @@ class MindnlpRunner:
         if variant in ("int8", "int4"):
             kwargs["quantization_config"] = QuantoConfig(weights=variant)
         elif variant in ("int8+head", "int4+head"):  # HF's default keeps the (tied) output head in float32
-            kwargs["quantization_config"] = QuantoConfig(weights=variant[:4], modules_to_not_convert=[])
+            kwargs["quantization_config"] = QuantoConfig(weights=variant.removesuffix("+head"), modules_to_not_convert=[])
         elif variant == "nf4":  # bitsandbytes' 4-bit codebook, blocks of 64, as its *-bnb-4bit checkpoints
             kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
         elif variant == "gguf blocks":

@@ -22,6 +22,7 @@ from ..._tensor import _wrap
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import xp_of
+from ...ops.elementwise import _stable_sigmoid
 from ...ops.linalg import _matmul_arrays
 from .. import functional as F
 from .. import init
@@ -63,7 +64,7 @@ class _ArrayMath:
     def __init__(self, xp):
         self.tanh = xp.tanh
         self.relu = lambda x: xp.maximum(x, 0)
-        self.sigmoid = lambda x: 0.5 * xp.tanh(0.5 * x) + 0.5   # no overflow for large |x|
+        self.sigmoid = lambda x: _stable_sigmoid(xp, x)
         self.cat = lambda parts: xp.concatenate(parts, axis=1)
         # the core's products (numba's pool, BLAS on one thread), not NumPy's threaded BLAS,
         # whose spinning threads would slow the kernels that run next
@@ -161,18 +162,17 @@ class _Step(Function):
     def backward(ctx, *grads):
         inputs = ctx.saved_tensors
         if grad_mode.is_grad_enabled():
-            m, values = _TensorMath, list(inputs)
-            _, saved = _forward(ctx.kind, m, values)
-            grads = [ops.zeros_like(_state_like(ctx.kind, inputs, k)) if g is None else g
+            values = list(inputs)
+            _, saved = _forward(ctx.kind, _TensorMath, values)
+            grads = [ops.zeros_like(_state_like(ctx.kind, values, k)) if g is None else g
                      for k, g in enumerate(grads)]
-        else:
-            m, values, saved = _ArrayMath(xp_of(inputs[0])), [None if t is None else t._data for t in inputs], \
-                ctx.saved_arrays
-            grads = [_state_like(ctx.kind, values, k) * 0 if g is None else g._data for k, g in enumerate(grads)]
-        result = _backward(ctx.kind, m, grads, values, saved)
-        if not grad_mode.is_grad_enabled():
-            result = tuple(None if r is None else _wrap(r) for r in result)
-        return (None,) + tuple(result)
+            return (None,) + tuple(_backward(ctx.kind, _TensorMath, grads, values, saved))
+        xp = xp_of(inputs[0])
+        values = [None if t is None else t._data for t in inputs]
+        grads = [xp.zeros_like(_state_like(ctx.kind, values, k)) if g is None else g._data
+                 for k, g in enumerate(grads)]
+        result = _backward(ctx.kind, _ArrayMath(xp), grads, values, ctx.saved_arrays)
+        return (None,) + tuple(None if r is None else _wrap(r) for r in result)
 
 
 def _forward(kind, m, values):
