@@ -39,36 +39,37 @@ def error_case(name):
     return cases["errors"][name]
 
 
-def _evaluate(name, requires_grad):
+def _evaluate(name, requires_grad, device="cpu"):
     cases, arrays = _data()
     case = cases["cases"][name]
-    inputs = {k: core.tensor(arrays[f"{name}/in/{k}"]) for k in case["inputs"]}
+    inputs = {k: core.tensor(arrays[f"{name}/in/{k}"], device=device) for k in case["inputs"]}
     if requires_grad:
         for k in case["grad_inputs"]:
             inputs[k].requires_grad_(True)
-    result = eval(case["expr"], {"torch": core}, inputs)
+    with core.device(device):
+        result = eval(case["expr"], {"torch": core}, inputs)
     ours = [result] if isinstance(result, core.Tensor) else list(result)
     return case, inputs, ours
 
 
-def check_case(name, rtol=1e-5, atol=1e-6):
+def check_case(name, rtol=1e-5, atol=1e-6, device="cpu"):
     """Values, shapes and dtypes equal torch's (NaN where torch has NaN; half types to their precision)."""
-    case, _, ours = _evaluate(name, False)
+    case, _, ours = _evaluate(name, False, device)
     _, arrays = _data()
     expected = [arrays[f"{name}/out/{i}"] for i in range(len(case["dtypes"]))]
     assert_outputs_match(name, ours, expected, case["dtypes"], rtol, atol)
 
 
-def check_case_grad(name, rtol=1e-4, atol=1e-5):
+def check_case_grad(name, rtol=1e-4, atol=1e-5, device="cpu"):
     """Our gradient of sum(first output * w) equals torch's, input by input."""
-    case, inputs, ours = _evaluate(name, True)
+    case, inputs, ours = _evaluate(name, True, device)
     _, arrays = _data()
-    weight = core.tensor(arrays[f"{name}/w"])
+    weight = core.tensor(arrays[f"{name}/w"], device=device)
     (ours[0] * weight).sum().backward()
     for k in case["grad_inputs"]:
         want = arrays[f"{name}/grad/{k}"]
         got = inputs[k].grad
-        got = np.zeros_like(want) if got is None else got.numpy()
+        got = np.zeros_like(want) if got is None else got.cpu().numpy()
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{name}: d/d{k}")
 
 

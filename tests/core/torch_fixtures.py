@@ -38,20 +38,22 @@ def error_cases():
     return cases["errors"]
 
 
-def run_op_case(name):
-    """Evaluate case `name` with mindnlp.core; return (our outputs, torch's arrays, torch's dtype names)."""
+def run_op_case(name, device="cpu"):
+    """Evaluate case `name` with mindnlp.core, its inputs and default device on `device`; return
+    (our outputs, torch's arrays, torch's dtype names)."""
     cases, arrays = _ops()
     case = cases["cases"][name]
-    inputs = {k: core.tensor(arrays[f"{name}/in/{k}"]) for k in case["inputs"]}
-    result = eval(case["expr"], {"torch": core}, inputs)
+    inputs = {k: core.tensor(arrays[f"{name}/in/{k}"], device=device) for k in case["inputs"]}
+    with core.device(device):
+        result = eval(case["expr"], {"torch": core}, inputs)
     ours = [result] if isinstance(result, core.Tensor) else list(result)
     expected = [arrays[f"{name}/out/{i}"] for i in range(len(case["dtypes"]))]
     return ours, expected, case["dtypes"]
 
 
-def check_op_case(name, rtol=1e-6, atol=1e-6):
+def check_op_case(name, rtol=1e-6, atol=1e-6, device="cpu"):
     """Our values, shapes and dtypes equal torch's (half types to their own precision)."""
-    ours, expected, dtypes = run_op_case(name)
+    ours, expected, dtypes = run_op_case(name, device)
     assert_outputs_match(name, ours, expected, dtypes, rtol, atol)
 
 
@@ -62,7 +64,8 @@ def assert_outputs_match(name, ours, expected, dtypes, rtol, atol):
     for got, want, dtype in zip(ours, expected, dtypes):
         assert got.dtype.name == dtype, f"{name}: dtype {got.dtype.name}, torch gives {dtype}"
         assert tuple(got.shape) == want.shape, f"{name}: shape {tuple(got.shape)}, torch gives {want.shape}"
-        values = got.detach().float().numpy() if dtype == "bfloat16" else got.detach().numpy()
+        got = got.detach().cpu()
+        values = got.float().numpy() if dtype == "bfloat16" else got.numpy()
         if dtype in ("float16", "bfloat16"):
             tol = 2 ** -10 if dtype == "float16" else 2 ** -7
             np.testing.assert_allclose(values.astype(np.float32), want, rtol=tol, atol=tol, err_msg=name)

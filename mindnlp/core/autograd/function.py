@@ -148,6 +148,18 @@ class _SavedOutput:
         return t
 
 
+def _raise_if_devices_differ(args, kwargs, err):
+    """torch's error for an op given tensors on two devices, in place of the array library's
+    (found only once the op has failed, so that the usual call pays nothing for the check)."""
+    devices = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, _Tensor) and a._device not in devices:
+            devices.append(a._device)
+    if len(devices) > 1:
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                           f"{devices[0]} and {devices[1]}!") from err
+
+
 class Function:
     """Base class of differentiable operations; subclass and define forward and backward."""
 
@@ -183,6 +195,9 @@ class Function:
         fp_state = quiet()
         try:
             result = cls.forward(ctx, *args, **kwargs)
+        except TypeError as err:  # NumPy and CuPy refuse each other's arrays with a TypeError
+            _raise_if_devices_differ(args, kwargs, err)
+            raise
         finally:
             state.enabled = enabled
             restore(fp_state)

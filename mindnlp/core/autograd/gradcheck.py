@@ -21,6 +21,11 @@ def _flat_outputs(fn, inputs):
     return [o for o in outs if isinstance(o, Tensor) and o.is_floating_point()]
 
 
+def _host_float64(tensor):
+    """A tensor's values as a flat float64 NumPy array (copied to the host from a GPU)."""
+    return np.array(tensor.detach().cpu()._data, dtype=np.float64).reshape(-1)  # a copy: outputs may view the input
+
+
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0):
     """True when every input's analytical Jacobian matches the numerical one.
 
@@ -44,22 +49,22 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
             for k in range(x.numel()):
                 orig = flat[k].item()
                 flat[k] = orig + eps
-                plus = _flat_outputs(fn, inputs)[j]._data.astype(np.float64).reshape(-1).copy()
+                plus = _host_float64(_flat_outputs(fn, inputs)[j])
                 flat[k] = orig - eps
-                minus = _flat_outputs(fn, inputs)[j]._data.astype(np.float64).reshape(-1).copy()
+                minus = _host_float64(_flat_outputs(fn, inputs)[j])
                 flat[k] = orig
                 numerical[k] = (plus - minus) / (2 * eps)
             analytical = np.zeros((x.numel(), n_out))
             for m in range(n_out):
                 out_m = _flat_outputs(fn, inputs)[j]
-                seed = np.zeros(n_out, dtype=out_m._data.dtype)
+                seed = np.zeros(n_out)
                 seed[m] = 1
-                grad_out = ops.tensor(seed.reshape(out_m.shape), device=out_m.device)
+                grad_out = ops.tensor(seed.reshape(out_m.shape), dtype=out_m.dtype, device=out_m.device)
                 if not out_m.requires_grad:
                     break
                 (g,) = run_backward((out_m,), (grad_out,), False, False, inputs=(x,), accumulate=False)
                 if g is not None:
-                    analytical[:, m] = g._data.astype(np.float64).reshape(-1)
+                    analytical[:, m] = _host_float64(g)
             if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
                 worst = np.abs(analytical - numerical).max()
                 msg = (

@@ -28,6 +28,7 @@ import numpy as np
 from ... import _context
 from .. import _dtype, _tensor
 from ..autograd import engine, grad_mode
+from ..backends import backend_for_array
 from ..random import default_generator
 from ..nn import Module
 from ..nn.modules.module import structure_version
@@ -224,9 +225,13 @@ def _compare(graph, tracer, replayed):
     for slot, array in zip(graph.output_slots(), replayed):
         eager = tracer.arrays[slot]
         if eager.shape != array.shape or eager.dtype != array.dtype or not np.array_equal(
-                np.asarray(eager), np.asarray(array), equal_nan=eager.dtype.kind in "fc"):
+                _on_host(eager), _on_host(array), equal_nan=eager.dtype.kind in "fc"):
             return f"the replayed graph differs from the eager run at output %{slot} (a capture error)"
     return None
+
+
+def _on_host(array):
+    return backend_for_array(array).to_host(array)
 
 
 def _validate_training(replay, tracer, tensors, rng):

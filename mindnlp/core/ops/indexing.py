@@ -10,6 +10,8 @@ from ..backends import cpu_jit
 from ._helpers import normalize_dim, xp_of
 from .conversion import cast
 
+_BFLOAT16 = _dtype.bfloat16.np_dtype
+
 
 def _convert_key(key, xp):
     """Turn a torch-style index into one NumPy understands (tensors → arrays)."""
@@ -100,7 +102,7 @@ class IndexPut(Function):
                     and getattr(vals, "shape", None) == key.shape + out.shape[1:]:
                 add_rows_at(out, key, vals)             # x[rows] += v: an embedding-like gradient
             else:
-                xp.add.at(out, key, vals) if xp is np else xp.add.at(out, key, xp.asarray(vals))
+                add_at(xp, out, key, vals)
         else:
             out[key] = vals
         ctx.key, ctx.accumulate = key, accumulate
@@ -222,7 +224,9 @@ def take_along_dim(input, indices, dim=None):
 
 def _scatter_positions(xp, index, dim):
     """Full coordinate arrays for each element of index along every axis."""
-    grids = list(xp.indices(index.shape, sparse=True))
+    # xp.indices(..., sparse=True) written out: CuPy's indices has no `sparse`
+    grids = [xp.arange(n).reshape((1,) * axis + (n,) + (1,) * (index.ndim - axis - 1))
+             for axis, n in enumerate(index.shape)]
     grids[dim] = index
     return tuple(grids)
 
@@ -239,7 +243,7 @@ class Scatter(Function):
         if reduce is None:
             out[pos] = vals
         elif reduce in ("add", "sum"):
-            xp.add.at(out, pos, vals)
+            add_at(xp, out, pos, vals)
         elif reduce in ("multiply", "prod"):
             xp.multiply.at(out, pos, vals)
         else:
@@ -265,7 +269,7 @@ class ScatterAdd(Function):
         xp = xp_of(x)
         out = x._data.copy()
         pos = _scatter_positions(xp, index._data, dim)
-        xp.add.at(out, pos, src._data[tuple(slice(0, s) for s in index.shape)])
+        add_at(xp, out, pos, src._data[tuple(slice(0, s) for s in index.shape)])
         ctx.dim, ctx.index = dim, index
         return out
 
@@ -303,17 +307,17 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     vals = src._data[tuple(slice(0, s) for s in index.shape)]
     ufunc = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum, "mean": xp.add}[reduce]
     if not include_self:
-        touched = np.zeros(out.shape, dtype=bool)
+        touched = xp.zeros(out.shape, dtype=bool)
         touched[pos] = True
         identity = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}[reduce]
         out[touched] = identity
     ufunc.at(out, pos, vals)
     if reduce == "mean":
-        counts = np.zeros(out.shape, dtype=np.int64)
-        np.add.at(counts, pos, 1)
+        counts = xp.zeros(out.shape, dtype=np.int64)
+        xp.add.at(counts, pos, 1)
         if include_self:
             counts += 1
-        out = (out / np.maximum(counts, 1)).astype(out.dtype)
+        out = (out / xp.maximum(counts, 1)).astype(out.dtype)
     return _wrap(out)
 
 
@@ -343,6 +347,21 @@ def index_select(input, dim, index):
     return IndexSelect.apply(input, d, index.reshape(-1))
 
 
+def add_at(xp, out, key, values):
+    """xp.add.at(out, key, values). CuPy's add.at has no bfloat16: there the sums are taken in
+    float32 and rounded once, as torch's index_add accumulates half types."""
+    if xp is np:
+        np.add.at(out, key, values)
+        return
+    values = xp.asarray(values)
+    if out.dtype != _BFLOAT16:
+        xp.add.at(out, key, values)
+        return
+    wide = out.astype(np.float32)
+    xp.add.at(wide, key, values.astype(np.float32))
+    out[...] = wide.astype(out.dtype)
+
+
 def add_rows_at(out, index, values):
     """out[index[i]] += values[i] along the first axis, as np.add.at, which is an order of
     magnitude slower for rows (an embedding's gradient takes this path every training step).
@@ -367,7 +386,7 @@ class IndexAdd(Function):
         if dim == 0 and xp is np:
             add_rows_at(out, index._data, values)
         else:
-            xp.add.at(out, (slice(None),) * dim + (index._data,), values)
+            add_at(xp, out, (slice(None),) * dim + (index._data,), values)
         ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
         return out
 

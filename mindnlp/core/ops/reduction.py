@@ -525,6 +525,22 @@ def cumprod(input, dim, *, dtype=None):
     return _along_dim(Cumprod.apply, input, dim)
 
 
+def _running(xp, ufunc, data, axis):
+    """ufunc.accumulate(data, axis): NumPy's own, else (CuPy has no accumulate for maximum and
+    minimum) a doubling scan, log2(n) elementwise steps each combining every element with the
+    one `step` before it."""
+    if xp is np:
+        return ufunc.accumulate(data, axis=axis)
+    out, n, step = data.copy(), data.shape[axis], 1
+    head = [slice(None)] * data.ndim
+    while step < n:
+        later, earlier = list(head), list(head)
+        later[axis], earlier[axis] = slice(step, None), slice(0, n - step)
+        out[tuple(later)] = ufunc(out[tuple(later)], out[tuple(earlier)])
+        step *= 2
+    return out
+
+
 def _cumulative_extreme(input, dim, largest):
     """cummax/cummin: running extreme and the index where it was (last) reached; NaN wins."""
     from .indexing import Gather
@@ -536,14 +552,14 @@ def _cumulative_extreme(input, dim, largest):
         return _ValuesIndices(reshape(values, ()), reshape(indices, ()))
     xp = xp_of(input)
     data = _as_compute(input._data)
-    running = (xp.maximum if largest else xp.minimum).accumulate(data, axis=d)
+    running = _running(xp, xp.maximum if largest else xp.minimum, data, d)
     reached = data == running
     if data.dtype.kind == "f":
         reached |= xp.isnan(data)
     shape = [1] * data.ndim
     shape[d] = data.shape[d]
     positions = xp.arange(data.shape[d]).reshape(shape)
-    idx = xp.maximum.accumulate(xp.where(reached, positions, -1), axis=d).astype(np.int64)
+    idx = _running(xp, xp.maximum, xp.where(reached, positions, -1), d).astype(np.int64)
     indices = _wrap(idx)
     return _ValuesIndices(Gather.apply(input, d, indices), indices)
 

@@ -7,7 +7,7 @@ from ..._tensor import _wrap
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops._helpers import xp_of
-from ...ops.indexing import add_rows_at
+from ...ops.indexing import add_at, add_rows_at
 
 __all__ = [
     "embedding",
@@ -58,7 +58,7 @@ class _EmbeddingDenseBackward(Function):
         if xp is np:
             add_rows_at(out, indices._data, rows._data)
         else:
-            xp.add.at(out, (indices._data,), rows._data)
+            add_at(xp, out, (indices._data,), rows._data)
         return out
 
     @staticmethod
