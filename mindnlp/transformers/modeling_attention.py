@@ -80,9 +80,13 @@ def eager_attention_forward(module, query, key, value, attention_mask, scaling=N
     value = repeat_kv(value, n_rep)
     if scaling is None:
         scaling = query.shape[-1] ** -0.5
-    # Scaling the queries rather than the (q x kv) scores is the same product with a pass
-    # over seq/kv times fewer elements.
-    scores = core.matmul(query * scaling, key.transpose(2, 3))
+    if query.dtype == core.float32:
+        # Scaling the queries rather than the (q x kv) scores is the same product with a pass
+        # over seq/kv times fewer elements.
+        scores = core.matmul(query * scaling, key.transpose(2, 3))
+    else:
+        # in half precision the order decides the rounding: HF's (scores, then the scale)
+        scores = core.matmul(query, key.transpose(2, 3)) * scaling
     if softcap is not None:
         scores = core.tanh(scores / softcap) * softcap
     if attention_mask is not None:

@@ -773,6 +773,7 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
                 "You are using `from_pretrained` with a meta device context manager or "
                 "`core.set_default_device('meta')`: the loaded weights would have no data. Build the model "
                 "from its config under the meta device instead (`model_class(config)`), or leave the context.")
+        placement = _device_from_map(device_map)  # checked before any file is read
         for legacy in ("low_cpu_mem_usage", "_fast_init", "trust_remote_code", "from_tf", "from_flax",
                        "offload_state_dict", "use_auth_token"):
             kwargs.pop(legacy, None)
@@ -848,6 +849,9 @@ class PreTrainedModel(nn.Module, ModuleUtilsMixin):
             mark_quantized(model, quantization_config)
         model._report_loading(info, pretrained_model_name_or_path)
         model.eval()
+        if placement is not None:
+            model.to(placement)
+            model.hf_device_map = {"": str(placement)}
         if model.can_generate():
             _pack_weights(model)
             try:
@@ -1093,6 +1097,47 @@ def _assign(target, value, adopt):
 
 # NumPy asks the kernel for 2 MiB pages on allocations at least this large.
 _HUGE_PAGE_ALLOCATION = 4 << 20
+
+
+_AUTO_DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def _device_from_map(device_map):
+    """The one device a `device_map` places the model on (None: leave it where it was built).
+
+    HF's maps name a device ("cuda", "cuda:0", 0, a device) or assign modules to devices
+    ({"": "cuda"}); the automatic strategies fill the GPUs first, which on a machine with one GPU
+    or none is the GPU or the CPU. A map that splits a model across devices (or offloads to
+    disk) is refused by name rather than silently ignored: mindnlp keeps a model on one device.
+    """
+    if device_map is None:
+        return None
+    if isinstance(device_map, str) and device_map in _AUTO_DEVICE_MAPS:
+        return core.device("cuda", 0) if core.cuda.is_available() else core.device("cpu")
+    if isinstance(device_map, dict):
+        placements = {str(_one_device(value)) for value in device_map.values()}
+        if len(placements) != 1:
+            raise ValueError(f"device_map places the model's modules on several devices ({sorted(placements)}): "
+                             "mindnlp keeps a model on one device; pass one, e.g. device_map='cuda' or {'': 'cuda'}")
+        placement = _one_device(next(iter(device_map.values())))
+    else:
+        placement = _one_device(device_map)
+    if placement.type == "cuda" and not core.cuda.is_available():
+        raise RuntimeError(f"device_map={device_map!r} places the model on {placement}, but no CUDA GPU is visible "
+                           "to CuPy (install mindnlp[gpu] on a machine with one, or use device_map='cpu' or 'auto')")
+    return placement
+
+
+def _one_device(value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return core.device("cuda", value)
+    if isinstance(value, str) and value == "disk":
+        raise ValueError("device_map offloads to 'disk', which mindnlp does not do: the model must fit in memory")
+    try:
+        return core.device(value)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise ValueError(f"device_map entry {value!r} is not a device (expected e.g. 'cpu', 'cuda', 'cuda:0', 0, "
+                         "'auto')") from err
 
 
 def _pack_weights(model):

@@ -2,7 +2,8 @@
 """Hugging Face transformers' test helpers under their names, so HF test files port by changing imports.
 
 "torch" in these names means `mindnlp.core`: `require_torch` always runs the test, and
-`torch_device` is "cuda" when the core's CUDA backend has a device, "cpu" otherwise.
+`torch_device` is TRANSFORMERS_TEST_DEVICE where that is set (as in HF), else "cuda" when the
+core's CUDA backend has a device, "cpu" otherwise.
 """
 import contextlib
 import functools
@@ -66,7 +67,7 @@ def _cuda_available():
     return core.cuda.is_available()
 
 
-torch_device = "cuda" if _cuda_available() else "cpu"
+torch_device = os.environ.get("TRANSFORMERS_TEST_DEVICE") or ("cuda" if _cuda_available() else "cpu")
 
 
 def slow(test_case):

@@ -114,7 +114,7 @@ class CausalLMModelTester:
             last_two = model(input_ids, attention_mask=input_mask, logits_to_keep=2).logits
         self.parent.assertEqual(tuple(result.logits.shape), (self.batch_size, self.seq_length, self.vocab_size))
         self.parent.assertEqual(result.loss.ndim, 0)
-        np.testing.assert_allclose(last_two.numpy(), result.logits[:, -2:].numpy(), atol=1e-6)
+        np.testing.assert_allclose(last_two.cpu().numpy(), result.logits[:, -2:].cpu().numpy(), atol=1e-6)
 
     def create_and_check_for_sequence_classification(self, config, input_ids, input_mask, sequence_labels,
                                                      token_labels, choice_labels):
@@ -172,7 +172,7 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterM
         tester = self.model_tester
         width = max(lengths)
         ids = ids_tensor([len(lengths), width], tester.vocab_size - 3) + 3
-        mask = core.tensor([[0] * (width - n) + [1] * n for n in lengths])
+        mask = core.tensor([[0] * (width - n) + [1] * n for n in lengths], device=torch_device)
         return ids.masked_fill(mask == 0, tester.pad_token_id), mask
 
     def test_for_causal_lm(self):
@@ -221,18 +221,18 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterM
                 cache = out.past_key_values
                 got.append(out.logits)
             self.assertEqual(cache.get_seq_length(), full_ids.shape[1])
-        got = core.cat(got, dim=1).numpy()
-        valid = full_mask.numpy().astype(bool)
-        np.testing.assert_allclose(got[valid], want.numpy()[valid], atol=1e-5)
+        got = core.cat(got, dim=1).cpu().numpy()
+        valid = full_mask.cpu().numpy().astype(bool)
+        np.testing.assert_allclose(got[valid], want.cpu().numpy()[valid], atol=1e-5)
 
     def test_left_padding_matches_unpadded_rows(self):
         model = self._lm()
         lengths = [6, 2, 4]
         ids, mask = self._left_padded_batch(lengths)
         with core.no_grad():
-            batch = model(ids, attention_mask=mask, position_ids=positions_from_mask(mask)).logits.numpy()
+            batch = model(ids, attention_mask=mask, position_ids=positions_from_mask(mask)).logits.cpu().numpy()
             for row, n in enumerate(lengths):
-                alone = model(ids[row:row + 1, ids.shape[1] - n:]).logits.numpy()[0]
+                alone = model(ids[row:row + 1, ids.shape[1] - n:]).logits.cpu().numpy()[0]
                 np.testing.assert_allclose(batch[row, -n:], alone, atol=1e-5)
 
     def test_right_padding_matches_unpadded_rows(self):
@@ -242,12 +242,12 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterM
         width = ids.shape[1]
         rows = [ids[r, width - n:] for r, n in enumerate(lengths)]
         pad = self.model_tester.pad_token_id
-        right = core.stack([core.cat([r, core.full((width - len(r),), pad, dtype=r.dtype)]) for r in rows])
-        right_mask = core.tensor([[1] * n + [0] * (width - n) for n in lengths])
+        right = core.stack([core.cat([r, core.full((width - len(r),), pad, dtype=r.dtype, device=torch_device)]) for r in rows])
+        right_mask = core.tensor([[1] * n + [0] * (width - n) for n in lengths], device=torch_device)
         with core.no_grad():
-            batch = model(right, attention_mask=right_mask).logits.numpy()
+            batch = model(right, attention_mask=right_mask).logits.cpu().numpy()
             for row, n in enumerate(lengths):
-                alone = model(rows[row][None]).logits.numpy()[0]
+                alone = model(rows[row][None]).logits.cpu().numpy()[0]
                 np.testing.assert_allclose(batch[row, :n], alone, atol=1e-5)
 
     def test_sequence_classification_pools_last_non_pad_token(self):
@@ -256,14 +256,14 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterM
         self._skip_without(tester.sequence_classification_class)
         model = tester.model(tester.sequence_classification_class, tester.get_config())
         ids, _ = self._left_padded_batch([6, 2, 4])
-        ids = core.cat([ids, core.full((3, 2), tester.pad_token_id, dtype=ids.dtype)], dim=1)
+        ids = core.cat([ids, core.full((3, 2), tester.pad_token_id, dtype=ids.dtype, device=torch_device)], dim=1)
         ids[1, -2] = 5  # row 1 ends one position before the others
         mask = (ids != tester.pad_token_id).long()
         with core.no_grad():
-            pooled = model(ids, attention_mask=mask).logits.numpy()
+            pooled = model(ids, attention_mask=mask).logits.cpu().numpy()
             per_token = model.score(getattr(model, model.base_model_prefix)(
-                ids, attention_mask=mask).last_hidden_state).numpy()
-        last = [int(np.nonzero(row)[0].max()) for row in mask.numpy()]
+                ids, attention_mask=mask).last_hidden_state).cpu().numpy()
+        last = [int(np.nonzero(row)[0].max()) for row in mask.cpu().numpy()]
         np.testing.assert_allclose(pooled, per_token[np.arange(3), last], atol=1e-6)
 
     def test_greedy_generation_with_cache_equals_without_cache(self):
@@ -272,17 +272,17 @@ class CausalLMModelTest(ModelTesterMixin, GenerationTesterMixin, PipelineTesterM
         steps = self.decode_steps + 2
         with_cache = model.generate(ids, attention_mask=mask, max_new_tokens=steps, do_sample=False, use_cache=True)
         without = model.generate(ids, attention_mask=mask, max_new_tokens=steps, do_sample=False, use_cache=False)
-        np.testing.assert_array_equal(with_cache.numpy(), without.numpy())
+        np.testing.assert_array_equal(with_cache.cpu().numpy(), without.cpu().numpy())
 
     def test_attention_implementations_agree_with_padding(self):
         ids, mask = self._left_padded_batch([5, 3, 4])
         model = self._lm()
         with core.no_grad():
             model.config._attn_implementation = "eager"
-            eager = model(ids, attention_mask=mask).logits.numpy()
+            eager = model(ids, attention_mask=mask).logits.cpu().numpy()
             model.config._attn_implementation = "sdpa"
-            sdpa = model(ids, attention_mask=mask).logits.numpy()
-        valid = mask.numpy().astype(bool)
+            sdpa = model(ids, attention_mask=mask).logits.cpu().numpy()
+        valid = mask.cpu().numpy().astype(bool)
         np.testing.assert_allclose(sdpa[valid], eager[valid], atol=1e-5)
 
     def test_tied_and_untied_lm_head(self):

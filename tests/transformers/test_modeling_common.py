@@ -171,13 +171,13 @@ class ModelTesterMixin:
                 for key, value in saved.items():
                     if value.is_floating_point():
                         self.assertEqual(value.dtype, core.float16, key)
-                half = model_class.from_pretrained(folder, dtype="auto")
+                half = model_class.from_pretrained(folder, dtype="auto", device_map=torch_device)
                 self.assertEqual(half.dtype, core.float16)
                 full = model_class.from_pretrained(folder, dtype=core.float32)
                 self.assertEqual(full.dtype, core.float32)
                 for (name, a), b in zip(model.state_dict().items(), full.state_dict().values()):
                     if a.is_floating_point():
-                        np.testing.assert_array_equal(a.float().numpy(), b.numpy(), err_msg=name)
+                        np.testing.assert_array_equal(a.float().cpu().numpy(), b.cpu().numpy(), err_msg=name)
                 inputs = self._prepare_for_class(inputs_dict, model_class)
                 self._assert_close(self._first_output(model, inputs), self._first_output(half, inputs), atol=0)
 

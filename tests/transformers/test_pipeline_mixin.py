@@ -277,7 +277,7 @@ class FeatureExtractionPipelineTests(_TaskChecks):
         # the tensor itself on request
         tensor = extractor("This is a test", return_tensors=True)
         case.assertIsInstance(tensor, core.Tensor)
-        np.testing.assert_allclose(tensor.float().numpy(), np.array(extractor("This is a test")), atol=1e-6)
+        np.testing.assert_allclose(tensor.float().cpu().numpy(), np.array(extractor("This is a test")), atol=1e-6)
         # tokenizer options pass through; max_length alone truncates (HF's tokenizer convention)
         case.assertEqual(nested_shape(extractor("This is a test", tokenize_kwargs={"max_length": 3})), [1, 3, hidden])
         options = {"truncation": True, "padding": "max_length", "max_length": 4}
@@ -659,7 +659,7 @@ class ZeroShotClassificationPipelineTests(_TaskChecks):
         for label in labels:
             inputs = classifier.tokenizer(text, f"This example is {label}.", return_tensors="pt")
             with core.no_grad():
-                logits.append(classifier.model(**inputs).logits[0].float().numpy().astype(np.float64))
+                logits.append(classifier.model(**inputs).logits[0].float().cpu().numpy().astype(np.float64))
         logits = np.stack(logits)
         if multi_label:
             pair = np.exp(logits[:, [-1 if entail == 0 else 0, entail]])

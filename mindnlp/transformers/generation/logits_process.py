@@ -789,7 +789,8 @@ class WhisperTimeStampLogitsProcessor(LogitsProcessor):
             logprobs = F.log_softmax(scores.float(), dim=-1)
             timestamp_logprob = logprobs[:, first:].logsumexp(dim=-1)
             text_logprob = logprobs[:, :first].max(dim=-1).values
-            force = (timestamp_logprob > text_logprob)[:, None] & (core.arange(scores.shape[-1]) < first)[None, :]
+            positions = core.arange(scores.shape[-1], device=scores.device)
+            force = (timestamp_logprob > text_logprob)[:, None] & (positions < first)[None, :]
             scores = scores.masked_fill(force, -math.inf)
         return scores
 

@@ -102,10 +102,12 @@ class Pipeline:
         return name in inspect.signature(self.model.forward).parameters
 
     def forward(self, model_inputs, **forward_params):
-        """_forward without autograd, with the tensors on the model's device."""
+        """_forward without autograd, with the tensors on the model's device; the outputs come
+        back on the CPU (as HF's do), where postprocess reads them."""
         model_inputs = {k: v.to(self.device) if isinstance(v, core.Tensor) else v for k, v in model_inputs.items()}
         with core.no_grad():
-            return self._forward(model_inputs, **forward_params)
+            outputs = self._forward(model_inputs, **forward_params)
+        return outputs if self.device.type == "cpu" else _on_cpu(outputs)
 
     def __call__(self, inputs, *args, batch_size=None, **kwargs):
         if args:
@@ -205,6 +207,19 @@ class ChunkPipeline(Pipeline):
 
     def _postprocess_item(self, outputs, postprocess_params):
         return self.postprocess(outputs, **postprocess_params)
+
+
+def _on_cpu(value):
+    """`value` with every tensor in it (nested in outputs, dicts, lists, tuples) moved to the CPU."""
+    if isinstance(value, core.Tensor):
+        return value.cpu()
+    if isinstance(value, ModelOutput):
+        return value.__class__(**{k: _on_cpu(v) for k, v in value.items()})
+    if isinstance(value, dict):
+        return {k: _on_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on_cpu(v) for v in value)
+    return value
 
 
 def _as_device(device):

@@ -120,7 +120,7 @@ class GenerationTesterMixin:
             min_new_tokens = 3
             output = model.generate(do_sample=False, max_new_tokens=5, min_new_tokens=min_new_tokens,
                                     eos_token_id=eos, pad_token_id=pad, **inputs_dict)
-            generated = output[:, prompt_length:].numpy()
+            generated = output[:, prompt_length:].cpu().numpy()
             self.assertGreaterEqual(generated.shape[1], min_new_tokens)
             self.assertLessEqual(generated.shape[1], 5)
             self.assertFalse(np.isin(generated[:, :min_new_tokens], eos).any())
@@ -221,7 +221,8 @@ class GenerationTesterMixin:
                 model_class(config).save_pretrained(tmpdirname)
                 results = []
                 for implementation in ("eager", "sdpa"):
-                    model = model_class.from_pretrained(tmpdirname, attn_implementation=implementation).eval()
+                    model = model_class.from_pretrained(tmpdirname, attn_implementation=implementation,
+                                                        device_map=torch_device).eval()
                     self.assertEqual(model.config._attn_implementation, implementation)
                     results.append(model.generate(**inputs_dict, **generate_kwargs))
             self._check_similar_generate_outputs(*results, atol=1e-4, rtol=1e-4)
@@ -233,7 +234,7 @@ class GenerationTesterMixin:
         step where both runs scored the candidates alike (a near tie decided by rounding)."""
         self.assertEqual(tuple(output_1.sequences.shape), tuple(output_2.sequences.shape))
         prompt_length = output_1.sequences.shape[1] - len(output_1.scores)
-        matches = output_1.sequences.numpy() == output_2.sequences.numpy()
+        matches = output_1.sequences.cpu().numpy() == output_2.sequences.cpu().numpy()
         for row in range(matches.shape[0]):
             if matches[row].all():
                 continue

@@ -193,7 +193,7 @@ class BertModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCase):
         """In decoder mode a token's hidden state does not depend on later tokens."""
         config, input_ids, *_ = self.model_tester.prepare_config_and_inputs()
         config.is_decoder = True
-        model = BertModel(config).eval()
+        model = BertModel(config).to(torch_device).eval()
         changed = input_ids.clone()
         changed[:, -1] = (changed[:, -1] + 1) % config.vocab_size
         with core.no_grad():
@@ -205,9 +205,9 @@ class BertModelTest(ModelTesterMixin, PipelineTesterMixin, unittest.TestCase):
     def test_padding_does_not_change_unpadded_positions(self):
         """Appending masked padding leaves the other positions' hidden states unchanged."""
         config, input_ids, *_ = self.model_tester.prepare_config_and_inputs()
-        model = BertModel(config).eval()
-        padded = core.cat([input_ids, core.zeros((self.model_tester.batch_size, 3), dtype=core.long)], dim=1)
-        mask = core.cat([core.ones_like(input_ids), core.zeros((self.model_tester.batch_size, 3), dtype=core.long)],
+        model = BertModel(config).to(torch_device).eval()
+        padded = core.cat([input_ids, core.zeros((self.model_tester.batch_size, 3), dtype=core.long, device=torch_device)], dim=1)
+        mask = core.cat([core.ones_like(input_ids), core.zeros((self.model_tester.batch_size, 3), dtype=core.long, device=torch_device)],
                         dim=1)
         with core.no_grad():
             plain = model(input_ids).last_hidden_state

@@ -11,11 +11,18 @@ import numpy as np
 
 from mindnlp import core
 from mindnlp.core.serialization import save_safetensors
-from mindnlp.transformers import (GPT2Config, GPT2DoubleHeadsModel, GPT2ForQuestionAnswering,
-                                  GPT2ForSequenceClassification, GPT2ForTokenClassification, GPT2LMHeadModel,
-                                  GPT2Model)
+from mindnlp.transformers import (
+    GPT2Config,
+    GPT2DoubleHeadsModel,
+    GPT2ForQuestionAnswering,
+    GPT2ForSequenceClassification,
+    GPT2ForTokenClassification,
+    GPT2LMHeadModel,
+    GPT2Model,
+)
 from mindnlp.transformers.cache_utils import EncoderDecoderCache
 from mindnlp.transformers.pytorch_utils import Conv1D
+from mindnlp.transformers.testing_utils import torch_device
 
 from ...causal_lm_tester import CausalLMModelTest, CausalLMModelTester
 from ...test_modeling_common import ids_tensor
@@ -74,11 +81,11 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         self.assertEqual(tuple(keys.shape), (2, config.n_head, 5, hidden // config.n_head))
 
     def test_conv1d_is_x_times_weight_plus_bias(self):
-        layer = Conv1D(5, 3)
-        x = core.randn(2, 4, 3)
+        layer = Conv1D(5, 3).to(torch_device)
+        x = core.randn(2, 4, 3, device=torch_device)
         with core.no_grad():
-            got = layer(x).numpy()
-        want = x.numpy() @ layer.weight.detach().numpy() + layer.bias.detach().numpy()
+            got = layer(x).cpu().numpy()
+        want = x.cpu().numpy() @ layer.weight.detach().cpu().numpy() + layer.bias.detach().cpu().numpy()
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
         self.assertEqual(tuple(layer.weight.shape), (3, 5))
 
@@ -90,12 +97,12 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         ids, mask = self._left_padded_batch(lengths)
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
         with core.no_grad():
-            implicit = model(ids, attention_mask=mask).logits.numpy()
-            explicit = model(ids, attention_mask=mask, position_ids=positions).logits.numpy()
+            implicit = model(ids, attention_mask=mask).logits.cpu().numpy()
+            explicit = model(ids, attention_mask=mask, position_ids=positions).logits.cpu().numpy()
             for row, n in enumerate(lengths):
-                alone = model(ids[row:row + 1, ids.shape[1] - n:]).logits.numpy()[0]
+                alone = model(ids[row:row + 1, ids.shape[1] - n:]).logits.cpu().numpy()[0]
                 np.testing.assert_allclose(implicit[row, -n:], alone, atol=1e-5)
-        valid = mask.numpy().astype(bool)
+        valid = mask.cpu().numpy().astype(bool)
         np.testing.assert_allclose(implicit[valid], explicit[valid], atol=1e-6)
 
     def test_attention_scaling_options(self):
@@ -113,9 +120,9 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         ids, mask = self._left_padded_batch([5, 3])
         plain.config._attn_implementation = upcast.config._attn_implementation = "eager"
         with core.no_grad():
-            want = plain(ids, attention_mask=mask).logits.numpy()
-            got = upcast(ids, attention_mask=mask).logits.numpy()
-        valid = mask.numpy().astype(bool)
+            want = plain(ids, attention_mask=mask).logits.cpu().numpy()
+            got = upcast(ids, attention_mask=mask).logits.cpu().numpy()
+        valid = mask.cpu().numpy().astype(bool)
         np.testing.assert_allclose(got[valid], want[valid], atol=1e-5)
 
     def test_residual_projections_are_initialised_with_depth_scaled_std(self):
@@ -123,11 +130,11 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         config.n_embd, config.n_inner, config.n_layer, config.initializer_range = 64, 256, 8, 0.2
         model = GPT2Model(config)
         expected = 0.2 / math.sqrt(2 * config.n_layer)
-        c_proj = np.concatenate([np.ravel(layer.mlp.c_proj.weight.detach().numpy()) for layer in model.h])
-        c_fc = np.concatenate([np.ravel(layer.mlp.c_fc.weight.detach().numpy()) for layer in model.h])
+        c_proj = np.concatenate([np.ravel(layer.mlp.c_proj.weight.detach().cpu().numpy()) for layer in model.h])
+        c_fc = np.concatenate([np.ravel(layer.mlp.c_fc.weight.detach().cpu().numpy()) for layer in model.h])
         self.assertAlmostEqual(float(c_proj.std()), expected, delta=0.05 * expected)
         self.assertAlmostEqual(float(c_fc.std()), 0.2, delta=0.01)
-        self.assertTrue(np.all(model.h[0].attn.c_attn.bias.detach().numpy() == 0))
+        self.assertTrue(np.all(model.h[0].attn.c_attn.bias.detach().cpu().numpy() == 0))
 
     def test_checkpoint_with_legacy_attention_bias_buffers_loads_silently(self):
         """HF checkpoints of the original GPT-2 carry `attn.bias` causal-mask buffers and no prefix."""
@@ -144,25 +151,25 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         self.assertIs(loaded.lm_head.weight, loaded.transformer.wte.weight)
 
     def test_token_type_ids_are_embedded_with_the_token_embeddings(self):
-        model = GPT2Model(self.model_tester.get_config()).eval()
+        model = GPT2Model(self.model_tester.get_config()).to(torch_device).eval()
         ids = ids_tensor([2, 5], self.model_tester.vocab_size)
         types = ids_tensor([2, 5], 3)
         with core.no_grad():
-            got = model(ids, token_type_ids=types).last_hidden_state.numpy()
+            got = model(ids, token_type_ids=types).last_hidden_state.cpu().numpy()
             embeds = model.wte(ids) + model.wte(types)
-            want = model(inputs_embeds=embeds).last_hidden_state.numpy()
+            want = model(inputs_embeds=embeds).last_hidden_state.cpu().numpy()
         np.testing.assert_allclose(got, want, atol=1e-6)
 
     def test_double_heads_model(self):
         """LM logits per choice, one multiple-choice logit per choice read at mc_token_ids, and both
         losses trainable."""
         config = self.model_tester.get_config()
-        model = GPT2DoubleHeadsModel(config).train()
+        model = GPT2DoubleHeadsModel(config).to(torch_device).train()
         self.assertEqual(config.num_labels, 1)
         batch, choices, length = 2, 3, 6
         ids = ids_tensor([batch, choices, length], config.vocab_size)
-        mc_token_ids = core.tensor([[5, 2, 4], [1, 5, 3]])
-        out = model(ids, mc_token_ids=mc_token_ids, labels=ids, mc_labels=core.tensor([0, 2]))
+        mc_token_ids = core.tensor([[5, 2, 4], [1, 5, 3]], device=torch_device)
+        out = model(ids, mc_token_ids=mc_token_ids, labels=ids, mc_labels=core.tensor([0, 2], device=torch_device))
         self.assertEqual(tuple(out.logits.shape), (batch, choices, length, config.vocab_size))
         self.assertEqual(tuple(out.mc_logits.shape), (batch, choices))
         (out.loss + out.mc_loss).backward()
@@ -171,9 +178,10 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         model.eval()
         with core.no_grad():
             hidden = model.transformer(ids).last_hidden_state
-            mc = model(ids, mc_token_ids=mc_token_ids).mc_logits.numpy()
-            picked = hidden[core.arange(batch)[:, None], core.arange(choices)[None, :], mc_token_ids]
-            want = model.multiple_choice_head.summary(picked).squeeze(-1).numpy()
+            mc = model(ids, mc_token_ids=mc_token_ids).mc_logits.cpu().numpy()
+            picked = hidden[core.arange(batch, device=torch_device)[:, None],
+                            core.arange(choices, device=torch_device)[None, :], mc_token_ids]
+            want = model.multiple_choice_head.summary(picked).squeeze(-1).cpu().numpy()
         np.testing.assert_allclose(mc, want, atol=1e-6)
 
     def test_cross_attention_reads_encoder_states(self):
@@ -181,28 +189,28 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         position is ignored."""
         config = self.model_tester.get_config()
         config.add_cross_attention = True
-        model = GPT2Model(config).eval()
+        model = GPT2Model(config).to(torch_device).eval()
         self.assertEqual(tuple(model.h[0].crossattention.c_attn.weight.shape), (config.n_embd, 2 * config.n_embd))
         ids = ids_tensor([2, 5], config.vocab_size)
-        encoder = core.randn(2, 4, config.n_embd)
+        encoder = core.randn(2, 4, config.n_embd, device=torch_device)
         changed = encoder.clone()
         changed[:, -1] = 10.0
-        encoder_mask = core.tensor([[1, 1, 1, 0], [1, 1, 1, 0]])
+        encoder_mask = core.tensor([[1, 1, 1, 0], [1, 1, 1, 0]], device=torch_device)
         with core.no_grad():
             a = model(ids, encoder_hidden_states=encoder, encoder_attention_mask=encoder_mask).last_hidden_state
             b = model(ids, encoder_hidden_states=changed, encoder_attention_mask=encoder_mask).last_hidden_state
             c = model(ids, encoder_hidden_states=changed).last_hidden_state
-        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
-        self.assertGreater(float(np.abs(c.numpy() - a.numpy()).max()), 1e-4)
+        np.testing.assert_allclose(a.cpu().numpy(), b.cpu().numpy(), atol=1e-6)
+        self.assertGreater(float(np.abs(c.cpu().numpy() - a.cpu().numpy()).max()), 1e-4)
 
     def test_cross_attention_keys_are_computed_once_and_cached(self):
         """With a cache, the encoder's keys/values go to an EncoderDecoderCache at the first step
         and are read back after: decoding step by step equals one full forward."""
         config = self.model_tester.get_config()
         config.add_cross_attention = True
-        model = GPT2LMHeadModel(config).eval()
+        model = GPT2LMHeadModel(config).to(torch_device).eval()
         ids = ids_tensor([2, 7], config.vocab_size)
-        encoder = core.randn(2, 4, config.n_embd)
+        encoder = core.randn(2, 4, config.n_embd, device=torch_device)
         projections = []
         handles = [block.crossattention.c_attn.register_forward_hook(lambda *args: projections.append(1))
                    for block in model.transformer.h]
@@ -222,7 +230,7 @@ class GPT2ModelTest(CausalLMModelTest, unittest.TestCase):
         self.assertEqual(cache.cross_attention_cache.get_seq_length(), 4)
         self.assertEqual(cache.self_attention_cache.get_seq_length(), 7)
         for i, step in zip(range(4, 7), steps):
-            np.testing.assert_allclose(step[:, 0].numpy(), full[:, i].numpy(), atol=1e-5)
+            np.testing.assert_allclose(step[:, 0].cpu().numpy(), full[:, i].cpu().numpy(), atol=1e-5)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from mindnlp.transformers import (
 )
 from mindnlp.transformers.modeling_rope_utils import rope_init
 from mindnlp.transformers.models.llama import modeling_llama
+from mindnlp.transformers.testing_utils import torch_device
 
 from ...causal_lm_tester import CausalLMModelTest, CausalLMModelTester
 from ...test_modeling_common import ids_tensor
@@ -62,15 +63,15 @@ class LlamaModelTest(CausalLMModelTest, unittest.TestCase):
         core.manual_seed(0)
         default = self._lm(max_position_embeddings=16)
         with core.no_grad():
-            reference = default(ids).logits.numpy()
+            reference = default(ids).logits.cpu().numpy()
         for name, params in variants.items():
             config = self.model_tester.get_config()
             config.max_position_embeddings = 16
             config.rope_parameters = dict(params, rope_theta=10000.0)
-            model = LlamaForCausalLM(config).eval()
+            model = LlamaForCausalLM(config).to(torch_device).eval()
             model.load_state_dict(default.state_dict())
             with core.no_grad():
-                logits = model(ids).logits.numpy()
+                logits = model(ids).logits.cpu().numpy()
                 model.generate(ids[:, :4], max_new_tokens=3, do_sample=False)
             self.assertGreater(float(np.abs(logits - reference).max()), 1e-6, name)
 
@@ -80,15 +81,15 @@ class LlamaModelTest(CausalLMModelTest, unittest.TestCase):
         config.rope_parameters = {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}
         rotary = LlamaModel(config).rotary_emb
         x = core.zeros(1, dtype=core.float32)
-        original = rotary.inv_freq.numpy().copy()
+        original = rotary.inv_freq.cpu().numpy().copy()
         rotary(x, core.arange(6)[None])
-        np.testing.assert_array_equal(rotary.inv_freq.numpy(), original)
+        np.testing.assert_array_equal(rotary.inv_freq.cpu().numpy(), original)
         rotary(x, core.arange(12)[None])
-        np.testing.assert_allclose(rotary.inv_freq.numpy(), rope_init(config, seq_len=12)[0])
-        self.assertFalse(np.allclose(rotary.inv_freq.numpy(), original))
+        np.testing.assert_allclose(rotary.inv_freq.cpu().numpy(), rope_init(config, seq_len=12)[0])
+        self.assertFalse(np.allclose(rotary.inv_freq.cpu().numpy(), original))
         self.assertEqual(rotary.max_seq_len_cached, 12)
         rotary(x, core.arange(4)[None])
-        np.testing.assert_array_equal(rotary.inv_freq.numpy(), original)
+        np.testing.assert_array_equal(rotary.inv_freq.cpu().numpy(), original)
         self.assertEqual(rotary.max_seq_len_cached, 8)
 
     def test_rotary_buffer_is_not_saved(self):
