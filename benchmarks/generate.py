@@ -13,7 +13,8 @@ libraries, so both run the same float32 weights at batch size 1. Figures per mod
 - decode tokens/s: one over the mean time between later tokens (one cached forward step
   each) of a greedy generate() of `new_tokens` tokens with no early stop.
 
-The last column is the decode rate's weight traffic (every weight read once per token) as a
+With `--device cuda` both libraries run on the GPU (mindnlp through its CuPy backend) and the
+roofline is the GPU's. The last column is the decode rate's weight traffic (every weight read once per token) as a
 fraction of the machine's copy bandwidth: the ceiling of weight-streaming decoding. With
 `--compiled`, mindnlp is also timed with static caches and a `core.compile`d forward (HF's
 compiled-generation recipe; for T5, static self- and cross-attention caches, the encoder's
@@ -41,7 +42,7 @@ import time
 
 import numpy as np
 
-from roofline import describe
+from roofline import describe, describe_gpu
 
 
 def build_smollm_135m(directory):
@@ -158,18 +159,18 @@ def timed_generate(generate, repeats):
     return min(prefill), min(decode)
 
 
-def measure_torch(directory, prompt, new_tokens, repeats, compiled=False, dtype="float32"):
+def measure_torch(directory, prompt, new_tokens, repeats, compiled=False, dtype="float32", device="cpu"):
     """torch eager; with `compiled`, the same recipe as mindnlp's compiled run through
     torch.compile (inductor; the warm-up call pays its compilation)."""
     import torch
     import transformers
 
     auto = transformers.AutoModelForSeq2SeqLM if _is_seq2seq(directory) else transformers.AutoModelForCausalLM
-    model = auto.from_pretrained(directory, dtype=getattr(torch, dtype)).eval()
+    model = auto.from_pretrained(directory, dtype=getattr(torch, dtype)).to(device).eval()
     if compiled:
         model.generation_config.cache_implementation = "static"
         model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
-    ids = torch.tensor(prompt)[None]
+    ids = torch.tensor(prompt)[None].to(device)
 
     def generate(clock):
         with torch.no_grad():
@@ -180,18 +181,18 @@ def measure_torch(directory, prompt, new_tokens, repeats, compiled=False, dtype=
     return timed_generate(generate, repeats)
 
 
-def measure_mindnlp(directory, prompt, new_tokens, repeats, compiled=False, dtype="float32"):
+def measure_mindnlp(directory, prompt, new_tokens, repeats, compiled=False, dtype="float32", device="cpu"):
     """mindnlp eager; with `compiled`, HF's compiled-generation recipe: a static cache and
     the forward under core.compile, so each decode step replays one captured graph."""
     from mindnlp import core
     from mindnlp.transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, LogitsProcessorList
 
     auto = AutoModelForSeq2SeqLM if _is_seq2seq(directory) else AutoModelForCausalLM
-    model = auto.from_pretrained(directory, dtype=getattr(core, dtype), attn_implementation="sdpa")
+    model = auto.from_pretrained(directory, dtype=getattr(core, dtype), attn_implementation="sdpa", device_map=device)
     if compiled:
         model.generation_config.cache_implementation = "static"
         model.forward = core.compile(model.forward, mode="reduce-overhead", fullgraph=True)
-    ids = core.tensor(prompt)[None]
+    ids = core.tensor(prompt, device=device)[None]
 
     def generate(clock):
         model.generate(ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
@@ -221,7 +222,7 @@ def child(task, directory, args):
     """Run one task of this script in a fresh Python process; its printed JSON result."""
     command = [sys.executable, __file__, "--task", task, "--directory", directory,
                "--prompt-length", str(args.prompt_length), "--new-tokens", str(args.new_tokens),
-               "--repeats", str(args.repeats), "--dtype", args.dtype]
+               "--repeats", str(args.repeats), "--dtype", args.dtype, "--device", args.device]
     output = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(output.splitlines()[-1])
 
@@ -235,10 +236,10 @@ def run_task(task, directory, args):
         prompt = json.load(fh)
     if task.startswith("torch"):
         times = measure_torch(directory, prompt, args.new_tokens, args.repeats, compiled=task == "torch.compile",
-                              dtype=args.dtype)
+                              dtype=args.dtype, device=args.device)
     else:
         times = measure_mindnlp(directory, prompt, args.new_tokens, args.repeats, compiled=task == "compiled",
-                                dtype=args.dtype)
+                                dtype=args.dtype, device=args.device)
     return rates(*times, args.prompt_length)
 
 
@@ -255,6 +256,8 @@ def main():
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                         help="the weights' and activations' dtype in both libraries (bfloat16: what dtype='auto' "
                              "gives for most current checkpoints)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="where both libraries run (cuda: mindnlp's CuPy backend beside torch's CUDA build)")
     parser.add_argument("--task", help=argparse.SUPPRESS)
     parser.add_argument("--directory", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -262,7 +265,7 @@ def main():
         print(json.dumps(run_task(args.task, args.directory, args)))
         return
     rng = np.random.default_rng(0)
-    line, _, copy_gbs = describe()
+    line, _, copy_gbs = describe() if args.device == "cpu" else describe_gpu()
     print(line)
     print(f"batch 1, {args.dtype}, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
           f"best of {args.repeats}")

@@ -63,3 +63,32 @@ def describe():
     gflops, gbs = matmul_gflops(), copy_gbs()
     return f"{cpu_name()}; roofline: {gflops:.0f} GFLOP/s float32 matmul (NumPy BLAS), {gbs:.1f} GB/s copy", \
         gflops, gbs
+
+
+def describe_gpu():
+    """describe() for the CUDA GPU CuPy sees: its name, cuBLAS's float32 matrix-product rate and
+    its device-to-device copy bandwidth, timed with CUDA events."""
+    import cupy
+
+    def best_gpu_time(fn, repeats=10):
+        fn()
+        best = float("inf")
+        for _ in range(repeats):
+            start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            best = min(best, cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+        return best
+
+    size = 8192
+    a = cupy.random.standard_normal((size, size), dtype=cupy.float32)
+    b = cupy.random.standard_normal((size, size), dtype=cupy.float32)
+    out = cupy.empty_like(a)
+    gflops = 2 * size ** 3 / best_gpu_time(lambda: cupy.matmul(a, b, out=out)) / 1e9
+    source = cupy.ones(2 ** 30 // 4, dtype=cupy.float32)
+    target = cupy.empty_like(source)
+    gbs = 2 * source.nbytes / best_gpu_time(lambda: cupy.copyto(target, source)) / 1e9
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    return f"{name}; roofline: {gflops:.0f} GFLOP/s float32 matmul (cuBLAS), {gbs:.0f} GB/s copy", gflops, gbs
