@@ -658,6 +658,7 @@ class ZeroShotClassificationPipelineTests(_TaskChecks):
         logits = []
         for label in labels:
             inputs = classifier.tokenizer(text, f"This example is {label}.", return_tensors="pt")
+            inputs = {k: v.to(classifier.device) for k, v in inputs.items()}
             with core.no_grad():
                 logits.append(classifier.model(**inputs).logits[0].float().cpu().numpy().astype(np.float64))
         logits = np.stack(logits)
