@@ -70,10 +70,12 @@ def view(input, *shape):
         return view_dtype(input, shape[0])
     shape = _infer_shape(_shape_args(shape), input.numel())
     if not input._data.flags.c_contiguous and input.numel() > 1:
-        try:
-            arr = input._data.view()
-            arr.shape = shape  # raises when no view is possible, like torch's view
-        except AttributeError:
+        try:  # raises when no view is possible, like torch's view
+            if isinstance(input._data, np.ndarray):
+                np.reshape(input._data, shape, copy=False)
+            else:  # CuPy: setting the shape of a view is its no-copy reshape
+                input._data.view().shape = shape
+        except (AttributeError, ValueError):
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans "
                 "across two contiguous subspaces). Use .reshape(...) instead."
