@@ -181,8 +181,8 @@ class RemoveColumnsCollator:
 
 def _to_numpy(value):
     if isinstance(value, core.Tensor):
-        return value.detach().float().numpy() if value.dtype in (core.float16, core.bfloat16) else \
-            value.detach().numpy()
+        value = value.detach().cpu()  # predictions gathered from a GPU
+        return value.float().numpy() if value.dtype in (core.float16, core.bfloat16) else value.numpy()
     return value
 
 

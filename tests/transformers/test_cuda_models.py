@@ -85,3 +85,22 @@ def test_lora_training_on_cuda_matches_cpu():
         assert all(p.is_cuda for p in model.parameters()) == (device == "cuda")
     np.testing.assert_allclose(losses["cuda"], losses["cpu"], rtol=1e-4, atol=1e-5)
     assert losses["cuda"][-1] < losses["cuda"][0]
+
+
+def test_trainer_trains_and_evaluates_on_the_gpu_as_on_the_cpu(tmp_path):
+    from mindnlp.transformers.trainer import Trainer
+    from mindnlp.transformers.training_args import TrainingArguments
+
+    from .trainer.models import TokenClassifier, parity_data
+
+    predictions = {}
+    for use_cpu in (True, False):
+        core.manual_seed(0)
+        args = TrainingArguments(str(tmp_path / str(use_cpu)), use_cpu=use_cpu, per_device_train_batch_size=8,
+                                 learning_rate=0.1, max_steps=6, save_strategy="no", disable_tqdm=True,
+                                 report_to="none")
+        trainer = Trainer(TokenClassifier(), args, train_dataset=parity_data(48), eval_dataset=parity_data(16))
+        trainer.train()
+        assert {p.device.type for p in trainer.model.parameters()} == {"cpu" if use_cpu else "cuda"}
+        predictions[use_cpu] = trainer.predict(parity_data(16)).predictions
+    np.testing.assert_allclose(predictions[False], predictions[True], rtol=1e-4, atol=1e-5)

@@ -27,7 +27,7 @@ def _as_output(array, return_tensors):
 
 def _to_numpy(value):
     if isinstance(value, core.Tensor):
-        return value.numpy()
+        return value.cpu().numpy()
     return np.asarray(value)
 
 

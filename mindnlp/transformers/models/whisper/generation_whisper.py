@@ -685,13 +685,13 @@ class WhisperGenerationMixin(GenerationMixin):
         cross-attention generate() never computed, repeats the time before it. `num_frames`
         (an int, or one per row) crops each row's attention to its audio (2 mel frames per
         encoder position); after a beam search each row follows its beam's attention."""
-        layers = [np.concatenate([step[layer].float().numpy() for step in generate_outputs["cross_attentions"]],
+        layers = [np.concatenate([step[layer].float().cpu().numpy() for step in generate_outputs["cross_attentions"]],
                                  axis=2) for layer in range(self.config.decoder_layers)]
         weights = np.stack([layers[layer][:, head] for layer, head in alignment_heads], axis=1)
         weight_length = None
         beam_indices = generate_outputs.get("beam_indices")
         if beam_indices is not None:
-            beam_indices = beam_indices.numpy()
+            beam_indices = beam_indices.cpu().numpy()
             weight_length = int((beam_indices != -1).sum(-1).max())
             beam_indices = beam_indices[:, :weight_length]
             if num_input_ids is not None and num_input_ids > 1:  # the prefill step attended for every prompt token

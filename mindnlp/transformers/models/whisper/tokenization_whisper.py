@@ -158,7 +158,7 @@ class WhisperTokenizer(GPT2TokenizerFast):
     def _convert_to_list(token_ids):
         """Ids given as a tensor or array, as (nested) Python lists."""
         if hasattr(token_ids, "numpy"):
-            token_ids = token_ids.numpy()
+            token_ids = (token_ids.cpu() if hasattr(token_ids, "cpu") else token_ids).numpy()
         if isinstance(token_ids, np.ndarray):
             token_ids = token_ids.tolist()
         return token_ids
