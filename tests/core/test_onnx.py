@@ -107,6 +107,38 @@ def test_modules_round_trip_with_parameters_as_named_initializers():
     assert {"0.weight", "0.bias", "2.weight", "2.bias", "3.weight", "3.bias"} <= names
 
 
+LAYERS = {
+    "conv3d": (lambda: nn.Conv3d(2, 3, (3, 2, 3), stride=(1, 2, 1), padding=(1, 0, 2), dilation=(2, 1, 1)),
+               (2, 2, 6, 5, 4)),
+    "conv_transpose1d": (lambda: nn.ConvTranspose1d(3, 2, 3, stride=2, padding=1, output_padding=1), (2, 3, 5)),
+    "conv_transpose2d": (lambda: nn.ConvTranspose2d(3, 4, (3, 2), stride=(2, 3), padding=(1, 0), dilation=(1, 2)),
+                         (1, 3, 4, 5)),
+    "conv_transpose3d": (lambda: nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1, output_padding=1), (1, 2, 3, 4, 3)),
+    "pools3d": (lambda: nn.Sequential(nn.MaxPool3d(2, stride=1, padding=1), nn.AvgPool3d((2, 3, 2), stride=2),
+                                      nn.AdaptiveAvgPool3d(2)), (2, 3, 6, 7, 6)),
+    "instance_and_group_norm": (lambda: nn.Sequential(nn.InstanceNorm2d(4, affine=True), nn.GroupNorm(2, 4),
+                                                      nn.InstanceNorm2d(4)), (2, 4, 5, 3)),
+    "instance_norm3d": (lambda: nn.InstanceNorm3d(3, affine=True), (2, 3, 4, 3, 5)),
+    "lstm_bidirectional_projected": (lambda: nn.LSTM(4, 6, num_layers=2, bidirectional=True, proj_size=3,
+                                                     batch_first=True), (2, 5, 4)),
+    "gru_bidirectional": (lambda: nn.GRU(4, 5, num_layers=2, bidirectional=True), (6, 2, 4)),
+    "rnn_relu": (lambda: nn.RNN(4, 5, nonlinearity="relu", bias=False, batch_first=True), (2, 4, 4)),
+    "transformer": (lambda: nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True), (2, 5, 8), (2, 3, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layers_round_trip_through_onnxruntime(name):
+    """3-d convolutions and pools, transposed convolutions, instance/group norms and the
+    recurrent layers (their time loop unrolled at the example's length) export as torch's do."""
+    factory, *shapes = LAYERS[name]
+    core.manual_seed(0)
+    model = factory()
+    if isinstance(model, nn.Module):
+        model.eval()
+    _round_trip(model, _inputs(3, *shapes))
+
+
 def _shape_program(x, mask):
     """Sizes computed from shapes: a reshape of products, a slice from the end, ranges, fills."""
     b, s, h = x.shape

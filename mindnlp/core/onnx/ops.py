@@ -11,6 +11,7 @@ are cast to the output slot's dtype, as the core's own promotion did.
 Fused ops of the core (linear, layer/RMS norm, attention, rotary, gated MLP products) are
 written as their composition, so the exported model needs only standard ONNX ops.
 """
+import itertools
 import math
 
 import numpy as np
@@ -313,31 +314,89 @@ def _window_slice(size, kernel_offset, span, stride):
     return kernel_offset, -after if after else _INT64_MAX
 
 
+def _padded_sizes(sizes, padding):
+    """Per spatial dim: the size the windows are counted over (before + size + after, where a
+    negative after, transposed convolution's output_padding, means fewer windows) and the
+    buffer's size (the whole input is always kept)."""
+    counted, buffer = [], []
+    for size, before, after in zip(sizes, padding[0::2], padding[1::2]):
+        if not isinstance(size, int):
+            if before or after:
+                raise NotImplementedError("padded windows along a dynamic axis")
+            counted.append(size)
+            buffer.append(size)
+        else:
+            counted.append(size + before + after)
+            buffer.append(size + before + max(after, 0))
+    return counted, buffer
+
+
 @converts("Im2Col")
 def _im2col(ctx, node, x, kernel, dilation, padding, stride, fill):
-    """The windows as strided slices of the padded input (one per kernel offset), stacked
-    behind the channels: (N, C, kh*kw, oh, ow), then flattened as the core lays them out."""
+    """The windows as strided slices of the padded input (one per kernel offset, over any
+    number of spatial dims), stacked behind the channels: (N, C, prod(kernel), *windows),
+    then flattened as the core lays them out."""
     b = ctx.b
-    (kh, kw), (dh, dw), (pt, pb, pl, pr), (sh, sw) = kernel, dilation, padding, stride
+    rank = len(kernel)
     dtype = ctx.out_dtype(node)
     out = ctx.operand(x, dtype)
-    if pt or pb or pl or pr:
-        out = b.op("Pad", [out, b.ints([0, 0, pt, pl, 0, 0, pb, pr]), b.const(fill, dtype)])
-    n, c, h, w = ctx.shape(x)
-    height = h + pt + pb if isinstance(h, int) else h
-    width = w + pl + pr if isinstance(w, int) else w
-    if not isinstance(h, int) and (pt or pb) or not isinstance(w, int) and (pl or pr):
-        raise NotImplementedError("padded windows along a dynamic axis")
+    if any(padding):
+        pads = [0, 0, *padding[0::2], 0, 0, *(max(after, 0) for after in padding[1::2])]
+        out = b.op("Pad", [out, b.ints(pads), b.const(fill, dtype)])
+    counted, _ = _padded_sizes(ctx.shape(x)[2:], padding)
+    spatial = b.ints(list(range(2, 2 + rank)))
     columns = []
-    for i in range(kh):
-        for j in range(kw):
-            top, bottom = _window_slice(height, i * dh, dh * (kh - 1), sh)
-            left, right = _window_slice(width, j * dw, dw * (kw - 1), sw)
-            window = b.op("Slice", [out, b.ints([top, left]), b.ints([bottom, right]), b.ints([2, 3]),
-                                    b.ints([sh, sw])])
-            columns.append(b.op("Unsqueeze", [window, b.ints([2])]))
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        bounds = [_window_slice(size, i * d, d * (k - 1), s)
+                  for size, i, d, k, s in zip(counted, offset, dilation, kernel, stride)]
+        window = b.op("Slice", [out, b.ints([lo for lo, _ in bounds]), b.ints([hi for _, hi in bounds]), spatial,
+                                b.ints(list(stride))])
+        columns.append(b.op("Unsqueeze", [window, b.ints([2])]))
     stacked = columns[0] if len(columns) == 1 else b.op("Concat", columns, axis=2)
     return b.op("Reshape", [stacked, b.ints(list(ctx.sgraph.shapes[node.outputs[0]]))])
+
+
+@converts("Col2Im")
+def _col2im(ctx, node, cols, output_size, kernel, dilation, padding, stride):
+    """fold: every kernel offset's block of columns is spread to its strided positions (zeros
+    between), padded into place in the padded output and summed; the padding is cut off."""
+    b = ctx.b
+    rank = len(kernel)
+    dtype = ctx.out_dtype(node)
+    n, channels_by_kernel = ctx.shape(cols)[:2]
+    channels = channels_by_kernel // math.prod(kernel)
+    counts = [(size - d * (k - 1) - 1) // s + 1
+              for size, k, d, s in zip(_padded_sizes(output_size, padding)[0], kernel, dilation, stride)]
+    _, buffer = _padded_sizes(output_size, padding)
+    blocks = b.op("Reshape", [ctx.operand(cols, dtype), b.ints([n, channels, math.prod(kernel), *counts])])
+    total = None
+    for index, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
+        block = b.op("Gather", [blocks, b.scalar(index)], axis=2)          # (N, C, *counts)
+        for axis, (count, s) in enumerate(zip(counts, stride)):
+            if s > 1:
+                block = _zero_stuffed(b, block, 2 + axis, 2 + rank, count, s)
+        pads_before = [i * d for i, d in zip(offset, dilation)]
+        spans = [(count - 1) * s + 1 for count, s in zip(counts, stride)]
+        pads_after = [size - lo - span for size, lo, span in zip(buffer, pads_before, spans)]
+        placed = b.op("Pad", [block, b.ints([0, 0, *pads_before, 0, 0, *pads_after])])
+        total = placed if total is None else b.op("Add", [total, placed])
+    starts = list(padding[0::2])
+    ends = [lo + size for lo, size in zip(starts, output_size)]
+    return b.op("Slice", [total, b.ints(starts), b.ints(ends), b.ints(list(range(2, 2 + rank)))])
+
+
+def _zero_stuffed(b, block, axis, rank, count, stride):
+    """block with stride - 1 zeros after each of its `count` entries along `axis`, the last
+    entry's cut off: (count - 1) * stride + 1 long, each value where its strided window starts."""
+    spread = b.op("Unsqueeze", [block, b.ints([axis + 1])])
+    pads = [0] * (2 * (rank + 1))
+    pads[(rank + 1) + axis + 1] = stride - 1
+    spread = b.op("Pad", [spread, b.ints(pads)])
+    shape = b.op("Shape", [block])
+    merged = b.op("Concat", [b.op("Slice", [shape, b.ints([0]), b.ints([axis])]), b.ints([count * stride]),
+                             b.op("Slice", [shape, b.ints([axis + 1]), b.ints([_INT64_MAX])])], axis=0)
+    flat = b.op("Reshape", [spread, merged])
+    return b.op("Slice", [flat, b.ints([0]), b.ints([(count - 1) * stride + 1]), b.ints([axis])])
 
 
 @converts("_Unfold")
@@ -525,6 +584,88 @@ def _layer_norm(ctx, node, x, weight, bias, dims, eps, centered):
         if bias is not None:
             out = ctx.b.op("Add", [out, ctx.operand(bias, compute)])
     return out if compute == dtype else ctx.b.op("Cast", [out], to=onnx_type(dtype))
+
+
+@converts("_GroupNorm")
+def _group_norm(ctx, node, x, weight, bias, num_groups, eps):
+    """(N, C, *) normalised over each group of channels and the spatial dims, then the
+    per-channel affine (group_norm, and instance_norm as one channel per group)."""
+    b = ctx.b
+    dtype = ctx.out_dtype(node)
+    compute = np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+    shape = ctx.shape(x)
+    a = ctx.operand(x, compute)
+    grouped = b.op("Reshape", [a, b.ints([shape[0], num_groups, -1])])
+    axes = b.ints([2])
+    centered = b.op("Sub", [grouped, b.op("ReduceMean", [grouped, axes], keepdims=1)])
+    variance = b.op("ReduceMean", [b.op("Mul", [centered, centered]), axes], keepdims=1)
+    normed = b.op("Div", [centered, b.op("Sqrt", [b.op("Add", [variance, b.const(eps, compute)])])])
+    out = b.op("Reshape", [normed, b.op("Shape", [a])])
+    channel_shape = b.ints([1, shape[1]] + [1] * (len(shape) - 2))
+    if weight is not None:
+        out = b.op("Mul", [out, b.op("Reshape", [ctx.operand(weight, compute), channel_shape])])
+    if bias is not None:
+        out = b.op("Add", [out, b.op("Reshape", [ctx.operand(bias, compute), channel_shape])])
+    return out if compute == dtype else b.op("Cast", [out], to=onnx_type(dtype))
+
+
+# --- recurrent layers (the capture unrolls the time loop: one _Step per step) ----------------
+
+@converts("_SplitSteps")
+def _split_steps(ctx, node, x, batch_sizes):
+    """A time-major sequence (T, B, G) as its T (B, G) steps."""
+    if batch_sizes is not None:
+        raise NotImplementedError("a packed sequence (export the layer on padded input instead)")
+    b = ctx.b
+    pieces = b.op("Split", [ctx.name(x), b.ints([1] * ctx.shape(x)[0])], outputs=len(node.outputs), axis=0)
+    return [b.op("Squeeze", [piece, b.ints([0])]) for piece in (pieces if isinstance(pieces, list) else [pieces])]
+
+
+def _times_transposed(ctx, value, weight, dtype):
+    """value @ weight.T, value an ONNX name."""
+    b = ctx.b
+    return b.op("MatMul", [value, b.op("Transpose", [ctx.operand(weight, dtype)], perm=[1, 0])])
+
+
+def _product_with_transposed(ctx, h, weight, bias, dtype):
+    """h @ weight.T (+ bias)."""
+    out = _times_transposed(ctx, ctx.operand(h, dtype), weight, dtype)
+    return out if bias is None else ctx.b.op("Add", [out, ctx.operand(bias, dtype)])
+
+
+def _split_columns(b, value, sizes):
+    return b.op("Split", [value, b.ints(sizes)], outputs=len(sizes), axis=1)
+
+
+@converts("_Step")
+def _recurrent_step(ctx, node, kind, *tensors):
+    """One step of RNN (tanh/relu), LSTM (with its optional projection) or GRU, as the core's
+    rnn._Step computes it."""
+    b = ctx.b
+    dtype = ctx.out_dtype(node)
+    if kind in ("tanh", "relu"):
+        gi, h, w_hh, b_hh = tensors
+        pre = b.op("Add", [ctx.operand(gi, dtype), _product_with_transposed(ctx, h, w_hh, b_hh, dtype)])
+        return b.op("Tanh" if kind == "tanh" else "Relu", [pre])
+    if kind == "lstm":
+        gi, h, c, w_hh, b_hh, w_hr = tensors
+        size = ctx.shape(c)[-1]
+        gates = b.op("Add", [ctx.operand(gi, dtype), _product_with_transposed(ctx, h, w_hh, b_hh, dtype)])
+        in_gate, forget_gate, cell_input, out_gate = _split_columns(b, gates, [size] * 4)
+        in_gate, forget_gate, out_gate = (b.op("Sigmoid", [g]) for g in (in_gate, forget_gate, out_gate))
+        c_out = b.op("Add", [b.op("Mul", [forget_gate, ctx.operand(c, dtype)]),
+                             b.op("Mul", [in_gate, b.op("Tanh", [cell_input])])])
+        h_out = b.op("Mul", [out_gate, b.op("Tanh", [c_out])])
+        if w_hr is not None:
+            h_out = _times_transposed(ctx, h_out, w_hr, dtype)
+        return [h_out, c_out]
+    gi_rz, gi_n, h, w_hh, b_hh = tensors
+    size = ctx.shape(h)[-1]
+    gh_rz, gh_n = _split_columns(b, _product_with_transposed(ctx, h, w_hh, b_hh, dtype), [2 * size, size])
+    reset, update = _split_columns(b, b.op("Sigmoid", [b.op("Add", [ctx.operand(gi_rz, dtype), gh_rz])]),
+                                   [size, size])
+    candidate = b.op("Tanh", [b.op("Add", [ctx.operand(gi_n, dtype), b.op("Mul", [reset, gh_n])])])
+    return b.op("Add", [candidate, b.op("Mul", [update, b.op("Sub", [ctx.operand(h, dtype), candidate])])])
 
 
 @converts("ScaledDotProductAttention")
