@@ -519,7 +519,7 @@ class WhisperGenerationMixin(GenerationMixin):
                           device=self.device)
         with core.no_grad():
             logits = self(**inputs, decoder_input_ids=start, use_cache=False).logits[:, -1]
-        is_language = core.zeros(logits.shape[-1], dtype=core.bool)
+        is_language = core.zeros(logits.shape[-1], dtype=core.bool, device=logits.device)
         is_language[list(generation_config.lang_to_id.values())] = True
         return logits.masked_fill(~is_language, -math.inf).argmax(-1)
 
