@@ -8,10 +8,12 @@ import math
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Size, Tensor
 from ..autograd.function import Function
 from ._helpers import check_same_device, normalize_dim, xp_of
 from ._out import write_out
+from .conversion import cast
 
 
 def _shape_args(shape):
@@ -64,8 +66,6 @@ def _alias(t):
 
 
 def view(input, *shape):
-    from .. import _dtype
-
     if len(shape) == 1 and (isinstance(shape[0], _dtype.dtype)):
         return view_dtype(input, shape[0])
     shape = _infer_shape(_shape_args(shape), input.numel())
@@ -265,7 +265,7 @@ def squeeze(input, dim=None):
 class Cat(Function):
     @staticmethod
     def forward(ctx, *tensors, dim):
-        ctx.sizes = [t.shape[dim] for t in tensors]
+        ctx.sizes = [t._data.shape[dim] for t in tensors]
         ctx.dim = dim
         return xp_of(tensors[0]).concatenate([t._data for t in tensors], axis=dim)
 
@@ -275,9 +275,6 @@ class Cat(Function):
 
 
 def cat(tensors, dim=0, *, out=None):
-    from .. import _dtype
-    from .conversion import cast
-
     if out is not None:
         return write_out("cat", out, cat, tensors, dim)
 
@@ -290,20 +287,19 @@ def cat(tensors, dim=0, *, out=None):
     dtype = kept[0].dtype
     for t in kept[1:]:
         dtype = _dtype.promote_types(dtype, t.dtype)
-    kept = [cast(t, dtype) for t in kept]
-    ref = kept[0]
-    d = normalize_dim(dim, ref.ndim)
+    kept = [t if t.dtype == dtype else cast(t, dtype) for t in kept]
+    ref = kept[0]._data.shape
+    d = normalize_dim(dim, len(ref))
     for i, t in enumerate(kept):
-        if t.ndim != ref.ndim:
+        shape = t._data.shape
+        if len(shape) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(shape)}")
+        if shape[:d] != ref[:d] or shape[d + 1:] != ref[d + 1:]:
+            axis = next(a for a in range(len(ref)) if a != d and shape[a] != ref[a])
             raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}"
+                f"Sizes of tensors must match except in dimension {d}. Expected size {ref[axis]} but got "
+                f"size {shape[axis]} for tensor number {i} in the list."
             )
-        for axis in range(ref.ndim):
-            if axis != d and t.shape[axis] != ref.shape[axis]:
-                raise RuntimeError(
-                    f"Sizes of tensors must match except in dimension {d}. Expected size {ref.shape[axis]} but got "
-                    f"size {t.shape[axis]} for tensor number {i} in the list."
-                )
     return Cat.apply(*kept, dim=d)
 
 
@@ -640,8 +636,6 @@ def cartesian_prod(*tensors):
 
 def block_diag(*tensors):
     """A block-diagonal matrix of the inputs (0-dim → 1x1, 1-dim → one row); dtype promoted."""
-    from .. import _dtype
-    from .conversion import cast
     from .creation import zeros
 
     if not tensors:
