@@ -9,6 +9,7 @@ from ..autograd.function import Function
 from ..backends import cpu_jit
 from ._helpers import normalize_dim, xp_of
 from .conversion import cast
+from .shape import Slice
 
 _BFLOAT16 = _dtype.bfloat16.np_dtype
 
@@ -28,26 +29,34 @@ def _convert_key(key, xp):
     return key
 
 
+_BASIC = (int, np.integer, slice, type(None), type(Ellipsis))
+
+
 def _is_basic(key):
-    parts = key if isinstance(key, tuple) else (key,)
-    return all(isinstance(k, (int, np.integer, slice, type(None), type(Ellipsis))) and not isinstance(k, bool)
-               for k in parts)
+    """Whether key is basic indexing (ints, slices, None, Ellipsis; bools are not ints here)."""
+    if type(key) is tuple:
+        for k in key:
+            if not isinstance(k, _BASIC) or isinstance(k, bool):
+                return False
+        return True
+    return isinstance(key, _BASIC) and not isinstance(key, bool)
 
 
 def _check_bounds(x, key):
     """Raise torch's IndexError for an out-of-range integer index."""
-    parts = key if isinstance(key, tuple) else (key,)
+    parts = key if type(key) is tuple else (key,)
+    shape = x._data.shape
     dim = 0
     for k in parts:
         if k is None:
             continue
         if k is Ellipsis:
-            dim = x.ndim - sum(1 for p in parts if p is not None and p is not Ellipsis) + dim
+            dim = len(shape) - sum(1 for p in parts if p is not None and p is not Ellipsis) + dim
             continue
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-            if dim >= x.ndim:
-                raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-            n = x.shape[dim]
+        if not isinstance(k, slice):          # an int (basic keys hold nothing else)
+            if dim >= len(shape):
+                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            n = shape[dim]
             if not -n <= k < n:
                 raise IndexError(f"index {k} is out of bounds for dimension {dim} with size {n}")
         dim += 1
@@ -70,8 +79,6 @@ class Index(Function):
 
 
 def getitem(x, key):
-    from .shape import Slice
-
     if isinstance(key, Tensor) and key.dtype is _dtype.bool_ and tuple(key.shape) != tuple(x.shape[:key.ndim]):
         raise IndexError(
             f"The shape of the mask {list(key.shape)} at index 0 does not match the shape of the indexed tensor "
