@@ -85,12 +85,16 @@ def _map_chunks(loop, *inputs):
     (the compiled loops release the GIL)."""
     flats = [_flat(a) for a in inputs]
     out = np.empty(flats[0].size, dtype=_F32)
+    blocks = -(-out.size // BLOCK)
+    if blocks < 2 * _BLOCKS_PER_THREAD:  # one worker's share at most: called directly, no pool
+        loop(*flats, out)
+        return out.reshape(inputs[0].shape)
 
     def task(lo, hi):
         start, stop = lo * BLOCK, min(hi * BLOCK, out.size)
         loop(*(f[start:stop] for f in flats), out[start:stop])
 
-    workers.run(task, -(-out.size // BLOCK), min_items=_BLOCKS_PER_THREAD)
+    workers.run(task, blocks, min_items=_BLOCKS_PER_THREAD)
     return out.reshape(inputs[0].shape)
 
 
