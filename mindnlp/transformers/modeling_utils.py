@@ -1115,11 +1115,12 @@ def _device_from_map(device_map):
     if isinstance(device_map, str) and device_map in _AUTO_DEVICE_MAPS:
         return core.device("cuda", 0) if core.cuda.is_available() else core.device("cpu")
     if isinstance(device_map, dict):
-        placements = {str(_one_device(value)) for value in device_map.values()}
+        placements = list(dict.fromkeys(_one_device(value) for value in device_map.values()))
         if len(placements) != 1:
-            raise ValueError(f"device_map places the model's modules on several devices ({sorted(placements)}): "
-                             "mindnlp keeps a model on one device; pass one, e.g. device_map='cuda' or {'': 'cuda'}")
-        placement = _one_device(next(iter(device_map.values())))
+            raise ValueError(f"device_map places the model's modules on several devices "
+                             f"({sorted(map(str, placements))}): mindnlp keeps a model on one device; pass one, "
+                             "e.g. device_map='cuda' or {'': 'cuda'}")
+        placement = placements[0]
     else:
         placement = _one_device(device_map)
     if placement.type == "cuda" and not core.cuda.is_available():

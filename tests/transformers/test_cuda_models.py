@@ -21,17 +21,15 @@ ENCODER_FAMILIES = sorted(d for d in os.listdir(ENCODER_ROOT) if os.path.isdir(o
 
 
 def _decoder_case(name):
-    case = Case(name, transformers, "")
-    case.load = lambda attn="sdpa", **kw: AutoModelForCausalLM.from_pretrained(
-        os.path.join(case.dir, "model"), attn_implementation=attn, **kw)
-    return case
+    """The fixture case, its checkpoint loaded through the Auto class (Case.load takes AutoModel + head)."""
+    return Case(name, transformers, "AutoModel")
 
 
 @pytest.mark.parametrize("name", DECODER_CASES)
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
 def test_decoder_logits_on_cuda_equal_hf(name, attn):
     case = _decoder_case(name)
-    model = case.load(attn).to("cuda")
+    model = case.load(attn_implementation=attn).to("cuda")
     assert all(p.is_cuda for p in model.parameters())
     for row, prompt in enumerate(case.prompts):
         with core.no_grad():

@@ -156,8 +156,9 @@ def _raise_if_devices_differ(args, kwargs, err):
         if isinstance(a, _Tensor) and a._device not in devices:
             devices.append(a._device)
     if len(devices) > 1:
-        raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
-                           f"{devices[0]} and {devices[1]}!") from err
+        from ..ops._helpers import devices_differ  # ops import this module
+
+        raise devices_differ(devices[0], devices[1]) from err
 
 
 class Function:

@@ -365,9 +365,8 @@ def _col2im(ctx, node, cols, output_size, kernel, dilation, padding, stride):
     dtype = ctx.out_dtype(node)
     n, channels_by_kernel = ctx.shape(cols)[:2]
     channels = channels_by_kernel // math.prod(kernel)
-    counts = [(size - d * (k - 1) - 1) // s + 1
-              for size, k, d, s in zip(_padded_sizes(output_size, padding)[0], kernel, dilation, stride)]
-    _, buffer = _padded_sizes(output_size, padding)
+    counted, buffer = _padded_sizes(output_size, padding)
+    counts = [(size - d * (k - 1) - 1) // s + 1 for size, k, d, s in zip(counted, kernel, dilation, stride)]
     blocks = b.op("Reshape", [ctx.operand(cols, dtype), b.ints([n, channels, math.prod(kernel), *counts])])
     total = None
     for index, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
@@ -443,13 +442,21 @@ def _biased_matmul(ctx, node, a, b, bias):
     return ctx.b.op("Add", [out, ctx.operand(bias, dtype)])
 
 
+def _times_transposed(ctx, value, weight, dtype):
+    """value @ weight.T, value an ONNX name; ONNX runtimes fold the transpose of an initializer once."""
+    b = ctx.b
+    return b.op("MatMul", [value, b.op("Transpose", [ctx.operand(weight, dtype)], perm=[1, 0])])
+
+
+def _product_with_transposed(ctx, x, weight, bias, dtype):
+    """x @ weight.T (+ bias)."""
+    out = _times_transposed(ctx, ctx.operand(x, dtype), weight, dtype)
+    return out if bias is None else ctx.b.op("Add", [out, ctx.operand(bias, dtype)])
+
+
 @converts("_Linear")
 def _linear(ctx, node, x, weight, bias):
-    """x @ weight.T + bias; ONNX runtimes fold the transpose of an initializer once."""
-    dtype = ctx.out_dtype(node)
-    w = ctx.b.op("Transpose", [ctx.operand(weight, dtype)], perm=[1, 0])
-    out = ctx.b.op("MatMul", [ctx.operand(x, dtype), w])
-    return out if bias is None else ctx.b.op("Add", [out, ctx.operand(bias, dtype)])
+    return _product_with_transposed(ctx, x, weight, bias, ctx.out_dtype(node))
 
 
 @converts("Einsum")
@@ -619,18 +626,6 @@ def _split_steps(ctx, node, x, batch_sizes):
     b = ctx.b
     pieces = b.op("Split", [ctx.name(x), b.ints([1] * ctx.shape(x)[0])], outputs=len(node.outputs), axis=0)
     return [b.op("Squeeze", [piece, b.ints([0])]) for piece in (pieces if isinstance(pieces, list) else [pieces])]
-
-
-def _times_transposed(ctx, value, weight, dtype):
-    """value @ weight.T, value an ONNX name."""
-    b = ctx.b
-    return b.op("MatMul", [value, b.op("Transpose", [ctx.operand(weight, dtype)], perm=[1, 0])])
-
-
-def _product_with_transposed(ctx, h, weight, bias, dtype):
-    """h @ weight.T (+ bias)."""
-    out = _times_transposed(ctx, ctx.operand(h, dtype), weight, dtype)
-    return out if bias is None else ctx.b.op("Add", [out, ctx.operand(bias, dtype)])
 
 
 def _split_columns(b, value, sizes):

@@ -54,6 +54,12 @@ def compute_float(fn, array):
     return fn(array)
 
 
+def devices_differ(first, second):
+    """torch's error for tensors on two devices."""
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                        f"{first} and {second}!")
+
+
 def check_same_device(*tensors):
     """Raise when tensors sit on different devices (0-dim cpu tensors may join any device)."""
     first = None
@@ -63,10 +69,7 @@ def check_same_device(*tensors):
         if first is None:
             first = t
         elif t._device != first._device:
-            raise RuntimeError(
-                "Expected all tensors to be on the same device, but found at least two devices, "
-                f"{first._device} and {t._device}!"
-            )
+            raise devices_differ(first._device, t._device)
     return first
 
 
