@@ -39,6 +39,11 @@ _ROWS = 4           # weight rows per pass
 # one row per pass streams faster (2048x2048 affine int4 11 -> 21 GB/s, 576x1536 11 -> 18, while
 # 576x576's 288-byte rows lose a third when read one by one).
 _SIDE_BY_SIDE_BYTES = 512
+# Each group asks the CPU to fetch the bytes of its weight rows this far ahead: a decoding
+# step's weights stream from memory, and the lookups leave too few loads in flight for the
+# hardware prefetcher to keep up (SmolLM2-135M's 30 layers of int4 products on a 2-core EPYC:
+# 3.4 -> 2.9 ms, the best of 60 steps; 2 to 8 KiB ahead all gave the same).
+_PREFETCH_BYTES = 2048
 
 
 class _Lookup:
@@ -94,6 +99,8 @@ def _rows_dot(rows, xrows, width):
             vf, vi, vb = look.vf, look.vi, ir.VectorType(_I8, width)
             fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
                                                  f"llvm.fma.v{width}f32")
+            prefetch = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [_I8.as_pointer(), _I32, _I32, _I32]), "llvm.prefetch.p0i8")
             bases = [builder.load(builder.bitcast(builder.gep(base_arr.data, [_I64(k)]), vf.as_pointer()), align=4)
                      for k in range(0, 16, width)]
             row_index = [builder.add(args[1], _I64(w)) for w in range(rows)]
@@ -120,6 +127,8 @@ def _rows_dot(rows, xrows, width):
                 offset = builder.load(builder.gep(o_rows[w], [g])) if affine else None
                 tables.append(look.table(bases, builder.load(builder.gep(s_rows[w], [g])), offset))
             q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
+            for q_group in q_groups:  # a read (0) into every cache level (3) of the data cache (1)
+                builder.call(prefetch, [builder.gep(q_group, [_I64(_PREFETCH_BYTES)]), _I32(0), _I32(3), _I32(1)])
             x_lows = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
             x_highs = [builder.gep(x_low, [half]) for x_low in x_lows]
             builder.branch(chunk_loop)
