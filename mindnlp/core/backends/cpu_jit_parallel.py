@@ -17,7 +17,12 @@ import time
 import numba
 import numpy as np
 
+from .cpu_jit import load
+
 _ZERO = np.float32(0.0)
+# cpu_jit's softmax, called inside the attention kernel (numba is there: this module is
+# imported only with it)
+_masked_softmax = load().masked_softmax
 _launch = threading.Lock()     # one launch at a time: numba's pool serves one caller
 # The kernels split their work into `parts`, numba's thread count, passed in: a kernel
 # that asks numba for it cannot be cached. It is read once and kept (set_parts follows
@@ -233,26 +238,33 @@ def _attention_values(probs, v, out, lo, hi):
                 s += 1
 
 
+@numba.njit(nogil=True, cache=True)
+def _attention_items(q, k, v, mask, scale, scores, out, lo, hi):
+    """out for the query heads in [lo, hi): their scores, their softmax (cpu_jit's
+    masked_softmax, on their rows of the scores and of a per-head mask) and their values."""
+    _attention_scores(q, k, scores, lo, hi)
+    if mask is None:
+        _masked_softmax(scores[lo:hi], None, scale)
+    elif mask.shape[0] == 1:
+        _masked_softmax(scores[lo:hi], mask, scale)
+    else:
+        _masked_softmax(scores[lo:hi], mask[lo:hi], scale)
+    _attention_values(scores, v, out, lo, hi)
+
+
 @numba.njit(nogil=True, cache=True, parallel=True)
-def _split_scores(q, k, scores, parts):
-    """_attention_scores with the query heads in `parts` bands, one per thread."""
+def _split_attention(q, k, v, mask, scale, scores, out, parts):
+    """_attention_items with the query heads in `parts` bands, one per thread."""
     items = scores.shape[0]
     for part in numba.prange(parts):
-        _attention_scores(q, k, scores, items * part // parts, items * (part + 1) // parts)
+        _attention_items(q, k, v, mask, scale, scores, out, items * part // parts, items * (part + 1) // parts)
 
 
-@numba.njit(nogil=True, cache=True, parallel=True)
-def _split_values(probs, v, out, parts):
-    """_attention_values with the query heads in `parts` bands, one per thread."""
-    items = probs.shape[0]
-    for part in numba.prange(parts):
-        _attention_values(probs, v, out, items * part // parts, items * (part + 1) // parts)
-
-
-def attention(q, k, v, mask, scale, softmax, out, split):
+def attention(q, k, v, mask, scale, out, split):
     """out = softmax(q k^T scale + mask) v for q (B, H, L, E), k and v (B, H / groups, S, E)
-    and out (B, H, L, E), all C-contiguous float32, mask None or (1 or B H, 1 or L, S);
-    `softmax` is cpu_jit's masked_softmax, run in place on the (B H, L, S) scores.
+    and out (B, H, L, E), all C-contiguous float32, mask None or (1 or B H, 1 or L, S), in one
+    compiled call: a decoding step runs it in every layer, and three calls (scores, softmax,
+    values) cost it more than their work.
 
     With `split` the query heads are split over numba's threads (a cache long enough that
     reading it outweighs waking them); otherwise all run on the calling thread."""
@@ -260,11 +272,6 @@ def attention(q, k, v, mask, scale, softmax, out, split):
     scores = np.empty((items, q.shape[2], k.shape[2]), np.float32)
     if split:
         with _launch:
-            count = parts()
-            _split_scores(q, k, scores, count)
-            softmax(scores, mask, np.float32(scale))
-            _split_values(scores, v, out, count)
+            _split_attention(q, k, v, mask, np.float32(scale), scores, out, parts())
     else:
-        _attention_scores(q, k, scores, 0, items)
-        softmax(scores, mask, np.float32(scale))
-        _attention_values(scores, v, out, 0, items)
+        _attention_items(q, k, v, mask, np.float32(scale), scores, out, 0, items)

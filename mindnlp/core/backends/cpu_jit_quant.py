@@ -219,13 +219,9 @@ def plan(qs, scales, offsets, codebook, biases, bits):
                 _rows_int8(x, qs, scales, offsets, x_sums, biases, outs, parts())
             return outs
         return int8
-    launch = cpu_jit_lut4.plan(qs, scales, offsets, codebook, biases)
-    if launch is not None:
-        def int4_lookups(x):
-            outs = outputs(x)
-            launch(x, outs)
-            return outs
-        return int4_lookups
+    lookups = cpu_jit_lut4.plan(qs, scales, offsets, codebook, biases)
+    if lookups is not None:
+        return lookups
     offsets = (None,) * len(qs) if offsets is None else offsets
 
     def int4_each(x):

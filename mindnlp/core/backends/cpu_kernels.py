@@ -678,7 +678,7 @@ def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None)
     m, k = x.shape
     if m <= _FEW_ROWS and cpu_jit.parallel() is not None:
         return quantized_matmul_plan((q,), (scales,), bits, (bias,), None if offsets is None else (offsets,),
-                                     codebook)(x)[0]
+                                     codebook)(np.ascontiguousarray(x))[0]
     x = np.ascontiguousarray(x)
     bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     n = q.shape[0]
@@ -957,7 +957,7 @@ def small_attention(q, k, v, mask, scale, groups=1):
     if parallel is not None and k.flags.c_contiguous and v.flags.c_contiguous:
         out = np.empty((batch, heads, L, v.shape[3]), _F32)
         mask = _softmax_mask(mask, scores_shape, batch * heads, L)
-        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, compiled.masked_softmax, out,
+        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out,
                            split=k.nbytes + v.nbytes >= _SPLIT_ATTENTION_BYTES and not workers.inside())
         return _in_rows_layout(out)
     rows = groups * L
@@ -1059,21 +1059,19 @@ def rotary(x, cos, sin):
 def quantized_matmul_plan(qs, scales, bits, biases, offsets=None, codebook=None):
     """x @ w_t.T (+ biases[t]) for each quantized weight (qs[t], scales[t][, offsets[t]]) of one
     format and a few float32 rows of x (decoding, up to _FEW_ROWS), planned once: a function of
-    x (m, K) returning the tuple of outputs, all the weights in one launch of numba's pool
-    where the format allows (a step's query/key/value or gate/up projections); the biases all
-    None or all arrays, as the graph pass that groups them ensures. A compiled replay keeps the
-    plan while it is given the same weights. None where that path does not serve (no numba or
-    pool)."""
+    x (m, K), C-contiguous float32, returning the tuple of outputs, all the weights in one
+    launch of numba's pool where the format allows (a step's query/key/value or gate/up
+    projections); the biases all None or all arrays, as the graph pass that groups them
+    ensures. A compiled replay keeps the plan while it is given the same weights and calls it
+    directly: a decoding step's weight streaming evicts the interpreter from the caches, so
+    every function call between the replay and the kernel costs there several times what it
+    costs hot. None where that path does not serve (no numba or pool)."""
     compiled = cpu_jit.quantized()
     if compiled is None or cpu_jit.parallel() is None:
         return None
     biases = [b if b is None else np.ascontiguousarray(b, dtype=_F32).reshape(-1) for b in biases]
     offsets = None if offsets is None else [np.ascontiguousarray(o, dtype=_F32) for o in offsets]
-    run = compiled.plan(qs, scales, offsets, codebook, biases, bits)
-
-    def planned(x):
-        return run(np.ascontiguousarray(x, dtype=_F32))
-    return planned
+    return compiled.plan(qs, scales, offsets, codebook, biases, bits)
 
 
 def quantized_matmul_many(x, qs, scales, bits, biases, offsets=None, codebook=None):
@@ -1082,7 +1080,7 @@ def quantized_matmul_many(x, qs, scales, bits, biases, offsets=None, codebook=No
     if x.dtype != _F32 or x.shape[0] > _FEW_ROWS:
         return None
     planned = quantized_matmul_plan(qs, scales, bits, biases, offsets, codebook)
-    return None if planned is None else planned(x)
+    return None if planned is None else planned(np.ascontiguousarray(x))
 
 
 KERNELS = {

@@ -277,9 +277,11 @@ class _PlanFor:
         return self.plan
 
 
-def _quantized_plan(count, bits, biased, has_offsets, codebook):
-    """The replay's product of x with `count` quantized weights of one format: a function of
-    (x (rows, K), the weights' arrays in the node's read order) returning the outputs."""
+def _quantized_product(count, bits, biased, has_offsets, codebook, rows, out_shapes):
+    """A replay's kernel for x's `rows` rows times `count` quantized weights of one format:
+    a function of (x, the weights' arrays in the node's read order) returning the outputs in
+    `out_shapes` (a tuple of them for several weights), by cpu_kernels.quantized_matmul_plan,
+    planned once for the weights' arrays and then called straight."""
     table = None if codebook is None else CODEBOOKS[codebook]
 
     def make(arrays):
@@ -289,7 +291,17 @@ def _quantized_plan(count, bits, biased, has_offsets, codebook):
         o_arrays = [next(arrays) for _ in range(count)] if has_offsets else None
         return cpu_kernels.quantized_matmul_plan(q_arrays, s_arrays, bits, b_arrays, o_arrays, table)
     plans = _PlanFor(make)
-    return lambda x, arrays: plans(arrays)(x)
+    if count == 1:
+        (out_shape,) = out_shapes
+
+        def quantized_linear(xa, *arrays):
+            return plans(arrays)(np.ascontiguousarray(xa.reshape(rows, -1)))[0].reshape(out_shape)
+        return quantized_linear
+
+    def quantized_linear_many(xa, *arrays):
+        outs = plans(arrays)(np.ascontiguousarray(xa.reshape(rows, -1)))
+        return tuple([out.reshape(shape) for out, shape in zip(outs, out_shapes)])
+    return quantized_linear_many
 
 
 @kernel_for(_QuantizedLinear)
@@ -305,12 +317,8 @@ def _quantized_linear(node, graph):
     rows = math.prod(x_shape[:-1])
     if rows > cpu_kernels._FEW_ROWS or any(graph.slots[r.slot].dtype != _F32 for r in refs if r is not q):
         return None
-    product = _quantized_plan(1, bits, [bias is not None], offsets is not None, codebook)
-    out_shape = graph.slots[node.outputs[0]].shape
-
-    def quantized_linear(xa, *arrays):
-        return product(xa.reshape(rows, -1), arrays)[0].reshape(out_shape)
-    return quantized_linear
+    return _quantized_product(1, bits, [bias is not None], offsets is not None, codebook, rows,
+                              [graph.slots[node.outputs[0]].shape])
 
 
 @kernel_for(passes.quantized_linear_many)
@@ -322,13 +330,8 @@ def _quantized_linear_many(node, graph):
     if cpu_jit.quantized() is None or cpu_jit.parallel() is None or rows > cpu_kernels._FEW_ROWS or \
             graph.slots[x.slot].dtype != _F32:
         return None
-    product = _quantized_plan(len(qs), bits, [b is not None for b in biases], offsets is not None, codebook)
-    out_shapes = [graph.slots[o].shape for o in node.outputs]
-
-    def quantized_linear_many(xa, *arrays):
-        outs = product(xa.reshape(rows, -1), arrays)
-        return tuple([out.reshape(shape) for out, shape in zip(outs, out_shapes)])
-    return quantized_linear_many
+    return _quantized_product(len(qs), bits, [b is not None for b in biases], offsets is not None, codebook, rows,
+                              [graph.slots[o].shape for o in node.outputs])
 
 
 def _row_view(kind, rows, cols):
