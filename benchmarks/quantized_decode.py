@@ -15,9 +15,12 @@ rest float32); HF transformers + PyTorch float32 runs beside them when torch is 
 
 Decode tokens/s is one over the mean step time of a greedy generate() after the prompt
 (benchmarks/generate.py's StepClock), best of --repeats runs; the variants take turns, run by
-run, so that a busy machine slows them alike. The machine's copy bandwidth, measured in the
-same run (benchmarks/roofline.py), gives each variant's ceiling: that bandwidth over the bytes
-of weights a step reads. The load average is printed before and after.
+run, so that a busy machine slows them alike. "vs f32" is the ratio of the best runs, "median"
+the ratio of the median runs: float32, bound by the memory's bandwidth, varies the most from
+run to run on a shared machine, and its luckiest run alone can move the best-run ratios by a
+tenth. The machine's copy bandwidth, measured in the same run (benchmarks/roofline.py, one
+thread), gives each variant's ceiling: that bandwidth over the bytes of weights a step reads
+(two threads reading may exceed it). The load average is printed before and after.
 
 With --compiled every mindnlp variant decodes through HF's compiled-generation recipe (a
 static cache and the forward under core.compile, as benchmarks/generate.py's compiled run),
@@ -183,18 +186,18 @@ class TorchRunner:
 
 
 def measure(source, prompt, new_tokens, repeats, have_torch, compiled):
-    """{variant: runner}, {variant: best decode seconds per token}, alternating the variants."""
+    """{variant: runner}, {variant: [decode seconds per token of each run]}, alternating the variants."""
     variants = ["float32", "int8", "int4", "nf4", "int8+head", "int4+head"] + (["gguf blocks"] if source.gguf_file else [])
     runners = {variant: MindnlpRunner(source, variant, compiled) for variant in variants}
     if have_torch:
         runners["HF torch f32"] = TorchRunner(source)
-    best = {}
+    steps = {variant: [] for variant in runners}
     for round_ in range(repeats + 1):
         for variant, runner in runners.items():
             step = timed_generate(lambda clock, r=runner: r.generate(prompt, new_tokens, clock), 1)[1]
             if round_:  # the first round compiles and warms up
-                best[variant] = min(best.get(variant, float("inf")), step)
-    return runners, best
+                steps[variant].append(step)
+    return runners, steps
 
 
 def main():
@@ -220,7 +223,7 @@ def main():
     print(f"batch 1, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, best of {args.repeats} "
           f"alternating runs, mindnlp {'compiled' if args.compiled else 'eager'}")
     print(f"{'model':28} {'variant':12} {'MB/token':>9} {'ceiling tok/s':>14} {'decode tok/s':>13} {'vs f32':>7} "
-          f"{'greedy agree':>13} {'perplexity':>11} {'ppl ratio':>10}")
+          f"{'median':>7} {'greedy agree':>13} {'perplexity':>11} {'ppl ratio':>10}")
     for key in args.models:
         with tempfile.TemporaryDirectory() as directory:
             source = MODEL_BUILDERS[key](directory)
@@ -230,20 +233,21 @@ def main():
                 prompt = source.text_ids[:args.prompt_length]
             else:
                 prompt = rng.integers(1, 1000, size=args.prompt_length).tolist()
-            runners, best = measure(source, prompt, args.new_tokens, args.repeats, have_torch,
-                                   args.compiled)
+            runners, steps = measure(source, prompt, args.new_tokens, args.repeats, have_torch,
+                                    args.compiled)
             greedy = {variant: runner.generate(prompt, args.new_tokens)[len(prompt):]
                       for variant, runner in runners.items()}
             text = source.text_ids or prompt + greedy["float32"]
             ce = {variant: cross_entropy(runner.logits(text), text) for variant, runner in runners.items()}
             kept = getattr(runners.get("gguf blocks"), "model", None)
-        base = 1.0 / best["float32"]
+        base, median_base = 1.0 / min(steps["float32"]), 1.0 / np.median(steps["float32"])
         for variant, runner in runners.items():
-            rate = 1.0 / best[variant]
+            rate, median_rate = 1.0 / min(steps[variant]), 1.0 / np.median(steps[variant])
             mb = f"{runner.bytes / 1e6:9.0f}" if runner.bytes else f"{'':9}"
             ceiling = f"{bandwidth * 1e9 / runner.bytes:14.1f}" if runner.bytes else f"{'':14}"
             agree = np.mean(np.array(greedy[variant]) == np.array(greedy["float32"]))
-            print(f"{source.name:28} {variant:12} {mb} {ceiling} {rate:13.2f} {rate / base:6.2f}x {agree:13.2f} "
+            print(f"{source.name:28} {variant:12} {mb} {ceiling} {rate:13.2f} {rate / base:6.2f}x "
+                  f"{median_rate / median_base:6.2f}x {agree:13.2f} "
                   f"{np.exp(ce[variant]):11.3f} {np.exp(ce[variant] - ce['float32']):10.4f}")
         if kept is not None:
             from collections import Counter
