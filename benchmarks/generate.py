@@ -14,8 +14,9 @@ libraries, so both run the same float32 weights at batch size 1. Figures per mod
   each) of a greedy generate() of `new_tokens` tokens with no early stop.
 
 With `--device cuda` both libraries run on the GPU (mindnlp through its CuPy backend) and the
-roofline is the GPU's. The last column is the decode rate's weight traffic (every weight read once per token) as a
-fraction of the machine's copy bandwidth: the ceiling of weight-streaming decoding. With
+roofline is the GPU's. The last columns are the decode rate's weight traffic (every weight read once per token) as a
+fraction of the machine's copy bandwidth (one thread) and, on a CPU, of what a matrix-vector product of NumPy's BLAS
+reads on every core (roofline.matvec_gbs): the ceiling of weight-streaming decoding. With
 `--compiled`, mindnlp is also timed with static caches and a `core.compile`d forward (HF's
 compiled-generation recipe; for T5, static self- and cross-attention caches, the encoder's
 pass and the decoder's first step eager, every later step a replayed graph); with
@@ -42,7 +43,7 @@ import time
 
 import numpy as np
 
-from roofline import describe, describe_gpu
+from roofline import describe, describe_gpu, matvec_gbs
 
 
 def build_smollm_135m(directory):
@@ -266,6 +267,7 @@ def main():
         return
     rng = np.random.default_rng(0)
     line, _, copy_gbs = describe() if args.device == "cpu" else describe_gpu()
+    read_gbs = matvec_gbs() if args.device == "cpu" else None
     print(line)
     print(f"batch 1, {args.dtype}, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, "
           f"best of {args.repeats}")
@@ -282,10 +284,11 @@ def main():
                 libraries.append("torch.compile")
             results = {library: child(library, directory, args) for library in libraries}
             weight_bytes = _weight_bytes(directory) // (2 if args.dtype == "bfloat16" else 1)  # saved in float32
-        print(header + f" {'of copy roofline':>17}")
+        print(header + f" {'of copy roofline':>17}" + (f" {'of read roofline':>17}" if read_gbs else ""))
         for library, (prefill, decode) in results.items():
-            streamed = weight_bytes * decode / 1e9 / copy_gbs
-            print(f"{name:28} {library:13} {prefill:14.1f} {decode:13.2f} {streamed:17.0%}")
+            streamed = weight_bytes * decode / 1e9
+            read = f" {streamed / read_gbs:17.0%}" if read_gbs else ""
+            print(f"{name:28} {library:13} {prefill:14.1f} {decode:13.2f} {streamed / copy_gbs:17.0%}{read}")
         (tp, td) = results["torch"]
         for library in [k for k in results if not k.startswith("torch")]:
             mp, md = results[library]

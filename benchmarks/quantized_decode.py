@@ -18,9 +18,9 @@ Decode tokens/s is one over the mean step time of a greedy generate() after the 
 run, so that a busy machine slows them alike. "vs f32" is the ratio of the best runs, "median"
 the ratio of the median runs: float32, bound by the memory's bandwidth, varies the most from
 run to run on a shared machine, and its luckiest run alone can move the best-run ratios by a
-tenth. The machine's copy bandwidth, measured in the same run (benchmarks/roofline.py, one
-thread), gives each variant's ceiling: that bandwidth over the bytes of weights a step reads
-(two threads reading may exceed it). The load average is printed before and after.
+tenth. The bandwidth of a matrix-vector product of NumPy's BLAS, measured in the same run
+(benchmarks/roofline.py's matvec_gbs, every core reading), gives each variant's ceiling: that
+bandwidth over the bytes of weights a step reads. The load average is printed before and after.
 
 With --compiled every mindnlp variant decodes through HF's compiled-generation recipe (a
 static cache and the forward under core.compile, as benchmarks/generate.py's compiled run),
@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from generate import StepClock, timed_generate  # noqa: E402
-from roofline import describe  # noqa: E402
+from roofline import describe, matvec_gbs  # noqa: E402
 
 GETTYSBURG = (
     "Four score and seven years ago our fathers brought forth on this continent, a new nation, conceived in "
@@ -210,7 +210,8 @@ def main():
                         help="mindnlp decodes compiled (static cache + core.compile); torch stays eager")
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    line, _, bandwidth = describe()
+    line, _, _ = describe()
+    bandwidth = matvec_gbs()
     print(line)
     try:
         import torch  # noqa: F401

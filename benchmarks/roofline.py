@@ -1,9 +1,11 @@
 """What this machine can do at best, measured in the same run as a benchmark's figures.
 
 A ratio between two libraries says nothing about how far both are from the hardware; these
-two ceilings do: the float32 matrix-product rate of NumPy's BLAS on every core (the bound of
-compute-heavy work such as encoding) and the memory copy bandwidth (the bound of
-weight-streaming work such as decoding). `describe()` gives one line naming the CPU with both.
+ceilings do: the float32 matrix-product rate of NumPy's BLAS on every core (the bound of
+compute-heavy work such as encoding), and the memory bandwidth (the bound of weight-streaming
+work such as decoding), both as a copy on one thread and as what a matrix-vector product of
+NumPy's BLAS reads on every core, which is what decoding does (on a 2-core AMD EPYC: about 27
+GB/s copied, 43-48 GB/s read). `describe()` gives one line naming the CPU with all three.
 """
 import functools
 import os
@@ -49,6 +51,17 @@ def copy_gbs(megabytes=256, repeats=5):
     return 2 * source.nbytes / _best_time(functools.partial(np.copyto, target, source), repeats) / 1e9
 
 
+@functools.lru_cache(maxsize=None)
+def matvec_gbs(rows=16384, columns=4096, repeats=10):
+    """Best GB/s of a float32 matrix (256 MB, far larger than the caches) times a vector through
+    NumPy's BLAS on every core: the bytes of the matrix read, a weight-streaming decoding step's
+    ceiling. Measured once per process."""
+    matrix = np.ones((rows, columns), np.float32)
+    vector, out = np.ones(columns, np.float32), np.empty(rows, np.float32)
+    np.matmul(matrix, vector, out=out)
+    return matrix.nbytes / _best_time(functools.partial(np.matmul, matrix, vector, out=out), repeats) / 1e9
+
+
 def _best_time(fn, repeats):
     best = float("inf")
     for _ in range(repeats):
@@ -59,10 +72,11 @@ def _best_time(fn, repeats):
 
 
 def describe():
-    """(one printable line, peak float32 GFLOP/s, copy GB/s)."""
-    gflops, gbs = matmul_gflops(), copy_gbs()
-    return f"{cpu_name()}; roofline: {gflops:.0f} GFLOP/s float32 matmul (NumPy BLAS), {gbs:.1f} GB/s copy", \
-        gflops, gbs
+    """(one printable line, peak float32 GFLOP/s, copy GB/s); the line also gives matvec_gbs(),
+    which a later call then returns without measuring again."""
+    gflops, gbs, read = matmul_gflops(), copy_gbs(), matvec_gbs()
+    return (f"{cpu_name()}; roofline: {gflops:.0f} GFLOP/s float32 matmul (NumPy BLAS), {gbs:.1f} GB/s copy "
+            f"(one thread), {read:.1f} GB/s read by a matrix-vector product (NumPy BLAS)"), gflops, gbs
 
 
 def describe_gpu():
