@@ -971,6 +971,40 @@ def small_attention(q, k, v, mask, scale, groups=1):
         return _in_rows_layout(np.matmul(scores, v).reshape(batch, heads, L, v.shape[3]))
 
 
+def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
+    """small_attention's path for one query per head against keys and values in arrays of
+    their own (a decoding step's attention over a static cache), its choices made once for
+    these shapes: a function of (q, k, v, mask or None) giving the output, or None where
+    small_attention would take another path. A compiled replay calls it every token, where
+    small_attention's checks cost more than the attention of a short cache itself. The
+    function hands back to small_attention for keys or values not C-contiguous."""
+    parallel = cpu_jit.parallel()
+    if cpu_jit.load() is None or parallel is None or len(q_shape) != 4 or len(k_shape) != 4 or len(v_shape) != 4:
+        return None
+    batch, heads, L, _ = q_shape
+    keys = k_shape[2]
+    if L != 1 or k_shape[0] != batch or v_shape[0] != batch or heads % k_shape[1] or k_shape[1] != v_shape[1] \
+            or v_shape[2] != keys:
+        return None
+    groups, scores_shape = heads // k_shape[1], (batch, heads, L, keys)
+    out_shape = (batch, heads, L, v_shape[3])
+    split = 4 * (math.prod(k_shape) + math.prod(v_shape)) >= _SPLIT_ATTENTION_BYTES
+    # one row of mask for every head (a padding mask, or the causal mask's row of this step):
+    # the (1, 1, S) view _softmax_mask would make of it
+    shared_row = mask_shape is not None and mask_shape[-1] == keys and all(d == 1 for d in mask_shape[:-1])
+    small = small_attention
+
+    def attention(q, k, v, mask=None):
+        if not (k.flags.c_contiguous and v.flags.c_contiguous):
+            return small(q, k, v, mask, scale, groups)
+        if mask is not None:
+            mask = mask.reshape(1, 1, keys) if shared_row else _softmax_mask(mask, scores_shape, batch * heads, L)
+        out = np.empty(out_shape, _F32)
+        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, split=split and not workers.inside())
+        return out
+    return attention
+
+
 def _in_rows_layout(out):
     """out (B, H, L, E) laid out as (B, L, H, E) in memory, as every path of attention lays
     it out: the model's `output.transpose(1, 2).contiguous()` is then no copy whichever path

@@ -440,14 +440,20 @@ def _activation(node, graph):
 @kernel_for(ScaledDotProductAttention)
 def _attention(node, graph):
     """Attention without dropout (a replay saves no probabilities): cpu_kernels'
-    small_attention, as the op's forward picks it when it need not save them."""
+    small_attention, as the op's forward picks it when it need not save them; a decoding
+    step's one query per head, its path planned once for the shapes
+    (cpu_kernels.decode_attention_plan)."""
     refs = float32_operands(node, graph)
     if refs is None or cpu_jit.load() is None:
         return None
     q, k, v, mask, keep, scale, groups = node.args
     q_shape, k_shape = graph.slots[q.slot].shape, graph.slots[k.slot].shape
-    if keep is not None or len(q_shape) != 4 or len(k_shape) != 4:
+    if keep is not None or len(q_shape) != 4 or len(k_shape) != 4 or not (mask is None or isinstance(mask, SlotRef)):
         return None
+    step = cpu_kernels.decode_attention_plan(q_shape, k_shape, graph.slots[v.slot].shape,
+                                             None if mask is None else graph.slots[mask.slot].shape, scale)
+    if step is not None:
+        return step
     fallback = generic_kernel(node, graph)
     small = cpu_kernels.small_attention
 

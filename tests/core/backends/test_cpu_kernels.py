@@ -209,6 +209,33 @@ def test_small_attention_matches_composed_forward(q_shape, kv_shape, mask_shape,
     assert K.small_attention(q.astype(np.float64), k, v, mask, 0.3, groups) is None
 
 
+@pytest.mark.parametrize("kv_shape,mask_shape,groups", [
+    ((2, 2, 40, 16), (2, 1, 1, 40), 3),     # a padding mask per sequence, GQA
+    ((1, 2, 40, 16), (1, 1, 1, 40), 3),     # one row of mask for every head
+    ((1, 6, 40, 16), (1, 6, 1, 40), 1),     # a row per head
+    ((1, 6, 40, 16), None, 1),
+])
+@pytest.mark.parametrize("split", [False, True])
+def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_shape, groups, split, kernel_flavour,
+                                                                monkeypatch):
+    """A replay's decoding-step attention, planned once for its shapes (one query per head
+    against keys and values in arrays of their own), computes small_attention's bits, on the
+    calling thread or split over numba's, and hands keys and values that are views of a longer
+    cache to small_attention itself; other shapes get no plan."""
+    batch, kv_heads, keys, depth = kv_shape
+    q, k, v, mask, _ = _attention_case((batch, kv_heads * groups, 1, depth), kv_shape, mask_shape)
+    if split:
+        monkeypatch.setattr(K, "_SPLIT_ATTENTION_BYTES", 0)
+    plan = K.decode_attention_plan(q.shape, k.shape, v.shape, None if mask is None else mask.shape, 0.3)
+    if kernel_flavour == "numpy":      # the plan runs numba's loops
+        assert plan is None
+        return
+    np.testing.assert_array_equal(plan(q, k, v, mask), K.small_attention(q, k, v, mask, 0.3, groups))
+    k_view, v_view = (np.concatenate([a, a], axis=2)[:, :, :keys] for a in (k, v))
+    np.testing.assert_array_equal(plan(q, k_view, v_view, mask), K.small_attention(q, k_view, v_view, mask, 0.3, groups))
+    assert K.decode_attention_plan((batch, kv_heads * groups, 2, depth), k.shape, v.shape, None, 0.3) is None
+
+
 def _causal_mask(L, S, fill, dead_row=None):
     mask = np.where(np.tril(np.ones((L, S), bool)), 0.0, fill).astype(np.float32)
     if dead_row is not None:
