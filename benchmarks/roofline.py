@@ -5,7 +5,8 @@ ceilings do: the float32 matrix-product rate of NumPy's BLAS on every core (the 
 compute-heavy work such as encoding), and the memory bandwidth (the bound of weight-streaming
 work such as decoding), both as a copy on one thread and as what a matrix-vector product of
 NumPy's BLAS reads on every core, which is what decoding does (on a 2-core AMD EPYC: about 27
-GB/s copied, 43-48 GB/s read). `describe()` gives one line naming the CPU with all three.
+GB/s copied, 33-48 GB/s read, varying with the machine's load). `describe()` gives one line
+naming the CPU with all three.
 """
 import functools
 import os

@@ -974,7 +974,7 @@ def small_attention(q, k, v, mask, scale, groups=1):
 def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
     """small_attention's path for one query per head against keys and values in arrays of
     their own (a decoding step's attention over a static cache), its choices made once for
-    these shapes: a function of (q, k, v, mask or None) giving the output, or None where
+    these shapes: a function of float32 (q, k, v, mask or None) giving the output, or None where
     small_attention would take another path. A compiled replay calls it every token, where
     small_attention's checks cost more than the attention of a short cache itself. The
     function hands back to small_attention for keys or values not C-contiguous."""
