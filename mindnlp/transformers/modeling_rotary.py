@@ -19,7 +19,7 @@ from .. import core
 from ..core import nn
 from ..core.autograd.function import Function
 from ..core.backends import cpu_kernels
-from ..core.jit.kernels import float32_operands
+from ..core.jit.kernels import float32_operands, writing_into
 from ..core.jit.lower import generic_kernel, kernel_for
 from ..core.ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
 from .modeling_rope_utils import nested_rope_parameter_keys, rope_init
@@ -82,16 +82,17 @@ class _Rotary(Function):
 @kernel_for(_Rotary)
 def _rotary_kernel(node, graph):
     """The compiled rotation called directly in a replay (twice per layer and decoding step),
-    the forward where it declines the arrays."""
+    into the (B, L, H, D) array the replay hands it; the forward where it declines the arrays."""
     refs = float32_operands(node, graph)
-    if refs is None or len(refs) != 3 or node.args[3] != 1:
+    if refs is None or len(refs) != 3 or node.args[3] != 1 or len(graph.slots[node.outputs[0]].shape) != 4:
         return None
     fallback, rotary = generic_kernel(node, graph), cpu_kernels.rotary
+    batch, heads, length, depth = graph.slots[node.outputs[0]].shape
 
-    def rotate(x, cos, sin):
-        out = rotary(x, cos, sin)
-        return fallback(x, cos, sin) if out is None else out
-    return rotate
+    def rotate(x, cos, sin, out):
+        result = rotary(x, cos, sin, out)
+        return fallback(x, cos, sin) if result is None else result
+    return writing_into(rotate, ((batch, length, heads, depth), np.float32))
 
 
 def apply_rotary(x, cos, sin, unsqueeze_dim=1):

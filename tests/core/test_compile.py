@@ -737,3 +737,87 @@ def test_replay_drops_each_intermediate_after_its_last_read():
     deleted = {name for line in source.splitlines() if line.strip().startswith("del ")
                for name in line.strip()[4:].split(", ")}
     assert deleted == {f"s{slot}" for slot in dropped}
+
+
+def _planned_step():
+    """A decoding-like step whose intermediates the direct kernels write (norms, one-row
+    products, an activation, residual adds), returning a view of one of them."""
+    rng = np.random.default_rng(3)
+    w1, w2, n1, n2 = (core.tensor(rng.standard_normal(s).astype(np.float32))
+                      for s in [(256, 128), (128, 256), (128,), (128,)])
+
+    def step(x):
+        h = F.rms_norm(x, (128,), n1, 1e-6)
+        up = F.gelu(F.linear(h, w1))
+        y = x + F.linear(up, w2)
+        z = F.rms_norm(y, (128,), n2, 1e-6) + h       # h is alive while the second norm writes
+        return z.view(128)[:64], F.layer_norm(y, (128,)) * 2.0
+    return step
+
+
+def test_intermediates_are_planned_into_shared_buffers():
+    """The direct kernels' intermediates are written into buffers made once, shared by those
+    whose lives do not overlap: a buffer is never an operand's of the node writing it, and no
+    output, nor a view an output keeps, is planned."""
+    from mindnlp.core.backends import cpu_jit
+    from mindnlp.core.jit import lower
+
+    if cpu_jit.load() is None or cpu_jit.parallel() is None:
+        pytest.skip("the kernels that write into planned buffers are numba's")
+    step = _planned_step()
+    compiled = core.compile(step)
+    with core.no_grad():
+        x, = _inputs(0, (1, 1, 128))
+        compiled(x)
+    (entry,) = compiled._cache.values()
+    graph, replay = entry.compiled.graph, entry.compiled
+    writes_into = {i: replay._replay.__globals__[f"k{i}"].writes_into for i in range(len(graph.nodes))
+                   if getattr(replay._replay.__globals__[f"k{i}"], "writes_into", None)}
+    assigned, specs = lower.plan_buffers(graph, writes_into)
+    assert specs == replay.buffer_specs and len(specs) < len(assigned)      # some buffers are shared
+    escaping = set(graph.output_slots()) | set(graph.rebinds.values())
+    assert not {graph.slots[s].root for s in escaping} & set(assigned)
+    born, last = {}, {}
+    for i, node in enumerate(graph.nodes):
+        for s in node.outputs:
+            if s is not None:
+                born.setdefault(s, i)
+        for s in node.reads():
+            last[graph.slots[s].root] = i
+            assert assigned.get(graph.slots[s].root) not in [assigned.get(o) for o in node.outputs if o in assigned]
+    lives = {s: (born[s], last.get(s, born[s])) for s in assigned}
+    for s in assigned:
+        for t in assigned:
+            if s < t and assigned[s] == assigned[t]:
+                assert lives[s][1] < lives[t][0] or lives[t][1] < lives[s][0]
+
+
+def test_planned_replays_keep_earlier_outputs_and_threads_apart():
+    """Outputs of a replay are the caller's: later replays (writing their intermediates into
+    the same planned buffers) leave them as they were, and replays on two threads at once
+    each compute their own call's values."""
+    import threading
+
+    step = _planned_step()
+    compiled = core.compile(step)
+    inputs = [_inputs(seed, (1, 1, 128))[0] for seed in range(6)]
+    with core.no_grad():
+        expected = [step(x) for x in inputs]
+        kept = [compiled(x) for x in inputs]
+    for got, want in zip(kept, expected):
+        _assert_same(got, want)
+    failures = []
+
+    def replay_many(order):
+        with core.no_grad():
+            for _ in range(20):
+                for i in order:
+                    got = compiled(inputs[i])
+                    if not all(np.array_equal(g.numpy(), w.numpy()) for g, w in zip(got, expected[i])):
+                        failures.append(i)
+    threads = [threading.Thread(target=replay_many, args=(order,)) for order in ([0, 1, 2, 3, 4, 5], [5, 3, 1, 4, 2, 0])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == [] and compiled.breaks == [] and len(compiled.graphs) == 1

@@ -264,31 +264,28 @@ def _table_base(offsets, codebook):
 def plan(qs, scales, offsets, codebook, biases):
     """The launch of the kernel for these 4-bit weights of one format (`offsets` None or one
     per weight, one `codebook` or None, each bias an array or None), checked and its argument
-    tuples built once: a function of x (m, K), C-contiguous float32, returning the tuple of
-    outputs x @ w_t.T (+ biases[t]), each (m, N_t). None where the kernel cannot serve these
-    weights (no AVX-512/AVX2, a group of fewer than 2 * WIDTH weights, non-contiguous arrays).
-    Several weights run in one launch, each thread its band of every weight, the same band as
-    alone, so each output is bitwise the same as its own launch's."""
+    tuples built once: a function of (x, outs), x (m, K) C-contiguous float32 and outs one
+    C-contiguous float32 (m, N_t) array per weight, writing x @ w_t.T (+ biases[t]) into outs
+    and returning them. None where the kernel cannot serve these weights (no AVX-512/AVX2, a
+    group of fewer than 2 * WIDTH weights, non-contiguous arrays). Several weights run in one
+    launch, each thread its band of every weight, the same band as alone, so each output is
+    bitwise the same as its own launch's."""
     offsets = (None,) * len(qs) if offsets is None else tuple(offsets)
     if not _serves(qs, scales, offsets):
         return None
     base = _table_base(offsets[0], codebook)
     if len(qs) == 1:
         q, s, o, bias = qs[0], scales[0], offsets[0], biases[0]
-        n = q.shape[0]
 
-        def launch_one(x):
-            out = np.empty((x.shape[0], n), _F32)
+        def launch_one(x, outs):
             with _launch:
-                _rows_lut4(x, q, s, o, base, bias, out, parts())
-            return (out,)
+                _rows_lut4(x, q, s, o, base, bias, outs[0], parts())
+            return outs
         return launch_one
     qs, scales = tuple(qs), tuple(scales)
     biases = tuple([_NO_BIAS if b is None else b for b in biases])
-    widths = [q.shape[0] for q in qs]
 
-    def launch(x):
-        outs = tuple([np.empty((x.shape[0], n), _F32) for n in widths])
+    def launch(x, outs):
         with _launch:
             _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts())
         return outs

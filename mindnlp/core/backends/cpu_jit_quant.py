@@ -193,27 +193,22 @@ def dequantize_int4(q, scales, offsets, codebook, out):
 
 def plan(qs, scales, offsets, codebook, biases, bits):
     """The product of a few rows of x with each of these weights of one format (`offsets` None
-    or one per weight, each bias a float32 (N_t,) array or None), planned once: a function of x
-    (m, K), C-contiguous float32, returning the tuple of outputs x @ w_t.T (+ biases[t]), each
-    (m, N_t). The checks and argument tuples the kernels take are made here, not at every
-    call: a decoding step's replay multiplies the same weights every token, and they were a
-    third of a small 4-bit product's time.
+    or one per weight, each bias a float32 (N_t,) array or None), planned once: a function of
+    (x, outs), x (m, K) C-contiguous float32 and outs one C-contiguous float32 (m, N_t) array per
+    weight, writing x @ w_t.T (+ biases[t]) into outs and returning them. The checks and
+    argument tuples the kernels take are made here, not at every call: a decoding step's replay
+    multiplies the same weights every token, and they were a third of a small 4-bit product's
+    time; the outputs come from the caller, which may reuse them (a replay's planned buffers).
 
     All the weights run in one launch of numba's pool where the format allows (8-bit, and the
     4-bit table lookups of cpu_jit_lut4), each thread its band of every weight. Otherwise one
     row of a symmetric or affine 4-bit weight takes the single-pass `_row_int4`, and the other
     4-bit cases widen each weight row first (`_rows_int4`)."""
-    widths = [q.shape[0] for q in qs]
-
-    def outputs(x):
-        return tuple([np.empty((x.shape[0], n), np.float32) for n in widths])
-
     if bits == 8:
         qs, scales, biases = tuple(qs), tuple(scales), tuple(biases)
         offsets = None if offsets is None else tuple(offsets)
 
-        def int8(x):
-            outs = outputs(x)
+        def int8(x, outs):
             x_sums = None if offsets is None else tuple([_group_sums(x, s) for s in scales])
             with _launch:
                 _rows_int8(x, qs, scales, offsets, x_sums, biases, outs, parts())
@@ -224,8 +219,7 @@ def plan(qs, scales, offsets, codebook, biases, bits):
         return lookups
     offsets = (None,) * len(qs) if offsets is None else offsets
 
-    def int4_each(x):
-        outs = outputs(x)
+    def int4_each(x, outs):
         for q, s, o, bias, out in zip(qs, scales, offsets, biases, outs):
             _int4_rows(x, q, s, o, codebook, bias, out)
         return outs

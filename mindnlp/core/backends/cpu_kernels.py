@@ -677,8 +677,8 @@ def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None)
         return None
     m, k = x.shape
     if m <= _FEW_ROWS and cpu_jit.parallel() is not None:
-        return quantized_matmul_plan((q,), (scales,), bits, (bias,), None if offsets is None else (offsets,),
-                                     codebook)(np.ascontiguousarray(x))[0]
+        return quantized_matmul_many(x, (q,), (scales,), bits, (bias,), None if offsets is None else (offsets,),
+                                     codebook)[0]
     x = np.ascontiguousarray(x)
     bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
     n = q.shape[0]
@@ -977,7 +977,8 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
     these shapes: a function of float32 (q, k, v, mask or None) giving the output, or None where
     small_attention would take another path. A compiled replay calls it every token, where
     small_attention's checks cost more than the attention of a short cache itself. The
-    function hands back to small_attention for keys or values not C-contiguous."""
+    function writes into `out` ((B, H, 1, E) of v's depth E, C-contiguous) and returns it; it hands back to
+    small_attention (which makes its own output) for keys or values not C-contiguous."""
     parallel = cpu_jit.parallel()
     if cpu_jit.load() is None or parallel is None or len(q_shape) != 4 or len(k_shape) != 4 or len(v_shape) != 4:
         return None
@@ -987,19 +988,18 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
             or v_shape[2] != keys:
         return None
     groups, scores_shape = heads // k_shape[1], (batch, heads, L, keys)
-    out_shape = (batch, heads, L, v_shape[3])
     split = 4 * (math.prod(k_shape) + math.prod(v_shape)) >= _SPLIT_ATTENTION_BYTES
     # one row of mask for every head (a padding mask, or the causal mask's row of this step):
     # the (1, 1, S) view _softmax_mask would make of it
     shared_row = mask_shape is not None and mask_shape[-1] == keys and all(d == 1 for d in mask_shape[:-1])
     small = small_attention
 
-    def attention(q, k, v, mask=None):
+    def attention(q, k, v, *mask_and_out):
+        mask, out = mask_and_out if len(mask_and_out) == 2 else (None, mask_and_out[0])
         if not (k.flags.c_contiguous and v.flags.c_contiguous):
             return small(q, k, v, mask, scale, groups)
         if mask is not None:
             mask = mask.reshape(1, 1, keys) if shared_row else _softmax_mask(mask, scores_shape, batch * heads, L)
-        out = np.empty(out_shape, _F32)
         parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, split=split and not workers.inside())
         return out
     return attention
@@ -1071,12 +1071,13 @@ def round_bfloat16(x):
     return out
 
 
-def rotary(x, cos, sin):
+def rotary(x, cos, sin, out=None):
     """x cos + rotate_half(x) sin for x (B, H, L, D) and cos, sin (B or 1, L, D): the rotary
     position embedding of attention heads; None where the compiled loop does not serve.
 
     Heads split from a projection's rows are a view of (B, L, H, D) memory: the result keeps
-    that layout (a view again), so rotating costs one pass and no transposing copy.
+    that layout (a view again), so rotating costs one pass and no transposing copy. It is
+    written into `out` (B, L, H, D), C-contiguous float32, where one is given.
     """
     compiled = cpu_jit.load()
     if compiled is None or x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not (
@@ -1085,7 +1086,7 @@ def rotary(x, cos, sin):
     rows = x.transpose(0, 2, 1, 3)      # the method, not np.swapaxes: a decoding step calls this per layer
     if not rows.flags.c_contiguous:
         return None
-    out = np.empty(rows.shape, _F32_DTYPE)
+    out = np.empty(rows.shape, _F32_DTYPE) if out is None else out
     compiled.rotary(rows, np.ascontiguousarray(cos), np.ascontiguousarray(sin), out)
     return out.transpose(0, 2, 1, 3)
 
@@ -1093,7 +1094,8 @@ def rotary(x, cos, sin):
 def quantized_matmul_plan(qs, scales, bits, biases, offsets=None, codebook=None):
     """x @ w_t.T (+ biases[t]) for each quantized weight (qs[t], scales[t][, offsets[t]]) of one
     format and a few float32 rows of x (decoding, up to _FEW_ROWS), planned once: a function of
-    x (m, K), C-contiguous float32, returning the tuple of outputs, all the weights in one
+    (x, outs), x (m, K) C-contiguous float32 and outs a tuple of C-contiguous float32 (m, N_t)
+    arrays, writing into outs and returning them, all the weights in one
     launch of numba's pool where the format allows (a step's query/key/value or gate/up
     projections); the biases all None or all arrays, as the graph pass that groups them
     ensures. A compiled replay keeps the plan while it is given the same weights and calls it
@@ -1114,7 +1116,9 @@ def quantized_matmul_many(x, qs, scales, bits, biases, offsets=None, codebook=No
     if x.dtype != _F32 or x.shape[0] > _FEW_ROWS:
         return None
     planned = quantized_matmul_plan(qs, scales, bits, biases, offsets, codebook)
-    return None if planned is None else planned(np.ascontiguousarray(x))
+    if planned is None:
+        return None
+    return planned(np.ascontiguousarray(x), tuple([np.empty((x.shape[0], q.shape[0]), _F32) for q in qs]))
 
 
 KERNELS = {

@@ -11,6 +11,9 @@ arguments), or None where the node is not the plain case, which then replays thr
 shapes, so a replay computes the eager bits. Host (NumPy) arrays only; half-precision
 arithmetic keeps its float32 compute path through `forward`.
 
+Most of them write their results into arrays the replay hands them after their operands
+(`writing_into` says of what shapes): lower.plan_buffers makes those buffers once.
+
 Ops defined above the core (the transformers' fused rotary and head split) register their
 kernels next to their definition, with `kernel_for` and the operand checks below.
 """
@@ -36,6 +39,13 @@ _F32 = np.dtype(np.float32)
 _INLINE = cpu_kernels.BLOCK * cpu_kernels._BLOCKS_PER_THREAD
 
 _HALF = (np.dtype(np.float16),)
+
+
+def writing_into(kernel, *specs):
+    """kernel, marked as writing its outputs into arrays of these (shape, dtype) it takes after
+    the arrays it reads (lower.plan_buffers)."""
+    kernel.writes_into = specs
+    return kernel
 
 
 def host_operands(node, graph):
@@ -115,12 +125,16 @@ def _binary(node, graph):
         return None
     fn = _BINARY[node.op]
     a, b = node.args
+    out = graph.slots[node.outputs[0]]
+    # a float32 result written into the array the replay hands over (of a 0-d result NumPy
+    # gives a scalar, which the kernel keeps doing)
+    into = out.shape and out.dtype == _F32 and all(graph.slots[r.slot].dtype == _F32 for r in refs)
     if isinstance(a, SlotRef) and isinstance(b, SlotRef):
-        return fn
+        return writing_into(lambda x, y, o: fn(x, y, o), (out.shape, _F32)) if into else fn
     if isinstance(b, (int, float)) and not isinstance(b, bool):
-        return lambda x: fn(x, b)
+        return writing_into(lambda x, o: fn(x, b, o), (out.shape, _F32)) if into else lambda x: fn(x, b)
     if isinstance(a, (int, float)) and not isinstance(a, bool):
-        return lambda x: fn(a, x)
+        return writing_into(lambda x, o: fn(a, x, o), (out.shape, _F32)) if into else lambda x: fn(a, x)
     return None
 
 
@@ -145,43 +159,46 @@ def _few_rows(node, graph, a_shape, k, n):
 
 
 def _matrix_vector(rows, k, n, out_shape, fallback, stored_transposed):
-    """a (rows, k) @ b (k, n) (+ bias) of a few rows into a new output, by the kernel
+    """a (rows, k) @ b (k, n) (+ bias) of a few rows into the output it is handed, by the kernel
     cpu_kernels.matmul picks for it: the matrix-vector loops, or for a tiny weight the product
     kernels on this thread; the op's forward where the operands' layout does not suit them.
-    The function takes (a, weight, bias, *arrays): the weight as the node reads it, b itself or,
-    `stored_transposed`, b.T (Linear's (n, k))."""
+    The function takes (a, weight, bias, out, *arrays): the weight as the node reads it, b itself
+    or, `stored_transposed`, b.T (Linear's (n, k)); out an array of its `writes_into` to write
+    the product into."""
     if not cpu_kernels.few_rows_product(rows, k, n):
         products = _tiny_products(rows, [n], [out_shape], stored_transposed, lambda arrays: fallback(*arrays))
-        return lambda a, weight, bias, *arrays: products(a, ((weight, bias),), arrays)
 
-    def product(a, weight, bias, *arrays):
+        def tiny_product(a, weight, bias, out, *arrays):
+            return products(a, ((weight, bias),), arrays, (out,))
+        return writing_into(tiny_product, ((rows, n), _F32))
+
+    def product(a, weight, bias, out, *arrays):
         b = weight.T if stored_transposed else weight
-        out = np.empty((rows, n), _F32)
         if cpu_kernels._matvec(a.reshape(rows, -1), b, bias, out):
             return out.reshape(out_shape)
         return fallback(*arrays)
-    return product
+    return writing_into(product, ((rows, n), _F32))
 
 
 def _tiny_products(rows, widths, out_shapes, stored_transposed, fallback):
-    """A function (a, ((weight, bias), ...), arrays): a (rows, k) @ each tiny weight (+ its
-    bias; cpu_kernels.tiny_weight_plan), by the kernel eager's matmul runs it with, the plans
-    made once for the weights' arrays (each weight as _matrix_vector takes it); `arrays` go to
-    fallback where a plan declines. One output, or a tuple of them for several weights."""
+    """A function (a, ((weight, bias), ...), arrays, outs): a (rows, k) @ each tiny weight (+ its
+    bias; cpu_kernels.tiny_weight_plan) written into outs[t] (rows, n_t), by the kernel eager's
+    matmul runs it with, the plans made once for the weights' arrays (each weight as
+    _matrix_vector takes it); `arrays` go to fallback where a plan declines. One output, or a
+    tuple of them for several weights."""
     def make(flat):     # weight, bias, weight, bias, ...
         return [cpu_kernels.tiny_weight_plan(weight.T if stored_transposed else weight, bias)
                 for weight, bias in zip(flat[::2], flat[1::2])]
     plans = _PlanFor(make)
     single = len(widths) == 1
 
-    def products(a, pairs, arrays):
-        x, outs = a.reshape(rows, -1), []
-        for plan, n, shape in zip(plans(tuple(v for pair in pairs for v in pair)), widths, out_shapes):
-            out = np.empty((rows, n), _F32)
+    def products(a, pairs, arrays, outs):
+        x, results = a.reshape(rows, -1), []
+        for plan, out, shape in zip(plans(tuple(v for pair in pairs for v in pair)), outs, out_shapes):
             if plan is None or not plan(x, out):
                 return fallback(arrays)
-            outs.append(out.reshape(shape))
-        return outs[0] if single else tuple(outs)
+            results.append(out.reshape(shape))
+        return results[0] if single else tuple(results)
     return products
 
 
@@ -194,9 +211,13 @@ def _linear(node, graph):
     product = _matrix_vector(math.prod(x_shape[:-1]), k, n, graph.slots[node.outputs[0]].shape,
                              generic_kernel(node, graph), stored_transposed=True)
 
-    def linear(x, w, bias=None):
-        return product(x, w, bias, *((x, w) if bias is None else (x, w, bias)))
-    return linear
+    if len(node.args) < 3 or node.args[2] is None:
+        def linear_into(x, w, out):
+            return product(x, w, None, out, x, w)
+    else:
+        def linear_into(x, w, bias, out):
+            return product(x, w, bias, out, x, w, bias)
+    return writing_into(linear_into, *product.writes_into)
 
 
 @kernel_for(linalg.MatMul)
@@ -208,9 +229,9 @@ def _matmul(node, graph):
     product = _matrix_vector(a_shape[0], *b_shape, graph.slots[node.outputs[0]].shape, generic_kernel(node, graph),
                              stored_transposed=False)
 
-    def matmul(a, b):
-        return product(a, b, None, a, b)
-    return matmul
+    def matmul(a, b, out):
+        return product(a, b, None, out, a, b)
+    return writing_into(matmul, *product.writes_into)
 
 
 @kernel_for(passes.matmul_bias, linalg.BiasedMatMul)
@@ -223,9 +244,9 @@ def _matmul_bias(node, graph):
     product = _matrix_vector(a_shape[0], *b_shape, graph.slots[node.outputs[0]].shape, passes.matmul_bias,
                              stored_transposed=False)
 
-    def matmul_bias(a, b, bias):
-        return product(a, b, bias, a, b, bias)
-    return matmul_bias
+    def matmul_bias(a, b, bias, out):
+        return product(a, b, bias, out, a, b, bias)
+    return writing_into(matmul_bias, *product.writes_into)
 
 
 @kernel_for(passes.linear_many)
@@ -242,25 +263,26 @@ def _linear_many(node, graph):
     count, biased = len(weights), [b is not None for b in biases]
     out_shapes = [graph.slots[o].shape for o in node.outputs]
     compiled = cpu_jit.parallel()
-    if not cpu_kernels.few_rows_product(rows, k, graph.slots[weights[0].slot].shape[0]):
-        products = _tiny_products(rows, [graph.slots[w.slot].shape[0] for w in weights], out_shapes, True,
-                                  lambda arrays: passes.linear_many(*arrays))
+    widths = [graph.slots[w.slot].shape[0] for w in weights]
+    specs = [((rows, n), _F32) for n in widths]
+    if not cpu_kernels.few_rows_product(rows, k, widths[0]):
+        products = _tiny_products(rows, widths, out_shapes, True, lambda arrays: passes.linear_many(*arrays))
 
-        def tiny_linears(x, *arrays):
+        def tiny_linears(x, *arrays):       # weights, the biases there are, outputs
             ws, rest = arrays[:count], iter(arrays[count:])
             bs = tuple(next(rest) if has else None for has in biased)
-            return products(x, tuple(zip(ws, bs)), (x, ws, bs))
-        return tiny_linears
+            return products(x, tuple(zip(ws, bs)), (x, ws, bs), arrays[-count:])
+        return writing_into(tiny_linears, *specs)
 
-    def linear_many(x, *arrays):
+    def linear_many(x, *arrays):            # weights, the biases there are, outputs
         ws, rest = arrays[:count], iter(arrays[count:])
         bs = tuple(next(rest) if has else None for has in biased)
         if not all(w.flags.c_contiguous for w in ws):
             return passes.linear_many(x, ws, bs)
-        outs = tuple(np.empty((rows, w.shape[0]), _F32) for w in ws)
+        outs = arrays[-count:]
         compiled.matvec_rows_many(np.ascontiguousarray(x.reshape(rows, k)), ws, bs, outs)
         return tuple(o.reshape(shape) for o, shape in zip(outs, out_shapes))
-    return linear_many
+    return writing_into(linear_many, *specs)
 
 
 class _PlanFor:
@@ -291,17 +313,21 @@ def _quantized_product(count, bits, biased, has_offsets, codebook, rows, out_sha
         o_arrays = [next(arrays) for _ in range(count)] if has_offsets else None
         return cpu_kernels.quantized_matmul_plan(q_arrays, s_arrays, bits, b_arrays, o_arrays, table)
     plans = _PlanFor(make)
+    specs = [((rows, math.prod(shape) // rows), _F32) for shape in out_shapes]
     if count == 1:
         (out_shape,) = out_shapes
 
-        def quantized_linear(xa, *arrays):
-            return plans(arrays)(np.ascontiguousarray(xa.reshape(rows, -1)))[0].reshape(out_shape)
-        return quantized_linear
+        def quantized_linear(xa, *arrays_and_out):
+            out = arrays_and_out[-1]
+            plans(arrays_and_out[:-1])(np.ascontiguousarray(xa.reshape(rows, -1)), (out,))
+            return out.reshape(out_shape)
+        return writing_into(quantized_linear, *specs)
 
-    def quantized_linear_many(xa, *arrays):
-        outs = plans(arrays)(np.ascontiguousarray(xa.reshape(rows, -1)))
+    def quantized_linear_many(xa, *arrays_and_outs):
+        outs = arrays_and_outs[-count:]
+        plans(arrays_and_outs[:-count])(np.ascontiguousarray(xa.reshape(rows, -1)), outs)
         return tuple([out.reshape(shape) for out, shape in zip(outs, out_shapes)])
-    return quantized_linear_many
+    return writing_into(quantized_linear_many, *specs)
 
 
 @kernel_for(_QuantizedLinear)
@@ -355,15 +381,15 @@ def _elementwise_chain(node, graph):
     min_rows = -(-_INLINE // max(cols, 1))
     workers = cpu_kernels.workers
 
-    def elementwise_chain(*arrays):
-        inputs = [a.reshape(view) for a, view in zip(arrays, views)]
-        out = np.empty((rows, cols), _F32)
+    def elementwise_chain(*arrays_and_out):
+        inputs = [a.reshape(view) for a, view in zip(arrays_and_out, views)]
+        out = arrays_and_out[-1]
         if rows < 2 * min_rows:         # one part: on the calling thread, without the hand-off
             loop(0, rows, out, *inputs)
         else:
             workers.run(lambda lo, hi: loop(lo, hi, out, *inputs), rows, min_items=min_rows)
         return out.reshape(shape)
-    return elementwise_chain
+    return writing_into(elementwise_chain, ((rows, cols), _F32))
 
 
 @kernel_for(_LayerNorm)
@@ -382,14 +408,13 @@ def _layer_norm(node, graph):
     eps, norm = np.float32(eps), compiled.layer_norm
     has_weight, has_bias = weight is not None, bias is not None
 
-    def layer_norm(x, *params):
-        params = iter(params)
-        w = next(params).reshape(width) if has_weight else ones
-        b = next(params).reshape(width) if has_bias else zeros
-        out = np.empty(x_shape, _F32)
-        norm(np.ascontiguousarray(x).reshape(rows, width), w, b, eps, centered, out.reshape(rows, width), mean, rstd)
-        return out
-    return layer_norm
+    def layer_norm(x, *arrays):      # (weight,) (bias,) out
+        w = arrays[0].reshape(width) if has_weight else ones
+        b = arrays[has_weight].reshape(width) if has_bias else zeros
+        out = arrays[-1]
+        norm(np.ascontiguousarray(x).reshape(rows, width), w, b, eps, centered, out, mean, rstd)
+        return out.reshape(x_shape)
+    return writing_into(layer_norm, ((rows, width), _F32))
 
 
 @kernel_for(_GatedProduct)
@@ -404,11 +429,10 @@ def _gated_product(node, graph):
         return None
     loop = getattr(compiled, "gated_" + node.args[2])
 
-    def gated(g, u):
-        out = np.empty(gate, _F32)
+    def gated(g, u, out):
         loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
         return out
-    return gated
+    return writing_into(gated, (gate, _F32))
 
 
 # op -> how its eager forward calls the compiled loop on a flat float32 array.
@@ -430,11 +454,10 @@ def _activation(node, graph):
         return None
     loop = _ACTIVATIONS[node.op](compiled)
 
-    def activation(x):
-        out = np.empty(shape, _F32)
+    def activation(x, out):
         loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
         return out
-    return activation
+    return writing_into(activation, (shape, _F32))
 
 
 @kernel_for(ScaledDotProductAttention)
@@ -453,7 +476,7 @@ def _attention(node, graph):
     step = cpu_kernels.decode_attention_plan(q_shape, k_shape, graph.slots[v.slot].shape,
                                              None if mask is None else graph.slots[mask.slot].shape, scale)
     if step is not None:
-        return step
+        return writing_into(step, (graph.slots[node.outputs[0]].shape, _F32))
     fallback = generic_kernel(node, graph)
     small = cpu_kernels.small_attention
 

@@ -7,7 +7,21 @@ direct array expression where one is registered for its op in `KERNELS` (special
 the dtypes and constants seen at capture), and otherwise the op's own `forward` called on
 reused tensor shells, which is always right because it is the code the eager run ran.
 The generated source is kept (`CompiledGraph.source`) for `explain`.
+
+Buffer planning: a kernel that can write its results into arrays it is handed says so
+(`writes_into`, the (shape, dtype) of each array it takes after the ones it reads). The
+intermediates such kernels make, those nothing outside the replay can hold on to (not an
+output, nor a rebound input, nor viewed by one), get buffers made once and shared by
+intermediates whose lives do not overlap, as a static memory plan does: a replay of a
+decoding step then allocates almost nothing and writes its few hundred small results into a
+dozen arrays it wrote a layer before, where each node used to allocate and write fresh memory
+(a SmolLM-sized decoding step 0.24-0.39 ms faster in int4, ~10 ms a token, and ~0.6 ms in
+float32). Each thread replaying a graph has buffers of its own.
 """
+import collections
+import math
+import threading
+
 import numpy as np
 
 from .. import _tensor
@@ -154,6 +168,45 @@ def _releases(graph):
     return released
 
 
+# Intermediates up to this size are planned into buffers: allocating them costs a replay
+# more than their work, and a graph's buffers stay allocated between its replays.
+_PLANNED_BYTES = 1 << 18
+
+
+def plan_buffers(graph, writes_into):
+    """Buffers for the outputs of the nodes that can write into them (`writes_into`: node
+    position -> (shape, dtype) of each output's array): (slot -> buffer index, the buffers'
+    (shape, dtype)). An output gets one when it owns its memory at capture, is at most
+    _PLANNED_BYTES and nothing escaping the replay views it; a buffer is free again after the
+    last node that reads or writes its slot or a view of it, for a later output of its shape
+    and dtype."""
+    slots = graph.slots
+    escaping = set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
+    held = {slots[s].root for s in escaping}
+    last = {}
+    for i, node in enumerate(graph.nodes):
+        for s in node.reads() + list(node.writes or ()):
+            last[slots[s].root] = i
+    free, released, assigned, specs = collections.defaultdict(list), collections.defaultdict(list), {}, []
+    for i, node in enumerate(graph.nodes):
+        for buffer in released.pop(i - 1, ()):
+            free[specs[buffer]].append(buffer)
+        for slot, spec in zip(node.outputs, writes_into.get(i, ())):
+            shape, dtype = spec
+            if slot is None or slot in held or slots[slot].root != slot or not shape or \
+                    math.prod(shape) * np.dtype(dtype).itemsize > _PLANNED_BYTES:
+                continue
+            spec = (tuple(shape), np.dtype(dtype))
+            if free[spec]:
+                buffer = free[spec].pop()
+            else:
+                buffer = len(specs)
+                specs.append(spec)
+            assigned[slot] = buffer
+            released[max(last.get(slot, i), i)].append(buffer)
+    return assigned, specs
+
+
 class GuardFailure(Exception):
     """A value guard failed during replay: this call must run eagerly."""
 
@@ -164,8 +217,17 @@ class CompiledGraph:
     def __init__(self, graph):
         self.graph = graph
         self.externals = [s for s in graph.slots if s.kind == "external"]
-        env = {"GuardFailure": GuardFailure}
-        lines = ["def replay(inputs):"]
+        env = {"GuardFailure": GuardFailure, "empty": np.empty}
+        kernels = []
+        for node in graph.nodes:
+            builder = KERNELS.get(node.op)
+            kernel = builder(node, graph) if builder is not None else None
+            kernels.append(kernel or generic_kernel(node, graph))
+        writes_into = {i: k.writes_into for i, k in enumerate(kernels) if getattr(k, "writes_into", None)}
+        buffer_of, self.buffer_specs = plan_buffers(graph, writes_into)
+        lines = ["def replay(inputs, buffers):"]
+        if self.buffer_specs:
+            lines.append("    " + "".join(f"b{b}, " for b in range(len(self.buffer_specs))) + "= buffers")
         seen = set()
         for pos, slot in enumerate(graph.inputs):
             if slot not in seen:
@@ -181,10 +243,15 @@ class CompiledGraph:
                 lines.append(f"    s{slot.index} = c{slot.index}{copy}")
         released = _releases(graph)
         for i, node in enumerate(graph.nodes):
-            builder = KERNELS.get(node.op)
-            kernel = builder(node, graph) if builder is not None else None
-            env[f"k{i}"] = kernel or generic_kernel(node, graph)
-            call = f"k{i}(" + ", ".join(f"s{s}" for s in node.reads()) + ")"
+            env[f"k{i}"] = kernels[i]
+            operands = [f"s{s}" for s in node.reads()]
+            for j, (slot, (shape, dtype)) in enumerate(zip(node.outputs, writes_into.get(i, ()))):
+                if slot in buffer_of:
+                    operands.append(f"b{buffer_of[slot]}")
+                else:
+                    env[f"o{i}_{j}"] = (tuple(shape), np.dtype(dtype))
+                    operands.append(f"empty(*o{i}_{j})")
+            call = f"k{i}(" + ", ".join(operands) + ")"
             if node.expect is not NO_GUARD:
                 env[f"g{i}"] = node.expect
                 lines.append(f"    if {call} != g{i}:")
@@ -213,15 +280,19 @@ class CompiledGraph:
         self.source = "\n".join(lines)
         exec(compile(self.source, "<mindnlp graph>", "exec"), env)
         self._replay = env["replay"]
+        self._local = threading.local()
 
     def run(self, inputs):
         """The output arrays (in Graph.output_slots order) for these input tensors."""
+        buffers = getattr(self._local, "buffers", None)
+        if buffers is None:
+            buffers = self._local.buffers = [np.empty(shape, dtype) for shape, dtype in self.buffer_specs]
         state = grad_mode._state
         enabled = state.enabled
         state.enabled = False
         fp = quiet()
         try:
-            return self._replay(inputs)
+            return self._replay(inputs, buffers)
         finally:
             restore(fp)
             state.enabled = enabled

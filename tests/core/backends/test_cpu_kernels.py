@@ -219,8 +219,8 @@ def test_small_attention_matches_composed_forward(q_shape, kv_shape, mask_shape,
 def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_shape, groups, split, kernel_flavour,
                                                                 monkeypatch):
     """A replay's decoding-step attention, planned once for its shapes (one query per head
-    against keys and values in arrays of their own), computes small_attention's bits, on the
-    calling thread or split over numba's, and hands keys and values that are views of a longer
+    against keys and values in arrays of their own), computes small_attention's bits into the
+    array it is handed, on the calling thread or split over numba's, and hands keys and values that are views of a longer
     cache to small_attention itself; other shapes get no plan."""
     batch, kv_heads, keys, depth = kv_shape
     q, k, v, mask, _ = _attention_case((batch, kv_heads * groups, 1, depth), kv_shape, mask_shape)
@@ -230,9 +230,12 @@ def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_s
     if kernel_flavour == "numpy":      # the plan runs numba's loops
         assert plan is None
         return
-    np.testing.assert_array_equal(plan(q, k, v, mask), K.small_attention(q, k, v, mask, 0.3, groups))
+    out = np.full(q.shape[:3] + v.shape[3:], np.nan, np.float32)
+    assert plan(q, k, v, mask, out) is out
+    np.testing.assert_array_equal(out, K.small_attention(q, k, v, mask, 0.3, groups))
     k_view, v_view = (np.concatenate([a, a], axis=2)[:, :, :keys] for a in (k, v))
-    np.testing.assert_array_equal(plan(q, k_view, v_view, mask), K.small_attention(q, k_view, v_view, mask, 0.3, groups))
+    np.testing.assert_array_equal(plan(q, k_view, v_view, mask, out),
+                                  K.small_attention(q, k_view, v_view, mask, 0.3, groups))
     assert K.decode_attention_plan((batch, kv_heads * groups, 2, depth), k.shape, v.shape, None, 0.3) is None
 
 
