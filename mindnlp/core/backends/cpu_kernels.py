@@ -974,11 +974,11 @@ def small_attention(q, k, v, mask, scale, groups=1):
 def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
     """small_attention's path for one query per head against keys and values in arrays of
     their own (a decoding step's attention over a static cache), its choices made once for
-    these shapes: a function of float32 (q, k, v, mask or None) giving the output, or None where
-    small_attention would take another path. A compiled replay calls it every token, where
-    small_attention's checks cost more than the attention of a short cache itself. The
-    function writes into `out` ((B, H, 1, E) of v's depth E, C-contiguous) and returns it; it hands back to
-    small_attention (which makes its own output) for keys or values not C-contiguous."""
+    these shapes: a function of float32 (q, k, v, [mask,] out) writing the output into out
+    ((B, H, 1, E) of v's depth E, C-contiguous) and returning it, or None where small_attention
+    would take another path. A compiled replay calls it every token, where small_attention's
+    checks cost more than the attention of a short cache itself. The function hands keys or
+    values not C-contiguous back to small_attention, which makes its own output."""
     parallel = cpu_jit.parallel()
     if cpu_jit.load() is None or parallel is None or len(q_shape) != 4 or len(k_shape) != 4 or len(v_shape) != 4:
         return None
