@@ -16,7 +16,8 @@ libraries, so both run the same float32 weights at batch size 1. Figures per mod
 With `--device cuda` both libraries run on the GPU (mindnlp through its CuPy backend) and the
 roofline is the GPU's. The last columns are the decode rate's weight traffic (every weight read once per token) as a
 fraction of the machine's copy bandwidth (one thread) and, on a CPU, of what a matrix-vector product of NumPy's BLAS
-reads on every core (roofline.matvec_gbs): the ceiling of weight-streaming decoding. With
+reads on every core (roofline.matvec_gbs, the best of its measurements before the run and after each
+model's): the ceiling of weight-streaming decoding. With
 `--compiled`, mindnlp is also timed with static caches and a `core.compile`d forward (HF's
 compiled-generation recipe; for T5, static self- and cross-attention caches, the encoder's
 pass and the decoder's first step eager, every later step a replayed graph); with
@@ -284,6 +285,8 @@ def main():
                 libraries.append("torch.compile")
             results = {library: child(library, directory, args) for library in libraries}
             weight_bytes = _weight_bytes(directory) // (2 if args.dtype == "bfloat16" else 1)  # saved in float32
+        if read_gbs:
+            read_gbs = matvec_gbs(again=True)
         print(header + f" {'of copy roofline':>17}" + (f" {'of read roofline':>17}" if read_gbs else ""))
         for library, (prefill, decode) in results.items():
             streamed = weight_bytes * decode / 1e9

@@ -19,7 +19,8 @@ run, so that a busy machine slows them alike. "vs f32" is the ratio of the best 
 the ratio of the median runs: float32, bound by the memory's bandwidth, varies the most from
 run to run on a shared machine, and its luckiest run alone can move the best-run ratios by a
 tenth. The bandwidth of a matrix-vector product of NumPy's BLAS, measured in the same run
-(benchmarks/roofline.py's matvec_gbs, every core reading), gives each variant's ceiling: that
+(benchmarks/roofline.py's matvec_gbs, every core reading; the best of its measurements before the
+run and after each model's), gives each variant's ceiling: that
 bandwidth over the bytes of weights a step reads. The load average is printed before and after.
 
 With --compiled every mindnlp variant decodes through HF's compiled-generation recipe (a
@@ -211,7 +212,6 @@ def main():
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     line, _, _ = describe()
-    bandwidth = matvec_gbs()
     print(line)
     try:
         import torch  # noqa: F401
@@ -241,6 +241,7 @@ def main():
             text = source.text_ids or prompt + greedy["float32"]
             ce = {variant: cross_entropy(runner.logits(text), text) for variant, runner in runners.items()}
             kept = getattr(runners.get("gguf blocks"), "model", None)
+        bandwidth = matvec_gbs(again=True)
         base, median_base = 1.0 / min(steps["float32"]), 1.0 / np.median(steps["float32"])
         for variant, runner in runners.items():
             rate, median_rate = 1.0 / min(steps[variant]), 1.0 / np.median(steps[variant])

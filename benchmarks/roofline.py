@@ -52,15 +52,23 @@ def copy_gbs(megabytes=256, repeats=5):
     return 2 * source.nbytes / _best_time(functools.partial(np.copyto, target, source), repeats) / 1e9
 
 
-@functools.lru_cache(maxsize=None)
-def matvec_gbs(rows=16384, columns=4096, repeats=10):
+_read_samples = []
+
+
+def matvec_gbs(again=False, rows=16384, columns=4096, repeats=10):
     """Best GB/s of a float32 matrix (256 MB, far larger than the caches) times a vector through
     NumPy's BLAS on every core: the bytes of the matrix read, a weight-streaming decoding step's
-    ceiling. Measured once per process."""
-    matrix = np.ones((rows, columns), np.float32)
-    vector, out = np.ones(columns, np.float32), np.empty(rows, np.float32)
-    np.matmul(matrix, vector, out=out)
-    return matrix.nbytes / _best_time(functools.partial(np.matmul, matrix, vector, out=out), repeats) / 1e9
+    ceiling. The best of every measurement in this process: measured the first time, and again
+    when `again` (a benchmark asks between its models). On a shared machine one measurement
+    can land in a busy moment (29.7-45.5 GB/s in one day's runs here), and a ceiling taken
+    from it would flatter what is measured against it."""
+    if again or not _read_samples:
+        matrix = np.ones((rows, columns), np.float32)
+        vector, out = np.ones(columns, np.float32), np.empty(rows, np.float32)
+        np.matmul(matrix, vector, out=out)
+        _read_samples.append(matrix.nbytes / _best_time(functools.partial(np.matmul, matrix, vector, out=out),
+                                                        repeats) / 1e9)
+    return max(_read_samples)
 
 
 def _best_time(fn, repeats):
@@ -73,8 +81,8 @@ def _best_time(fn, repeats):
 
 
 def describe():
-    """(one printable line, peak float32 GFLOP/s, copy GB/s); the line also gives matvec_gbs(),
-    which a later call then returns without measuring again."""
+    """(one printable line, peak float32 GFLOP/s, copy GB/s); the line also gives matvec_gbs()'s
+    first measurement."""
     gflops, gbs, read = matmul_gflops(), copy_gbs(), matvec_gbs()
     return (f"{cpu_name()}; roofline: {gflops:.0f} GFLOP/s float32 matmul (NumPy BLAS), {gbs:.1f} GB/s copy "
             f"(one thread), {read:.1f} GB/s read by a matrix-vector product (NumPy BLAS)"), gflops, gbs
