@@ -821,3 +821,21 @@ def test_planned_replays_keep_earlier_outputs_and_threads_apart():
     for t in threads:
         t.join()
     assert failures == [] and compiled.breaks == [] and len(compiled.graphs) == 1
+
+
+@pytest.mark.parametrize("validate", [True, False])
+def test_no_buffer_is_planned_under_a_layout_eager_did_not_have(validate, monkeypatch):
+    """An elementwise result of transposed operands is column-ordered in eager, so reshaping it
+    copies; a planned buffer is row-ordered, where the same reshape is a view the graph does
+    not know of. Such results get no planned buffer: the graph replays (no break) and every
+    replay equals eager."""
+    from mindnlp.core.jit.compile import config
+
+    monkeypatch.setattr(config, "validate", validate)
+
+    def step(a, b):
+        flat = (a.t() + b.t()).reshape(-1)
+        other = a.t() * 2.0 + 1.0          # a result of the same shape, after the sum's last direct read
+        return flat * 1.0 + other.reshape(-1)
+
+    _replays_like_eager(step, (3, 4), (3, 4), calls=4)

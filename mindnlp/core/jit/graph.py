@@ -31,9 +31,13 @@ class Slot:
 
     kind is "input", "external", "const" or "op". `root` is the slot whose memory this one
     views (itself when it owns its memory); `mutated` is set on a root written in place.
+    `c_contiguous` is the captured array's layout: whether a reshape of it was a view depends
+    on it, so a replay's kernel may write its result into a planned (C-ordered) buffer only
+    where eager's result was C-ordered too (lower.plan_buffers).
     """
 
-    __slots__ = ("index", "kind", "shape", "dtype", "root", "mutated", "value", "tensor", "constant", "device")
+    __slots__ = ("index", "kind", "shape", "dtype", "root", "mutated", "value", "tensor", "constant", "device",
+                 "c_contiguous")
 
     def __init__(self, index, kind, array, value=None, tensor=None, device=None):
         self.index = index
@@ -46,6 +50,7 @@ class Slot:
         self.tensor = tensor        # external: the tensor read at each replay
         self.constant = kind == "const"
         self.device = device
+        self.c_contiguous = bool(getattr(getattr(array, "flags", None), "c_contiguous", False))
 
     def describe(self):
         return f"%{self.index}: {self.dtype}{list(self.shape)} {self.kind}"

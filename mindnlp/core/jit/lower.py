@@ -176,10 +176,12 @@ _PLANNED_BYTES = 1 << 18
 def plan_buffers(graph, writes_into):
     """Buffers for the outputs of the nodes that can write into them (`writes_into`: node
     position -> (shape, dtype) of each output's array): (slot -> buffer index, the buffers'
-    (shape, dtype)). An output gets one when it owns its memory at capture, is at most
-    _PLANNED_BYTES and nothing escaping the replay views it; a buffer is free again after the
-    last node that reads or writes its slot or a view of it, for a later output of its shape
-    and dtype."""
+    (shape, dtype)). An output gets one when it owns its memory at capture, was C-ordered there
+    (a buffer is: eager's result of another layout, such as an elementwise op's of transposed
+    operands, would make a later reshape a copy in eager and a view of the buffer in a replay,
+    invisible to the views' roots), is at most _PLANNED_BYTES and nothing escaping the replay
+    views it; a buffer is free again after the last node that reads or writes its slot or a
+    view of it, for a later output of its shape and dtype."""
     slots = graph.slots
     escaping = set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
     held = {slots[s].root for s in escaping}
@@ -193,7 +195,7 @@ def plan_buffers(graph, writes_into):
             free[specs[buffer]].append(buffer)
         for slot, spec in zip(node.outputs, writes_into.get(i, ())):
             shape, dtype = spec
-            if slot is None or slot in held or slots[slot].root != slot or not shape or \
+            if slot is None or slot in held or slots[slot].root != slot or not slots[slot].c_contiguous or not shape or \
                     math.prod(shape) * np.dtype(dtype).itemsize > _PLANNED_BYTES:
                 continue
             spec = (tuple(shape), np.dtype(dtype))
