@@ -823,19 +823,27 @@ def test_planned_replays_keep_earlier_outputs_and_threads_apart():
     assert failures == [] and compiled.breaks == [] and len(compiled.graphs) == 1
 
 
+def _reused_under_a_reshape(a, b):
+    flat = (a.t() + b.t()).reshape(-1)
+    other = a.t() * 2.0 + 1.0          # a result of the same shape, after the sum's last direct read
+    return flat * 1.0 + other.reshape(-1)
+
+
+def _written_through_a_reshape(a, b):
+    total = a.t() + b.t()
+    flat = total.reshape(-1)
+    flat.add_(1.0)                      # in place on what is a copy in eager
+    return total * 1.0, flat
+
+
 @pytest.mark.parametrize("validate", [True, False])
-def test_no_buffer_is_planned_under_a_layout_eager_did_not_have(validate, monkeypatch):
+@pytest.mark.parametrize("step", [_reused_under_a_reshape, _written_through_a_reshape])
+def test_replays_keep_the_layout_eager_gave(step, validate, monkeypatch):
     """An elementwise result of transposed operands is column-ordered in eager, so reshaping it
-    copies; a planned buffer is row-ordered, where the same reshape is a view the graph does
-    not know of. Such results get no planned buffer: the graph replays (no break) and every
-    replay equals eager."""
+    copies; written row-ordered (into a planned buffer, or a new array), the same reshape would
+    be a view the graph does not know of, and a later write or reuse would show through it.
+    Such results keep eager's layout: the graph replays (no break) and equals eager."""
     from mindnlp.core.jit.compile import config
 
     monkeypatch.setattr(config, "validate", validate)
-
-    def step(a, b):
-        flat = (a.t() + b.t()).reshape(-1)
-        other = a.t() * 2.0 + 1.0          # a result of the same shape, after the sum's last direct read
-        return flat * 1.0 + other.reshape(-1)
-
     _replays_like_eager(step, (3, 4), (3, 4), calls=4)

@@ -126,9 +126,10 @@ def _binary(node, graph):
     fn = _BINARY[node.op]
     a, b = node.args
     out = graph.slots[node.outputs[0]]
-    # a float32 result written into the array the replay hands over (of a 0-d result NumPy
-    # gives a scalar, which the kernel keeps doing)
-    into = out.shape and out.dtype == _F32 and all(graph.slots[r.slot].dtype == _F32 for r in refs)
+    # a float32 result written into the (row-ordered) array the replay hands over, where eager's
+    # was row-ordered too: NumPy gives the result of transposed operands their layout, and of a
+    # 0-d one a scalar, which the kernel keeps doing
+    into = out.shape and out.c_contiguous and out.dtype == _F32 and all(graph.slots[r.slot].dtype == _F32 for r in refs)
     if isinstance(a, SlotRef) and isinstance(b, SlotRef):
         return writing_into(lambda x, y, o: fn(x, y, o), (out.shape, _F32)) if into else fn
     if isinstance(b, (int, float)) and not isinstance(b, bool):
