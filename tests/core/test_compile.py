@@ -836,8 +836,16 @@ def _written_through_a_reshape(a, b):
     return total * 1.0, flat
 
 
+def _chain_written_through_a_reshape(a, b):
+    chained = a.t() * b.t() + 1.0       # an elementwise chain (passes.fuse_elementwise)
+    flat = chained.reshape(-1)
+    flat.add_(1.0)
+    return chained * 1.0, flat
+
+
 @pytest.mark.parametrize("validate", [True, False])
-@pytest.mark.parametrize("step", [_reused_under_a_reshape, _written_through_a_reshape])
+@pytest.mark.parametrize("step", [_reused_under_a_reshape, _written_through_a_reshape,
+                                  _chain_written_through_a_reshape])
 def test_replays_keep_the_layout_eager_gave(step, validate, monkeypatch):
     """An elementwise result of transposed operands is column-ordered in eager, so reshaping it
     copies; written row-ordered (into a planned buffer, or a new array), the same reshape would

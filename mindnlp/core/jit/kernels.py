@@ -369,9 +369,11 @@ def _row_view(kind, rows, cols):
 @kernel_for(passes.elementwise_chain)
 def _elementwise_chain(node, graph):
     """A chain of elementwise ops (passes.fuse_elementwise) as one compiled loop, its rows
-    split over the worker threads when there are enough of them."""
+    split over the worker threads when there are enough of them. The loop writes rows; where
+    eager's result was column-ordered (the chain of transposed operands), the chain's NumPy
+    reference keeps that layout instead, so that a reshape of it copies as eager's did."""
     chains = cpu_jit.chains()
-    if chains is None:
+    if chains is None or not graph.slots[node.outputs[0]].c_contiguous:
         return None
     program, refs = node.args[0], node.args[1:]
     shape = graph.slots[node.outputs[0]].shape
