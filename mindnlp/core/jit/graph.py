@@ -136,6 +136,10 @@ class Graph:
         refs = out.refs() if hasattr(out, "refs") else iter_refs(out)
         return [ref.slot for ref in refs]
 
+    def escaping_slots(self):
+        """The slots the caller receives or whose arrays replace an input's or external's."""
+        return set(self.output_slots()) | set(self.rebinds) | set(self.rebinds.values())
+
     def __str__(self):
         lines = ["graph(" + ", ".join(self.slots[i].describe() for i in self.inputs) + "):"]
         for slot in self.slots:

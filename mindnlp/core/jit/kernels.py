@@ -43,8 +43,11 @@ _HALF = (np.dtype(np.float16),)
 
 def writing_into(kernel, *specs):
     """kernel, marked as writing its outputs into arrays of these (shape, dtype) it takes after
-    the arrays it reads (lower.plan_buffers)."""
-    kernel.writes_into = specs
+    the arrays it reads (lower.plan_buffers). The arrays are row-ordered, and the results the
+    kernel returns must have the layout eager's results had (views of the graph are recorded
+    from eager's): a kernel whose eager op may give another layout writes into them only where
+    capture saw a row-ordered result (Slot.c_contiguous)."""
+    kernel.writes_into = tuple((tuple(shape), np.dtype(dtype)) for shape, dtype in specs)
     return kernel
 
 

@@ -175,16 +175,15 @@ _PLANNED_BYTES = 1 << 18
 
 def plan_buffers(graph, writes_into):
     """Buffers for the outputs of the nodes that can write into them (`writes_into`: node
-    position -> (shape, dtype) of each output's array): (slot -> buffer index, the buffers'
-    (shape, dtype)). An output gets one when it owns its memory at capture, was C-ordered there
+    position -> (shape tuple, NumPy dtype) of each output's array, as kernels.writing_into
+    gives them): (slot -> buffer index, the buffers' (shape, dtype)). An output gets one when it owns its memory at capture, was C-ordered there
     (a buffer is: eager's result of another layout, such as an elementwise op's of transposed
     operands, would make a later reshape a copy in eager and a view of the buffer in a replay,
     invisible to the views' roots), is at most _PLANNED_BYTES and nothing escaping the replay
     views it; a buffer is free again after the last node that reads or writes its slot or a
     view of it, for a later output of its shape and dtype."""
     slots = graph.slots
-    escaping = set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
-    held = {slots[s].root for s in escaping}
+    held = {slots[s].root for s in graph.escaping_slots()}
     last = {}
     for i, node in enumerate(graph.nodes):
         for s in node.reads() + list(node.writes or ()):
@@ -196,9 +195,8 @@ def plan_buffers(graph, writes_into):
         for slot, spec in zip(node.outputs, writes_into.get(i, ())):
             shape, dtype = spec
             if slot is None or slot in held or slots[slot].root != slot or not slots[slot].c_contiguous or not shape or \
-                    math.prod(shape) * np.dtype(dtype).itemsize > _PLANNED_BYTES:
+                    math.prod(shape) * dtype.itemsize > _PLANNED_BYTES:
                 continue
-            spec = (tuple(shape), np.dtype(dtype))
             if free[spec]:
                 buffer = free[spec].pop()
             else:
@@ -247,11 +245,11 @@ class CompiledGraph:
         for i, node in enumerate(graph.nodes):
             env[f"k{i}"] = kernels[i]
             operands = [f"s{s}" for s in node.reads()]
-            for j, (slot, (shape, dtype)) in enumerate(zip(node.outputs, writes_into.get(i, ()))):
+            for j, (slot, spec) in enumerate(zip(node.outputs, writes_into.get(i, ()))):
                 if slot in buffer_of:
                     operands.append(f"b{buffer_of[slot]}")
                 else:
-                    env[f"o{i}_{j}"] = (tuple(shape), np.dtype(dtype))
+                    env[f"o{i}_{j}"] = spec
                     operands.append(f"empty(*o{i}_{j})")
             call = f"k{i}(" + ", ".join(operands) + ")"
             if node.expect is not NO_GUARD:

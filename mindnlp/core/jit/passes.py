@@ -103,11 +103,6 @@ def _foldable(node, slots):
     return all(o is None or (slots[o].constant and not slots[slots[o].root].mutated) for o in node.outputs)
 
 
-def _escaping(graph):
-    """The slots the caller receives or whose arrays replace an input's or external's."""
-    return set(graph.output_slots()) | set(graph.rebinds) | set(graph.rebinds.values())
-
-
 def _viewed(slots):
     """The slots some other slot is a view of."""
     return {slot.root for slot in slots if slot.root != slot.index}
@@ -120,7 +115,7 @@ def _written_between(graph, first, last, roots):
 
 
 def eliminate_dead_code(graph):
-    live = _escaping(graph)
+    live = graph.escaping_slots()
     kept = []
     for node in reversed(graph.nodes):
         needed = node.writes is not None or node.expect is not NO_GUARD or any(
@@ -143,7 +138,7 @@ def fuse_bias_add(graph):
     for node in graph.nodes:
         for s in node.reads():
             readers.setdefault(s, []).append(node)
-    kept_out, viewed = _escaping(graph), _viewed(slots)
+    kept_out, viewed = graph.escaping_slots(), _viewed(slots)
     fused = {}
     for node in graph.nodes:
         if node.op is not linalg.MatMul or node.kwargs or not all(type(a) is SlotRef for a in node.args):
@@ -309,7 +304,7 @@ def fuse_elementwise(graph):
     chainable = [node for node in graph.nodes if instructions[id(node)] is not None]
     by_output = {node.outputs[0]: node for node in chainable}
     readers = collections.Counter(s for node in graph.nodes for s in node.reads())
-    escaping, viewed = _escaping(graph), _viewed(slots)
+    escaping, viewed = graph.escaping_slots(), _viewed(slots)
     consumer = {}
     for node in chainable:
         for s in node.reads():
