@@ -62,3 +62,53 @@ def test_small_decoders_and_encoders_keep_the_mapping(tmp_path):
                          intermediate_size=256)).save_pretrained(tmp_path / "encoder")
     encoder = BertModel.from_pretrained(tmp_path / "encoder")
     assert all(isinstance(_root(p._data), mmap.mmap) for p in encoder.parameters())
+
+
+def test_weights_viewing_one_small_allocation_still_share_it_packed():
+    """A weight may view a small allocation another weight owns or views (a quantized weight is
+    a reshape of the array its quantization made; a tied or transposed weight): the whole
+    allocation is copied once and each weight views the copy as it viewed the original."""
+    from mindnlp.transformers.modeling_utils import _pack_weights
+
+    rng = np.random.default_rng(0)
+    owned, reshaped, strided = (rng.random((512, 1024), dtype=np.float32) for _ in range(3))  # 2 MiB each
+    module = core.nn.Module()
+    module.owned = core.nn.Parameter(core.from_numpy(owned))
+    module.register_buffer("transposed", core.from_numpy(owned.T))
+    module.register_buffer("reshaped", core.from_numpy(reshaped.reshape(-1)))
+    module.strided = core.nn.Parameter(core.from_numpy(strided[:, ::2]))
+    expected = {name: np.array(t._data) for name, t in module.state_dict(keep_vars=True).items()}
+    assert np.shares_memory(module.owned._data, module.transposed._data)
+
+    _pack_weights(module)
+
+    tensors = module.state_dict(keep_vars=True)
+    block = _root(module.owned._data)
+    assert isinstance(block, np.ndarray) and block.nbytes >= 3 * owned.nbytes
+    for name, tensor in tensors.items():
+        assert _root(tensor._data) is block, name
+        np.testing.assert_array_equal(tensor._data, expected[name], err_msg=name)
+    assert module.transposed._data.strides == owned.T.strides and module.strided._data.strides == strided[:, ::2].strides
+    module.owned._data[3, 5] = -1.0          # still one memory: the transposed weight sees the write
+    assert module.transposed._data[5, 3] == -1.0
+
+
+def test_quantized_decoders_are_packed_and_decode_as_unpacked(tmp_path, monkeypatch):
+    """Weights quantized at load time (each in its own small allocation) join the block: an int8
+    decoding step streams them at the memory's speed only on 2 MiB pages."""
+    from mindnlp.transformers import QuantoConfig, modeling_utils
+
+    _llama(8192, True).save_pretrained(tmp_path)
+    config = QuantoConfig(weights="int4")
+    packed = LlamaForCausalLM.from_pretrained(tmp_path, quantization_config=config)
+    q_proj = packed.model.layers[0].self_attn.q_proj
+    block = _root(packed.model.embed_tokens.weight._data)
+    assert all(_root(t._data) is block for t in (q_proj.weight, q_proj.weight_scale, q_proj.weight_offset))
+    monkeypatch.setattr(modeling_utils, "_available_memory", lambda: 8 << 20)     # too big: left unpacked
+    unpacked = LlamaForCausalLM.from_pretrained(tmp_path, quantization_config=config)
+    assert _root(unpacked.model.layers[0].self_attn.q_proj.weight._data) is not block
+    ids = core.tensor([[5, 900, 17, 4000]])
+    with core.no_grad():
+        np.testing.assert_array_equal(packed(ids).logits.numpy(), unpacked(ids).logits.numpy())
+    assert packed.generate(ids, max_new_tokens=4, do_sample=False).tolist() == unpacked.generate(
+        ids, max_new_tokens=4, do_sample=False).tolist()
