@@ -1149,8 +1149,8 @@ def _pack_weights(model):
     Decoding reads every weight once per token at the memory's speed, and on 4 KiB pages
     that stream misses the TLB every 4 KiB: a SmolLM2-135M-shaped Llama decodes a token in
     20.2 ms packed against 22.7 ms mapped, and compiled with its weights quantized at load
-    time (each in its own small allocation) 11.2 ms packed against 13.8 ms scattered in int8,
-    9.8-10.4 against 10.4-11.0 ms in int4.
+    time (each in its own small allocation) 11.2-12.2 ms packed against 13.1-13.8 ms scattered
+    in int8, 9.8-10.3 against 10.4-11.6 ms in int4.
     Loading pays one copy (a few tenths of a second for 500 MB, as a copying loader pays
     anyway); encoders, which reuse each weight across a batch, keep the copy-free mapping.
     What is copied is a memory unit (`_small_page_unit`): a file tensor's array, or a whole
