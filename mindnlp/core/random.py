@@ -80,6 +80,12 @@ def _rng(generator):
     return (generator or default_generator)._rng
 
 
+def _draw_key(generator=None):
+    """One uint64 drawn from the generator: the key of a stream that compiled code expands
+    (core.backends.cpu_jit_random's dropout masks), so that seeding still decides it."""
+    return _rng(generator).integers(0, 1 << 64, dtype=np.uint64)
+
+
 def _place(array, device, requires_grad=False):
     device = as_device(device) if device is not None else default_device()
     if device is not None and device.type != "cpu":

@@ -15,12 +15,12 @@ import warnings
 import numpy as np
 
 from ... import ops
-from ... import random as core_random
 from ..._dtype import bool_
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...backends.cpu_kernels import group_heads
 from ...ops._helpers import HALF_NP, array_op, fused_kernel, narrow, wrap, wrap_constant, xp_of
+from .dropout import keep_mask
 from .softmax import softmax
 from ...amp.autocast_mode import autocast_op
 
@@ -285,9 +285,7 @@ class _DropoutKeep(Function):
 
     @staticmethod
     def forward(ctx, shape, p, device):
-        keep = (core_random.rand(*shape, device=device)._data >= p).astype(np.float32)
-        keep *= np.float32(1.0 / (1.0 - p)) if p < 1.0 else 0.0
-        return keep
+        return keep_mask(shape, p, np.float32, device, 1.0 / (1.0 - p) if p < 1.0 else 0.0)
 
 
 def _canonical_mask(mask, dtype, name):

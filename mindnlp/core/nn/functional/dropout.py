@@ -1,11 +1,16 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """Dropout: zero random elements (or whole channels) in training and rescale the rest.
 
-Masks are drawn from `core.random`, so `core.manual_seed` makes them reproducible.
+Masks are drawn from `core.random`, so `core.manual_seed` makes them reproducible. On the
+CPU with numba, one draw of the generator keys a stream compiled code expands into the
+mask (core.backends.cpu_jit_random); elsewhere each element is a float draw compared with p.
 """
 import math
 
+import numpy as np
+
 from ... import random
+from ...backends import cpu_jit
 from ..._tensor import _wrap
 from ...autograd.function import Function
 from ...ops import mul
@@ -38,7 +43,7 @@ class _Dropout(Function):
     @staticmethod
     def forward(ctx, x, p, mask_shape):
         scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-        ctx.mask = _keep_mask(x, p, mask_shape) * scale
+        ctx.mask = _keep_mask(x, p, mask_shape, scale)
         return x._data * ctx.mask
 
     @staticmethod
@@ -51,10 +56,22 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _keep_mask(input, p, mask_shape):
-    """A 0/1 array in input's dtype on input's device: each entry kept with probability 1 - p."""
-    draws = random.rand(*mask_shape, dtype=None, device=input.device)
-    return (draws._data >= p).astype(input._data.dtype)
+def keep_mask(shape, p, dtype, device, kept=1.0):
+    """An array of `shape` holding `kept` and 0 in `dtype` (a NumPy dtype) on `device`: each
+    entry kept with probability 1 - p."""
+    dtype = np.dtype(dtype)
+    if device.type == "cpu" and dtype in (np.float32, np.float64) and cpu_jit.load() is not None:
+        from ...backends import cpu_jit_random
+
+        return cpu_jit_random.keep_mask(shape, dtype, random._draw_key(), p, kept)
+    draws = random.rand(*shape, dtype=None, device=device)
+    keep = (draws._data >= p).astype(dtype)
+    return keep if kept == 1.0 else keep * dtype.type(kept)
+
+
+def _keep_mask(input, p, mask_shape, kept=1.0):
+    """keep_mask in input's dtype, on its device."""
+    return keep_mask(mask_shape, p, input._data.dtype, input.device, kept)
 
 
 def _apply(input, p, mask_shape, inplace):
