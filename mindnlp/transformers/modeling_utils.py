@@ -1150,16 +1150,17 @@ def _pack_weights(model):
     that stream misses the TLB every 4 KiB: a SmolLM2-135M-shaped Llama decodes a token in
     20.2 ms packed against 22.7 ms mapped, and compiled with its weights quantized at load
     time (each in its own small allocation) 11.2-12.2 ms packed against 13.1-13.8 ms scattered
-    in int8, 9.8-10.3 against 10.4-11.6 ms in int4.
-    Loading pays one copy (a few tenths of a second for 500 MB, as a copying loader pays
-    anyway); encoders, which reuse each weight across a batch, keep the copy-free mapping.
+    in int8, 9.8-10.3 against 10.4-11.6 ms in int4. Loading pays one copy (a few tenths of a
+    second for 500 MB, as a copying loader pays anyway); encoders, which reuse each weight
+    across a batch, keep the copy-free mapping.
+
     What is copied is a memory unit (`_small_page_unit`): a file tensor's array, or a whole
     small allocation, so that weights viewing one allocation (a quantized weight is a reshape
     of the array its quantization made; tied or transposed weights) still share memory
-    afterwards, each at its place in the unit's copy; a mapped file's tensors never overlap. A model larger than half
-    the memory available stays mapped too: its pages can then still be dropped and read again.
-    A weight replaced later (resized embeddings) leaves its slot in the block, which lives as
-    long as any weight still views it."""
+    afterwards, each at its place in the unit's copy; a mapped file's tensors never overlap.
+    A model larger than half the memory available stays mapped: its pages can then still be
+    dropped and read again. A weight replaced later (resized embeddings) leaves its slot in
+    the block, which lives as long as any weight still views it."""
     units = {}
     for tensor in itertools.chain(model.parameters(), model.buffers()):
         array = tensor._data

@@ -39,8 +39,8 @@ def _mix(key, t):
 def _keep_band(out, key, threshold, kept, dropped, lo, hi):
     """out[2t] and out[2t + 1] for the outputs t in [lo, hi) of the stream `key` (out holding
     2 hi elements or more): `kept` where the output's top (element 2t) or middle (2t + 1) 24
-    bits, a uniform integer u in [0, 2^24), have u >= threshold, else `dropped`. The loop has
-    no branch, so that it runs eight outputs to a vector."""
+    bits, a uniform integer u in [0, 2^24), have u >= threshold, else `dropped`. The pairs
+    are whole, so that the loop needs no test for a last odd element (_keep_last's)."""
     pairs = out[2 * lo:2 * hi].reshape(hi - lo, 2)
     for t in range(hi - lo):
         z = _mix(key, lo + t)
