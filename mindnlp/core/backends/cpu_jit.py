@@ -194,6 +194,16 @@ def chains():
     return cpu_jit_chains
 
 
+def random_masks():
+    """Dropout's keep masks drawn by compiled code (cpu_jit_random), or None when numba is not
+    installed."""
+    if load() is None:
+        return None
+    from . import cpu_jit_random
+
+    return cpu_jit_random
+
+
 def _compile(numba):
     a1, a2, a3, a4, a5, a6 = _AS_28
     inv_sqrt_2 = _INV_SQRT_2

@@ -176,12 +176,14 @@ _PLANNED_BYTES = 1 << 18
 def plan_buffers(graph, writes_into):
     """Buffers for the outputs of the nodes that can write into them (`writes_into`: node
     position -> (shape tuple, NumPy dtype) of each output's array, as kernels.writing_into
-    gives them): (slot -> buffer index, the buffers' (shape, dtype)). An output gets one when it owns its memory at capture, was C-ordered there
-    (a buffer is: eager's result of another layout, such as an elementwise op's of transposed
-    operands, would make a later reshape a copy in eager and a view of the buffer in a replay,
-    invisible to the views' roots), is at most _PLANNED_BYTES and nothing escaping the replay
-    views it; a buffer is free again after the last node that reads or writes its slot or a
-    view of it, for a later output of its shape and dtype."""
+    gives them): (slot -> buffer index, the buffers' (shape, dtype)).
+
+    An output gets one when it owns its memory at capture, was C-ordered there (a buffer is:
+    eager's result of another layout, such as an elementwise op's of transposed operands,
+    would make a later reshape a copy in eager and a view of the buffer in a replay, invisible
+    to the views' roots), is at most _PLANNED_BYTES and nothing escaping the replay views it;
+    a buffer is free again after the last node that reads or writes its slot or a view of it,
+    for a later output of its shape and dtype."""
     slots = graph.slots
     held = {slots[s].root for s in graph.escaping_slots()}
     last = {}

@@ -60,10 +60,9 @@ def keep_mask(shape, p, dtype, device, kept=1.0):
     """An array of `shape` holding `kept` and 0 in `dtype` (a NumPy dtype) on `device`: each
     entry kept with probability 1 - p."""
     dtype = np.dtype(dtype)
-    if device.type == "cpu" and dtype in (np.float32, np.float64) and cpu_jit.load() is not None:
-        from ...backends import cpu_jit_random
-
-        return cpu_jit_random.keep_mask(shape, dtype, random._draw_key(), p, kept)
+    compiled = cpu_jit.random_masks() if device.type == "cpu" and dtype in (np.float32, np.float64) else None
+    if compiled is not None:
+        return compiled.keep_mask(shape, dtype, random._draw_key(), p, kept)
     draws = random.rand(*shape, dtype=None, device=device)
     keep = (draws._data >= p).astype(dtype)
     return keep if kept == 1.0 else keep * dtype.type(kept)
