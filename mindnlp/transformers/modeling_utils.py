@@ -1095,8 +1095,10 @@ def _assign(target, value, adopt):
     target._version[0] += 1
 
 
-# NumPy asks the kernel for 2 MiB pages on allocations at least this large.
+# Weights worth packing onto 2 MiB pages: at least two of them (a block smaller than that
+# could not be aligned to one).
 _HUGE_PAGE_ALLOCATION = 4 << 20
+_HUGE_PAGE = 2 << 20
 
 
 _AUTO_DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
@@ -1143,8 +1145,8 @@ def _one_device(value):
 
 def _pack_weights(model):
     """Copy a generative model's CPU weights that sit on 4 KiB pages (views of a memory-mapped
-    checkpoint, small separate allocations) into one block of memory, which NumPy asks the
-    kernel to back with 2 MiB pages.
+    checkpoint, separate allocations) into one fresh block of memory, which the kernel is
+    asked to back with 2 MiB pages (_huge_page_block).
 
     Decoding reads every weight once per token at the memory's speed, and on 4 KiB pages
     that stream misses the TLB every 4 KiB: a SmolLM2-135M-shaped Llama decodes a token in
@@ -1155,7 +1157,7 @@ def _pack_weights(model):
     across a batch, keep the copy-free mapping.
 
     What is copied is a memory unit (`_small_page_unit`): a file tensor's array, or a whole
-    small allocation, so that weights viewing one allocation (a quantized weight is a reshape
+    allocation, so that weights viewing one allocation (a quantized weight is a reshape
     of the array its quantization made; tied or transposed weights) still share memory
     afterwards, each at its place in the unit's copy; a mapped file's tensors never overlap.
     A model larger than half the memory available stays mapped: its pages can then still be
@@ -1171,7 +1173,7 @@ def _pack_weights(model):
     total = sum(spans)
     if not _HUGE_PAGE_ALLOCATION <= total <= _available_memory() // 2:
         return
-    block = np.empty(total, np.uint8)
+    block = _huge_page_block(total)
     offset = 0
     for (unit, tensors), span in zip(units.values(), spans):
         copy = block[offset:offset + unit.nbytes].view(unit.dtype).reshape(unit.shape)
@@ -1179,6 +1181,33 @@ def _pack_weights(model):
         for tensor in tensors:
             tensor._data = copy if tensor._data is unit else _view_in(copy, unit, tensor._data)
         offset += span
+
+
+class _PageBlock(mmap.mmap):
+    """The anonymous memory packed weights live in (_huge_page_block), told apart from a
+    checkpoint's file mapping, whose views _pack_weights copies."""
+
+
+def _huge_page_block(nbytes):
+    """`nbytes` of fresh memory starting on a 2 MiB boundary, the kernel asked to back it with
+    2 MiB pages before anything touches it.
+
+    NumPy makes that request for its own large allocations too, but malloc may serve them from
+    memory the process used and freed before (a model loaded earlier, the float32 weights a
+    quantization replaced), already on 4 KiB pages that the request does not change: of a
+    second SmolLM2-sized model loaded in one process, 49 of 165 MB landed on 2 MiB pages, and
+    its decoding steps took ~1 ms longer than the first model's. A mapping of its own holds no
+    old pages."""
+    # private: a shared anonymous mapping is shared memory, which gets no 2 MiB pages
+    private = {"flags": mmap.MAP_PRIVATE} if hasattr(mmap, "MAP_PRIVATE") else {}
+    block = _PageBlock(-1, nbytes + _HUGE_PAGE, **private)
+    try:
+        block.madvise(mmap.MADV_HUGEPAGE)
+    except (AttributeError, OSError):     # no such advice on this system: 4 KiB pages, still one block
+        pass
+    whole = np.frombuffer(block, np.uint8)
+    start = -whole.ctypes.data % _HUGE_PAGE
+    return whole[start:start + nbytes]
 
 
 def _view_in(copy, unit, array):
@@ -1203,17 +1232,19 @@ def _available_memory():
 
 
 def _small_page_unit(array):
-    """The memory to copy for an array on 4 KiB pages, or None: the array itself where it views
-    a memory-mapped file (its copy is row-ordered), or the small row-ordered allocation it owns
-    or views (NumPy gives 2 MiB pages only to allocations of 4 MiB and more)."""
+    """The memory to copy for an array that may sit on 4 KiB pages, or None (already packed):
+    the array itself where it views a memory-mapped file (its copy is row-ordered), or the
+    row-ordered allocation it owns or views, whatever its size (see _huge_page_block)."""
     root = array
     while getattr(root, "base", None) is not None:    # views, and as_strided's interface objects
         root = root.base
     if isinstance(root, memoryview):
         root = root.obj
+    if isinstance(root, _PageBlock):
+        return None
     if isinstance(root, mmap.mmap):
         return array
-    if isinstance(root, np.ndarray) and root.nbytes < _HUGE_PAGE_ALLOCATION and root.flags.c_contiguous:
+    if isinstance(root, np.ndarray) and root.flags.c_contiguous:
         return root
     return None
 
