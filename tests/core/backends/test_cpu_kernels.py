@@ -297,7 +297,7 @@ def test_matmul_split_by_rows_or_columns(m, k, n, with_bias, weight_layout):
 def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side, monkeypatch):
     """Both ways a machine may choose to read the weight rows (cpu_jit_parallel.side_by_side)
     give the product, with rows left over after the passes of four; the choice itself is made
-    once and kept."""
+    once and kept. A row of x gives the same bits alone (a decoding step) as in a batch."""
     from mindnlp.core.backends import cpu_jit
 
     kernels = cpu_jit.parallel()
@@ -305,12 +305,14 @@ def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side
         pytest.skip("no numba pool here")
     assert kernels.side_by_side() in (True, False) and kernels.side_by_side() is kernels.side_by_side()
     monkeypatch.setattr(kernels, "_side_by_side", [four_side_by_side])
+    w = RNG.standard_normal((131, 96)).astype(np.float32)
+    a = RNG.standard_normal((3, 96)).astype(np.float32)
+    outs = {}
     for m in (1, 3):
-        a = RNG.standard_normal((m, 96)).astype(np.float32)
-        w = RNG.standard_normal((131, 96)).astype(np.float32)
-        out = np.empty((m, 131), np.float32)
-        kernels.matvec_rows(a, w, None, out)
-        np.testing.assert_allclose(out, a.astype(np.float64) @ w.T.astype(np.float64), rtol=1e-5, atol=1e-4)
+        outs[m] = np.empty((m, 131), np.float32)
+        kernels.matvec_rows(a[:m], w, None, outs[m])
+        np.testing.assert_allclose(outs[m], a[:m].astype(np.float64) @ w.T.astype(np.float64), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(outs[1], outs[3][:1])
 
 
 def test_run_each_calls_every_item_once():
