@@ -315,6 +315,28 @@ def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side
     np.testing.assert_array_equal(outs[1], outs[3][:1])
 
 
+@pytest.mark.parametrize("k", [5, 16, 131])
+def test_matrix_vector_columns_in_passes_of_eight_rows(k):
+    """x @ b for a weight stored (k, n) (GPT-2's Conv1D): each thread's band of b's rows in passes
+    of eight and the rows left over, for bands shorter than a pass, a whole pass and several
+    with a rest; a row of x gives the same bits alone as in a batch."""
+    from mindnlp.core.backends import cpu_jit
+
+    kernels = cpu_jit.parallel()
+    if kernels is None:
+        pytest.skip("no numba pool here")
+    b = RNG.standard_normal((k, 70)).astype(np.float32)
+    bias = RNG.standard_normal(70).astype(np.float32)
+    a = RNG.standard_normal((3, k)).astype(np.float32)
+    outs = {}
+    for m in (1, 3):
+        outs[m] = np.empty((m, 70), np.float32)
+        kernels.matvec_columns(a[:m], b, bias, outs[m])
+        expected = a[:m].astype(np.float64) @ b.astype(np.float64) + bias
+        np.testing.assert_allclose(outs[m], expected, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(outs[1], outs[3][:1])
+
+
 def test_run_each_calls_every_item_once():
     seen = np.zeros(37, dtype=int)
 
