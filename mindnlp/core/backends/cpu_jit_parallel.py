@@ -145,6 +145,15 @@ def _rows(x, weights, biases, outs, parts, side_by_side):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+def _add_rows(x, b, total, lo, hi):
+    """total += x[lo:hi] @ b[lo:hi], one row of b at a time: the rows a pass of several leaves."""
+    for t in range(lo, hi):
+        c, row = x[t], b[t]
+        for j in range(total.shape[0]):
+            total[j] += c * row[j]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 def _column_band(x, b, total, lo, hi):
     """total += x[lo:hi] @ b[lo:hi] for one row x: eight rows of b per pass over the running
     sums, which then cost a load and a store per eight multiply-adds. Against four rows a pass,
@@ -160,11 +169,7 @@ def _column_band(x, b, total, lo, hi):
             total[j] += (c0 * b0[j] + c1 * b1[j] + c2 * b2[j] + c3 * b3[j]) + \
                 (c4 * b4[j] + c5 * b5[j] + c6 * b6[j] + c7 * b7[j])
         t += 8
-    while t < hi:
-        c0, b0 = x[t], b[t]
-        for j in range(n):
-            total[j] += c0 * b0[j]
-        t += 1
+    _add_rows(x, b, total, t, hi)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -263,11 +268,7 @@ def _attention_values(probs, v, out, lo, hi):
                 for j in range(depth):
                     total[j] += p0 * r0[j] + p1 * r1[j] + p2 * r2[j] + p3 * r3[j]
                 s += 4
-            while s < n:
-                p, row = weights[s], values[s]
-                for j in range(depth):
-                    total[j] += p * row[j]
-                s += 1
+            _add_rows(weights, values, total, s, n)
 
 
 @numba.njit(nogil=True, cache=True)
