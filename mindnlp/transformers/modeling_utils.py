@@ -1095,8 +1095,8 @@ def _assign(target, value, adopt):
     target._version[0] += 1
 
 
-# Weights worth packing onto 2 MiB pages: at least two of them (a block smaller than that
-# could not be aligned to one).
+# A model's weights are packed from this size on (two 2 MiB pages): a smaller model's few
+# TLB misses are not worth the copy.
 _HUGE_PAGE_ALLOCATION = 4 << 20
 _HUGE_PAGE = 2 << 20
 
