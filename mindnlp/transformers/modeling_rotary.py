@@ -18,8 +18,8 @@ import numpy as np
 from .. import core
 from ..core import nn
 from ..core.autograd.function import Function
-from ..core.backends import cpu_kernels
-from ..core.jit.kernels import float32_operands, writing_into
+from ..core.backends import cpu_jit, cpu_kernels
+from ..core.jit.kernels import host_operands, writing_into
 from ..core.jit.lower import generic_kernel, kernel_for
 from ..core.ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
 from .modeling_rope_utils import nested_rope_parameter_keys, rope_init
@@ -82,17 +82,38 @@ class _Rotary(Function):
 @kernel_for(_Rotary)
 def _rotary_kernel(node, graph):
     """The compiled rotation called directly in a replay (twice per layer and decoding step),
-    into the (B, L, H, D) array the replay hands it; the forward where it declines the arrays."""
-    refs = float32_operands(node, graph)
+    into the (B, L, H, D) array the replay hands it; the forward where it declines the arrays.
+    Half arrays take a loop rounding as the forward's half path does, for a decoding step's
+    one position (L = 1, where eager's result and the handed array have the same layout)."""
+    refs = host_operands(node, graph)
     if refs is None or len(refs) != 3 or node.args[3] != 1 or len(graph.slots[node.outputs[0]].shape) != 4:
         return None
-    fallback, rotary = generic_kernel(node, graph), cpu_kernels.rotary
+    fallback = generic_kernel(node, graph)
     batch, heads, length, depth = graph.slots[node.outputs[0]].shape
+    dtype = graph.slots[refs[0].slot].dtype
+    if any(graph.slots[r.slot].dtype != dtype for r in refs):
+        return None
+    if dtype == np.float32:
+        rotary = cpu_kernels.rotary
 
-    def rotate(x, cos, sin, out):
-        result = rotary(x, cos, sin, out)
-        return fallback(x, cos, sin) if result is None else result
-    return writing_into(rotate, ((batch, length, heads, depth), np.float32))
+        def rotate(x, cos, sin, out):
+            result = rotary(x, cos, sin, out)
+            return fallback(x, cos, sin) if result is None else result
+        return writing_into(rotate, ((batch, length, heads, depth), np.float32))
+    bits = cpu_jit.half_bits()
+    if dtype not in HALF_NP or bits is None or length != 1 or depth % 2 or \
+            len(graph.slots[refs[1].slot].shape) != 3:
+        return None
+    kind = bits.FLOAT16 if dtype == np.float16 else bits.BFLOAT16
+
+    def rotate_half_dtype(x, cos, sin, out):
+        rows = x.transpose(0, 2, 1, 3)
+        if not rows.flags.c_contiguous:
+            return fallback(x, cos, sin)
+        bits.rotary_half(rows.view(np.uint16), np.ascontiguousarray(cos).view(np.uint16),
+                         np.ascontiguousarray(sin).view(np.uint16), kind, out.view(np.uint16))
+        return out.transpose(0, 2, 1, 3)
+    return writing_into(rotate_half_dtype, ((batch, length, heads, depth), dtype))
 
 
 def apply_rotary(x, cos, sin, unsqueeze_dim=1):

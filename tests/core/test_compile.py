@@ -476,7 +476,8 @@ def test_graph_mode_switch_compiles_top_level_models():
 @pytest.mark.parametrize("dtype", [core.float32, core.float16, core.bfloat16, core.int64])
 def test_direct_kernels_replay_like_forward(dtype):
     """Arithmetic and view nodes replay through direct NumPy kernels (lower.KERNELS) for the
-    plain dtypes and through the op's forward for the half ones: results equal eager either way."""
+    plain dtypes and as a compiled chain (passes.fuse_elementwise) for the half ones: results
+    equal eager either way."""
     def fn(a, b):
         c = (2 - a) * b + a / 3 - 1
         return c.reshape(2, -1).permute(1, 0)[1:, :], (a + a).view(-1)
@@ -535,6 +536,43 @@ def test_decoding_step_ops_replay_through_direct_kernels():
            "_GeluTanh", "_Silu")
     assert [names[op] for op in ops] == [{"tiny_linears"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
         {"activation"}] * 3
+
+
+@pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
+def test_half_decoding_step_replays_through_direct_kernels(dtype):
+    """A half model's decoding step (Llama's norm: cast to float32, normalise, cast back, scale;
+    its projections, gated product and residual add) replays through compiled kernels that read
+    the half arrays' bits, bit for bit as the ops' forwards compute them in float32 and round:
+    the five projections of the normed row in one launch, the lone multiply and add as chains."""
+    from mindnlp.core.backends import cpu_jit
+    from mindnlp.core.nn.functional.activation import gated_product
+
+    if cpu_jit.half() is None:
+        pytest.skip("the half kernels are numba's, on AVX-512 or AVX2")
+    rng = np.random.default_rng(0)
+    weights = [core.tensor(rng.standard_normal(shape).astype(np.float32) / 8).to(dtype) for shape in
+               [(128, 128), (64, 128), (64, 128), (256, 128), (256, 128), (128, 256), (128,)]]
+
+    def step(x):
+        wq, wk, wv, wg, wu, wd, wn = weights
+        h = wn * F.rms_norm(x.float(), (128,), eps=1e-6).to(dtype)
+        q, k, v = F.linear(h, wq), F.linear(h, wk), F.linear(h, wv)
+        return q, k, v, x + F.linear(gated_product(F.linear(h, wg), F.linear(h, wu)), wd)
+
+    compiled = core.compile(step)
+    with core.no_grad():
+        for _ in range(3):
+            x = core.tensor(rng.standard_normal((1, 1, 128)).astype(np.float32)).to(dtype)
+            _assert_same(compiled(x), step(x))
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    (entry,) = compiled._cache.values()
+    kernels = entry.compiled._replay.__globals__
+    names = {}
+    for i, node in enumerate(entry.compiled.graph.nodes):
+        names.setdefault(node.name, []).append(kernels[f"k{i}"].__name__)
+    assert names == {"Cast": ["widen", "narrow"], "_LayerNorm": ["layer_norm"], "elementwise_chain": [
+        "elementwise_chain", "elementwise_chain"], "linear_many": ["half_linears"],
+        "_GatedProduct": ["gated_half_dtype"], "_Linear": ["half_linears"]}
 
 
 @pytest.mark.parametrize("bits,group_size,scheme,bias", [

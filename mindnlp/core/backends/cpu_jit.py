@@ -194,6 +194,16 @@ def chains():
     return cpu_jit_chains
 
 
+def half_bits():
+    """Loops over bfloat16/float16 arrays read as their bits (cpu_jit_bits), or None when numba
+    is not installed."""
+    if load() is None:
+        return None
+    from . import cpu_jit_bits
+
+    return cpu_jit_bits
+
+
 def random_masks():
     """Dropout's keep masks drawn by compiled code (cpu_jit_random), or None when numba is not
     installed."""

@@ -22,11 +22,13 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .cpu_jit_bits import BFLOAT16, FLOAT16, narrow, widen
 from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
-from .cpu_jit_parallel import _launch, add_bias, parts, side_by_side
+from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts, side_by_side
 
 _ROWS = 4           # weight rows per pass against one row of x
-KINDS = {"bfloat16": 0, "float16": 1}
+KINDS = {"bfloat16": BFLOAT16, "float16": FLOAT16}
+_NO_ROWS = np.zeros((0, 0), np.uint16)     # no half rows: x given as float32, or no rounded output
 
 
 def _widen(builder, raw, kind, width):
@@ -91,39 +93,65 @@ if WIDTH is not None:
     _four_f16, _one_f16 = _dot(_ROWS, 1, WIDTH, _F16), _dot(1, 1, WIDTH, _F16)
     _eight_f16, _by4_f16, _two_f16 = (_dot(1, xrows, WIDTH, _F16) for xrows in (8, 4, 2))
 
+    @numba.njit(nogil=True, cache=True)
+    def _band(x, w, kind, out, lo, hi, side_by_side):
+        """out[:, lo:hi] = x @ w[lo:hi].T, float32, for the 16-bit weight's bits w."""
+        m = x.shape[0]
+        i = lo
+        if m == 1 and side_by_side:
+            while i + _ROWS <= hi:
+                if kind == _BF16:
+                    out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _four_bf16(w, i, x, 0)
+                else:
+                    out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _four_f16(w, i, x, 0)
+                i += _ROWS
+        while i < hi:
+            r = 0
+            while r + 8 <= m:
+                values = _eight_bf16(w, i, x, r) if kind == _BF16 else _eight_f16(w, i, x, r)
+                for t in range(8):
+                    out[r + t, i] = values[t]
+                r += 8
+            if r + 4 <= m:
+                values4 = _by4_bf16(w, i, x, r) if kind == _BF16 else _by4_f16(w, i, x, r)
+                for t in range(4):
+                    out[r + t, i] = values4[t]
+                r += 4
+            if r + 2 <= m:
+                out[r, i], out[r + 1, i] = _two_bf16(w, i, x, r) if kind == _BF16 else _two_f16(w, i, x, r)
+                r += 2
+            if r < m:
+                out[r, i] = (_one_bf16(w, i, x, r) if kind == _BF16 else _one_f16(w, i, x, r))[0]
+            i += 1
+
+    @numba.njit(nogil=True, cache=True)
+    def _narrow_band(out, kind, narrowed, lo, hi):
+        """narrowed[:, lo:hi] = out[:, lo:hi] rounded to the half dtype, as bits."""
+        for r in range(out.shape[0]):
+            for i in range(lo, hi):
+                narrowed[r, i] = narrow(out[r, i], kind)
+
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _rows_half(x, w, kind, bias, out, parts, side_by_side):
-        n, m = w.shape[0], x.shape[0]
+    def _rows_half(x16, x, kind, weights, biases, outs, narrowed, parts, side_by_side):
+        """outs[t] = x @ weights[t].T (+ biases[t], where not empty), float32, for each weight
+        (the 16-bit weights' bits) in one launch, each thread a band of every weight's rows; a
+        weight's bands are the same alone or with others, so each output is too. x16, where it
+        has rows, is x as half bits, widened into x first; narrowed[t], where it has rows, takes
+        the output rounded to the half dtype (a half linear's result)."""
+        for r in range(x16.shape[0]):
+            for j in range(x16.shape[1]):
+                x[r, j] = widen(x16[r, j], kind)
         for part in numba.prange(parts):
-            lo, hi = n * part // parts, n * (part + 1) // parts
-            i = lo
-            if m == 1 and side_by_side:
-                while i + _ROWS <= hi:
-                    if kind == _BF16:
-                        out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _four_bf16(w, i, x, 0)
-                    else:
-                        out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _four_f16(w, i, x, 0)
-                    i += _ROWS
-            while i < hi:
-                r = 0
-                while r + 8 <= m:
-                    values = _eight_bf16(w, i, x, r) if kind == _BF16 else _eight_f16(w, i, x, r)
-                    for t in range(8):
-                        out[r + t, i] = values[t]
-                    r += 8
-                if r + 4 <= m:
-                    values4 = _by4_bf16(w, i, x, r) if kind == _BF16 else _by4_f16(w, i, x, r)
-                    for t in range(4):
-                        out[r + t, i] = values4[t]
-                    r += 4
-                if r + 2 <= m:
-                    out[r, i], out[r + 1, i] = _two_bf16(w, i, x, r) if kind == _BF16 else _two_f16(w, i, x, r)
-                    r += 2
-                if r < m:
-                    out[r, i] = (_one_bf16(w, i, x, r) if kind == _BF16 else _one_f16(w, i, x, r))[0]
-                i += 1
-            if bias is not None:
-                add_bias(out, bias, lo, hi)
+            for t in range(len(weights)):
+                w, out, bias = weights[t], outs[t], biases[t]
+                n = w.shape[0]
+                lo, hi = n * part // parts, n * (part + 1) // parts
+                _band(x, w, kind, out, lo, hi, side_by_side)
+                if bias.shape[0] > 0:
+                    add_bias(out, bias, lo, hi)
+                if narrowed[t].shape[0] > 0:
+                    _narrow_band(out, kind, narrowed[t], lo, hi)
+
 
 def _probe():
     """A small product of each kind against the float64 product of the same values."""
@@ -135,7 +163,7 @@ def _probe():
                        (KINDS["bfloat16"], (w.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))):
         widened = w if kind == KINDS["float16"] else (bits.astype(np.uint32) << 16).view(np.float32)
         out = np.empty((3, 6), np.float32)
-        _rows_half(x, bits, kind, None, out, parts(), True)
+        _rows_half(_NO_ROWS, x, kind, (bits,), (_NO_BIAS,), (out,), (_NO_ROWS,), parts(), True)
         ok = ok and bool(np.allclose(out, x.astype(np.float64) @ widened.astype(np.float64).T, rtol=1e-5))
     return ok
 
@@ -148,10 +176,33 @@ def rows_half(x, w, bias, out):
     """out (m, N) = x (m, K) float32 @ w.T (+ bias, float32) for a bfloat16 or float16 weight w
     (N, K); False where these kernels cannot serve (no AVX-512/AVX2, K not a multiple of the
     vector width, non-contiguous arrays)."""
-    if not usable() or w.shape[1] % WIDTH or not (w.flags.c_contiguous and x.flags.c_contiguous):
+    if not serves(x.shape[1], (w,)) or not x.flags.c_contiguous:
         return False
     kind = KINDS["float16"] if w.dtype == np.float16 else KINDS["bfloat16"]
     four = side_by_side()
     with _launch:
-        _rows_half(x, w.view(np.uint16), kind, bias, out, parts(), four)
+        _rows_half(_NO_ROWS, x, kind, (w.view(np.uint16),), (_NO_BIAS if bias is None else bias,), (out,),
+                   (_NO_ROWS,), parts(), four)
     return True
+
+
+def serves(k, weights):
+    """Whether the kernels serve rows of width k against these 16-bit weights."""
+    return usable() and not k % WIDTH and all(w.flags.c_contiguous for w in weights)
+
+
+def half_linears(x16, x, weights, biases, outs, narrowed):
+    """narrowed[t] = x16 @ weights[t].T (+ biases[t]) rounded to the half dtype, for a few rows
+    x16 (m, K) and weights (N_t, K) of one half dtype (C-contiguous; narrowed too), in one
+    launch: a half model's decoding projections, computed as a half linear computes each
+    (float32 sums of the widened values, plus the float32 bias, rounded once). x (m, K) and
+    outs[t] (m, N_t) are float32 scratch; biases[t] float32 (N_t,) or None. The caller checks
+    `serves` first."""
+    kind = KINDS["float16"] if x16.dtype == np.float16 else KINDS["bfloat16"]
+    biases = tuple(_NO_BIAS if b is None else b for b in biases)
+    bits = tuple(w.view(np.uint16) for w in weights)
+    four = side_by_side()
+    with _launch:
+        _rows_half(x16.view(np.uint16), x, kind, bits, biases, tuple(outs), tuple(n.view(np.uint16) for n in narrowed),
+                   parts(), four)
+    return narrowed

@@ -28,7 +28,8 @@ from ..nn.functional.attention import ScaledDotProductAttention
 from ..nn.functional.linear import _Linear
 from ..nn.functional.normalization import _LayerNorm
 from ..nn.functional.quantized import CODEBOOKS, _QuantizedLinear
-from ..ops import elementwise, inplace, linalg, shape
+from ..ops import conversion, elementwise, inplace, linalg, shape
+from ..ops._helpers import HALF_NP
 from . import passes
 from .graph import SlotRef
 from .lower import generic_kernel, kernel_for
@@ -209,6 +210,10 @@ def _tiny_products(rows, widths, out_shapes, stored_transposed, fallback):
 @kernel_for(_Linear)
 def _linear(node, graph):
     """x @ w.T (+ bias) of a few rows (a decoding step's projections)."""
+    x_ref, w_ref = node.args[:2]
+    bias = node.args[2] if len(node.args) > 2 else None
+    if graph.slots[x_ref.slot].dtype in HALF_NP:
+        return _half_linears(node, graph, x_ref, (w_ref,), (bias,), generic_kernel(node, graph))
     x_shape, (n, k) = graph.slots[node.args[0].slot].shape, graph.slots[node.args[1].slot].shape
     if not _few_rows(node, graph, x_shape, k, n):
         return None
@@ -259,6 +264,9 @@ def _linear_many(node, graph):
     matrix-vector kernel, where each of them would have taken it alone; tiny weights, which
     cpu_kernels.matmul keeps off that kernel, one after the other in one call."""
     x_ref, weights, biases = node.args
+    if graph.slots[x_ref.slot].dtype in HALF_NP:
+        return _half_linears(node, graph, x_ref, weights, biases,
+                             lambda x, *arrays: passes.linear_many(x, *_weights_and_biases(arrays, biases)))
     x_shape = graph.slots[x_ref.slot].shape
     rows, k = math.prod(x_shape[:-1]), x_shape[-1]
     if cpu_jit.parallel() is None or any(rows * k * graph.slots[w.slot].shape[0] < cpu_kernels.MIN_WORK["matmul"]
@@ -287,6 +295,52 @@ def _linear_many(node, graph):
         compiled.matvec_rows_many(np.ascontiguousarray(x.reshape(rows, k)), ws, bs, outs)
         return tuple(o.reshape(shape) for o, shape in zip(outs, out_shapes))
     return writing_into(linear_many, *specs)
+
+
+def _weights_and_biases(arrays, biases):
+    """The weights and biases (None where the node has none) of a kernel's arrays: the
+    weights, then the biases there are."""
+    count = len(biases)
+    present = iter(arrays[count:])
+    return arrays[:count], tuple(None if b is None else next(present) for b in biases)
+
+
+def _half_linears(node, graph, x_ref, weights, biases, fallback):
+    """Linears of a few bfloat16 or float16 rows against weights of their dtype (a half
+    model's decoding projections; several of them: passes.fuse_shared_input_linears) in one
+    launch of cpu_jit_half's kernel, which widens x, sums in float32 and rounds the outputs
+    to the dtype as the eager op does (ops.linalg._matmul_arrays); `fallback` (x, weights,
+    biases there are) where the eager op would not take that kernel either."""
+    compiled = cpu_jit.half()
+    x = graph.slots[x_ref.slot]
+    rows, k = math.prod(x.shape[:-1]), x.shape[-1]
+    operands = [graph.slots[r.slot] for r in (x_ref,) + tuple(weights) + tuple(b for b in biases if b is not None)]
+    if compiled is None or node.kwargs or rows > cpu_kernels._FEW_ROWS or \
+            any(s.dtype != x.dtype or getattr(s.device, "type", "cpu") != "cpu" for s in operands):
+        return None
+    count = len(weights)
+    widths = [graph.slots[w.slot].shape[0] for w in weights]
+    out_shapes = [graph.slots[o].shape for o in node.outputs]
+    x_scratch = np.empty((rows, k), _F32)
+    scratch = [np.empty((rows, n), _F32) for n in widths]
+
+    def make(arrays):       # the weights and biases there are: the float32 biases, or None where not served
+        ws, bs = _weights_and_biases(arrays, biases)
+        if not compiled.serves(k, ws):
+            return None
+        return tuple(None if b is None else np.ascontiguousarray(b, dtype=_F32).reshape(-1) for b in bs)
+    plans = _PlanFor(make)
+
+    def half_linears(x, *arrays):       # weights, the biases there are, outputs
+        parameters, outs = arrays[:-count], arrays[-count:]
+        float_biases = plans(parameters)
+        if float_biases is None:
+            return fallback(x, *parameters)
+        compiled.half_linears(np.ascontiguousarray(x).reshape(rows, k), x_scratch, parameters[:count], float_biases,
+                              scratch, outs)
+        results = tuple(out.reshape(shape) for out, shape in zip(outs, out_shapes))
+        return results if count > 1 else results[0]
+    return writing_into(half_linears, *[((rows, n), x.dtype) for n in widths])
 
 
 class _PlanFor:
@@ -375,27 +429,32 @@ def _elementwise_chain(node, graph):
     split over the worker threads when there are enough of them. The loop writes rows; where
     eager's result was column-ordered (the chain of transposed operands), the chain's NumPy
     reference keeps that layout instead, so that a reshape of it copies as eager's did."""
-    chains = cpu_jit.chains()
-    if chains is None or not graph.slots[node.outputs[0]].c_contiguous:
+    chains, out_slot = cpu_jit.chains(), graph.slots[node.outputs[0]]
+    if chains is None or not out_slot.c_contiguous:
         return None
     program, refs = node.args[0], node.args[1:]
-    shape = graph.slots[node.outputs[0]].shape
+    shape, dtype = out_slot.shape, out_slot.dtype
     rows, cols = math.prod(shape[:-1]), shape[-1]
     kinds = tuple(passes.broadcast_kind(graph.slots[r.slot].shape, shape) for r in refs)
     views = [_row_view(kind, rows, cols) for kind in kinds]
-    loop = chains.loop(program, kinds)
+    half = None if dtype == _F32 else _half_kind(cpu_jit.half_bits(), dtype)
+    loop = chains.loop(program, kinds, half)
     min_rows = -(-_INLINE // max(cols, 1))
     workers = cpu_kernels.workers
 
     def elementwise_chain(*arrays_and_out):
         inputs = [a.reshape(view) for a, view in zip(arrays_and_out, views)]
         out = arrays_and_out[-1]
-        if rows < 2 * min_rows:         # one part: on the calling thread, without the hand-off
-            loop(0, rows, out, *inputs)
+        if half is not None:        # the loop reads and writes the bits
+            inputs, loop_out = [a.view(np.uint16) for a in inputs], out.view(np.uint16)
         else:
-            workers.run(lambda lo, hi: loop(lo, hi, out, *inputs), rows, min_items=min_rows)
+            loop_out = out
+        if rows < 2 * min_rows:         # one part: on the calling thread, without the hand-off
+            loop(0, rows, loop_out, *inputs)
+        else:
+            workers.run(lambda lo, hi: loop(lo, hi, loop_out, *inputs), rows, min_items=min_rows)
         return out.reshape(shape)
-    return writing_into(elementwise_chain, ((rows, cols), _F32))
+    return writing_into(elementwise_chain, ((rows, cols), dtype))
 
 
 @kernel_for(_LayerNorm)
@@ -425,20 +484,71 @@ def _layer_norm(node, graph):
 
 @kernel_for(_GatedProduct)
 def _gated_product(node, graph):
-    """act(gate) * up of a few rows: the compiled loop over the flat arrays, once."""
+    """act(gate) * up of a few rows: the compiled loop over the flat arrays, once; for half
+    arrays, over their float32 values, the result rounded to the dtype (the op's compute_float)."""
     compiled = cpu_jit.load()
-    refs = float32_operands(node, graph)
+    refs = host_operands(node, graph)
     if compiled is None or refs is None or len(refs) != 2:
         return None
-    gate, up = (graph.slots[r.slot].shape for r in refs)
-    if gate != up or math.prod(gate) > _INLINE:
+    (gate, up), dtype = (graph.slots[r.slot].shape for r in refs), graph.slots[refs[0].slot].dtype
+    if gate != up or math.prod(gate) > _INLINE or graph.slots[refs[1].slot].dtype != dtype:
         return None
     loop = getattr(compiled, "gated_" + node.args[2])
+    if dtype == _F32:
+        def gated(g, u, out):
+            loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
+            return out
+        return writing_into(gated, (gate, _F32))
+    bits = cpu_jit.half_bits()
+    if dtype not in HALF_NP or bits is None:
+        return None
+    kind = _half_kind(bits, dtype)
+    g32, u32, out32 = (np.empty(math.prod(gate), _F32) for _ in range(3))
 
-    def gated(g, u, out):
-        loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
+    def gated_half_dtype(g, u, out):
+        bits.widen_into(_flat_bits(g), kind, g32)
+        bits.widen_into(_flat_bits(u), kind, u32)
+        loop(g32, u32, out32)
+        bits.narrow_into(out32, kind, out.reshape(-1).view(np.uint16))
         return out
-    return writing_into(gated, (gate, _F32))
+    return writing_into(gated_half_dtype, (gate, dtype))
+
+
+def _half_kind(bits, dtype):
+    """cpu_jit_bits' kind of a half dtype."""
+    return bits.FLOAT16 if dtype == np.float16 else bits.BFLOAT16
+
+
+def _flat_bits(a):
+    """A half array's elements as flat uint16 bits, in row order."""
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint16)
+
+
+@kernel_for(conversion.Cast)
+def _cast(node, graph):
+    """A half array widened to float32, or a float32 one rounded to a half dtype, as Cast's
+    forward does (ops._helpers.narrow), by one compiled loop over the flat arrays (a half
+    model's norms cast to float32 and back, twice a layer)."""
+    refs, bits = host_operands(node, graph), cpu_jit.half_bits()
+    out = graph.slots[node.outputs[0]]
+    if refs is None or bits is None or len(refs) != 1 or not out.c_contiguous:
+        return None
+    source = graph.slots[refs[0].slot].dtype
+    if source in HALF_NP and out.dtype == _F32:
+        kind, loop = _half_kind(bits, source), bits.widen_into
+
+        def widen(x, o):
+            loop(_flat_bits(x), kind, o.reshape(-1))
+            return o
+        return writing_into(widen, (out.shape, _F32))
+    if source == _F32 and out.dtype in HALF_NP:
+        kind, loop = _half_kind(bits, out.dtype), bits.narrow_into
+
+        def narrow(x, o):
+            loop(np.ascontiguousarray(x).reshape(-1), kind, o.reshape(-1).view(np.uint16))
+            return o
+        return writing_into(narrow, (out.shape, out.dtype))
+    return None
 
 
 # op -> how its eager forward calls the compiled loop on a flat float32 array.

@@ -22,14 +22,16 @@ the next (a SmolLM-sized step's projections run about 1.2x faster). Each output 
 as its own linear computed it. Quantized linears of one format (bits, codebook, offsets and
 bias or not) that share an input become one `quantized_linear_many` node the same way.
 
-Elementwise chains: float32 elementwise ops that feed one another, each result read only by
-the next (a hand-written norm's `x * rsqrt(var + eps) * w`, a residual scaled and added,
+Elementwise chains: float32 or half elementwise ops that feed one another, each result read
+only by the next (a hand-written norm's `x * rsqrt(var + eps) * w`, a residual scaled and added,
 attention scores scaled and masked), become one `elementwise_chain` node: one compiled loop
 reading each input once and writing only the chain's result (backends.cpu_jit_chains, which
 also says which ops qualify: those rounded exactly, so the loop gives the eager bits). The
 blocks of the model families are already single ops (norms, rotary, gated activations,
 attention); this serves the code users write against the core, and what a compiled
-backward's graph chains.
+backward's graph chains. Half ops (a bfloat16 model's residual adds and norm weights) become
+chains even alone: NumPy's half arithmetic is a slow per-element call, where the loop widens,
+computes in float32 and rounds as the op does.
 """
 import collections
 
@@ -39,6 +41,7 @@ from ..backends import cpu_jit, cpu_kernels
 from ..nn.functional.linear import _Linear
 from ..nn.functional.quantized import _QuantizedLinear, quantized_product
 from ..ops import elementwise, linalg
+from ..ops._helpers import HALF_NP, narrow
 from .graph import NO_GUARD, Node, SlotRef
 
 _F32 = np.dtype(np.float32)
@@ -61,7 +64,8 @@ def matmul_bias(a, b, bias):
 
 
 def linear_many(x, weights, biases):
-    """x @ w.T (+ b) for each weight and bias (None: no bias) of float32 host arrays, as each
+    """x @ w.T (+ b) for each weight and bias (None: no bias) of host arrays of one dtype
+    (float32, bfloat16 or float16), as each
     separate linear layer computed it; a tuple of outputs."""
     rows = x.reshape(-1, x.shape[-1])
     return tuple(linalg._matmul_arrays(np, rows, w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
@@ -170,8 +174,8 @@ def _bias_operand(add, product, slots):
 
 
 def fuse_shared_input_linears(graph):
-    """Replace the linear nodes (float32, or quantized of one format) reading the same few
-    float32 rows by one `linear_many` or `quantized_linear_many` node at the first one's place,
+    """Replace the linear nodes (float32 or half, or quantized of one format) reading the same
+    few rows by one `linear_many` or `quantized_linear_many` node at the first one's place,
     provided their parameters exist there and nothing writes into the input in between."""
     slots = graph.slots
     groups, order = {}, []
@@ -241,7 +245,10 @@ def _shared_input_key(node, slots):
     if any(p.kind not in ("external", "const") for p in params) or rows > cpu_kernels._FEW_ROWS:
         return None
     floats = [xs] + (params if node.op is _Linear else params[1:])   # a quantized weight is integers
-    if any(s.dtype != _F32 for s in floats) or any(getattr(s.device, "type", "cpu") != "cpu" for s in [xs] + params):
+    # float32, or (unquantized) one half dtype throughout: cpu_jit_half's kernel
+    dtypes = (_F32,) + (HALF_NP if node.op is _Linear else ())
+    if xs.dtype not in dtypes or any(s.dtype != xs.dtype for s in floats) or \
+            any(getattr(s.device, "type", "cpu") != "cpu" for s in [xs] + params):
         return None
     return (x.slot,) + fmt
 
@@ -260,16 +267,22 @@ _NUMPY = {
     "square": lambda a: a * a,
 }
 _F32_MAX = float(np.finfo(np.float32).max)
+_CHAIN_DTYPES = (_F32,) + HALF_NP
 
 
 def elementwise_chain(program, *arrays):
     """A chain's result computed instruction by instruction, as its ops computed it (see
-    backends.cpu_jit_chains for the program's form)."""
+    backends.cpu_jit_chains for the program's form): half arrays in float32, each result
+    rounded to their dtype."""
+    dtype = arrays[0].dtype
+    if dtype in HALF_NP:
+        arrays = [a.astype(_F32) for a in arrays]
     results = []
     for name, *operands in program:
         values = [arrays[v] if kind == "in" else results[v] if kind == "tmp" else v for kind, v in operands]
-        results.append(_NUMPY[name](*values))
-    return results[-1]
+        result = _NUMPY[name](*values)
+        results.append(narrow(result, dtype).astype(_F32) if dtype in HALF_NP else result)
+    return narrow(results[-1], dtype) if dtype in HALF_NP else results[-1]
 
 
 def broadcast_kind(shape, out_shape):
@@ -296,8 +309,8 @@ def broadcast_kind(shape, out_shape):
 
 
 def fuse_elementwise(graph):
-    """Replace each chain the module docstring describes (two ops or more, one result shape)
-    by one `elementwise_chain` node at the place of its last op, provided nothing writes into
+    """Replace each chain the module docstring describes (two ops or more, or one of half
+    dtype; one result shape) by one `elementwise_chain` node at the place of its last op, provided nothing writes into
     the chain's inputs between its first op and its last."""
     slots = graph.slots
     instructions = {id(node): _chain_instruction(node, slots) for node in graph.nodes}
@@ -321,8 +334,8 @@ def fuse_elementwise(graph):
     position = {id(node): i for i, node in enumerate(graph.nodes)}
     fused = {}
     for members in chains.values():
-        if len(members) < 2:
-            continue
+        if len(members) < 2 and slots[members[0].outputs[0]].dtype == _F32:
+            continue        # one float32 op: its own kernel serves it (half ops have none)
         program, inputs = _chain_program(members, instructions)
         if _written_between(graph, position[id(members[0])], position[id(members[-1])],
                             {slots[s].root for s in inputs}):
@@ -337,19 +350,21 @@ def fuse_elementwise(graph):
 
 def _chain_instruction(node, slots):
     """(instruction, operands) for a node fuse_elementwise may chain: one of _CHAINED's ops on
-    float32 host arrays (read as broadcast_kind allows) and Python numbers within float32's
-    range, giving a float32 array of at least one dimension and one element; else None."""
+    host arrays of its result's dtype, float32 or half (read as broadcast_kind allows), and
+    Python numbers within float32's range, giving an array of at least one dimension and one
+    element; else None."""
     chained = _CHAINED.get(node.op)
     if chained is None or node.kwargs or node.writes is not None or node.expect is not NO_GUARD or \
             node.tuple_out or len(node.args) != chained[1] or node.outputs[0] is None:
         return None
     out = slots[node.outputs[0]]
-    if out.dtype != _F32 or not out.shape or 0 in out.shape or getattr(out.device, "type", "cpu") != "cpu":
+    if out.dtype not in _CHAIN_DTYPES or not out.shape or 0 in out.shape or \
+            getattr(out.device, "type", "cpu") != "cpu":
         return None
     for arg in node.args:
         if type(arg) is SlotRef:
             slot = slots[arg.slot]
-            if arg.array or slot.dtype != _F32 or getattr(slot.device, "type", "cpu") != "cpu" or \
+            if arg.array or slot.dtype != out.dtype or getattr(slot.device, "type", "cpu") != "cpu" or \
                     broadcast_kind(slot.shape, out.shape) is None:
                 return None
         elif type(arg) not in (int, float) or not abs(arg) <= _F32_MAX:

@@ -48,8 +48,32 @@ def test_rows_against_a_16_bit_weight(half, dtype, rows, four_side_by_side, monk
     _assert_float32_close(out, x, w, bias)
 
 
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+@pytest.mark.parametrize("rows", [1, 3])
+@pytest.mark.parametrize("biased", [True, False])
+def test_half_linears_in_one_launch_equal_each_linear(half, dtype, rows, biased):
+    """Several weights against the same half rows (a step's query/key/value projections): x
+    widened in the kernel and each output rounded there, bit for bit what each product alone
+    gives (rows_half on the widened rows) once rounded as Linear rounds it."""
+    from mindnlp.core.ops._helpers import narrow
+
+    widths = (96, 32, 40)
+    weights = [RNG.standard_normal((n, 128)).astype(np.float32).astype(DTYPES[dtype]) for n in widths]
+    biases = [RNG.standard_normal(n).astype(np.float32) if biased else None for n in widths]
+    x = RNG.standard_normal((rows, 128)).astype(np.float32).astype(DTYPES[dtype])
+    narrowed = [np.empty((rows, n), DTYPES[dtype]) for n in widths]
+    assert half.serves(128, weights)
+    half.half_linears(x, np.empty((rows, 128), np.float32), weights, biases,
+                      [np.empty((rows, n), np.float32) for n in widths], narrowed)
+    for w, b, got in zip(weights, biases, narrowed):
+        alone = np.empty((rows, w.shape[0]), np.float32)
+        assert half.rows_half(x.astype(np.float32), w, b, alone)
+        np.testing.assert_array_equal(got.view(np.uint16), narrow(alone, np.dtype(DTYPES[dtype])).view(np.uint16))
+
+
 def test_widths_it_cannot_serve_are_left_to_the_composed_product(half):
     w = np.ones((8, half.WIDTH + 4), ml_dtypes.bfloat16)
+    assert not half.serves(half.WIDTH + 4, [w]) and not half.serves(half.WIDTH, [w[:, :half.WIDTH]])
     assert not half.rows_half(np.ones((1, half.WIDTH + 4), np.float32), w, None, np.empty((1, 8), np.float32))
 
 

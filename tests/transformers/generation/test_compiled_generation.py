@@ -49,6 +49,37 @@ def test_compiled_static_decoding_equals_eager(name):
     assert len(compiled.graphs) == 1 and compiled.graphs[0].slots[compiled.graphs[0].inputs[0]].shape == (1, 1)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_compiled_half_decoding_equals_eager_bit_for_bit(dtype):
+    """A model loaded in a half dtype (what dtype="auto" gives most checkpoints) decodes compiled
+    exactly as eagerly: its projections, norms' casts, rotations and residual adds replay through
+    kernels that round as the ops do, so every score is the same to the bit."""
+    from mindnlp.core.backends import cpu_jit
+
+    eager = AutoModelForCausalLM.from_pretrained(MODELS["llama"], dtype=dtype).eval()
+    model = AutoModelForCausalLM.from_pretrained(MODELS["llama"], dtype=dtype).eval()
+    compiled = _compiled(model)
+    rng = np.random.default_rng(1)
+    kwargs = dict(max_new_tokens=10, do_sample=False, return_dict_in_generate=True, output_scores=True)
+    for length in (5, 7):
+        ids = core.tensor(rng.integers(0, eager.config.vocab_size, (1, length)))
+        want, got = eager.generate(ids, **kwargs), model.generate(ids, **kwargs)
+        assert got.sequences.tolist() == want.sequences.tolist()
+        for a, b in zip(got.scores, want.scores):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert compiled.breaks == []
+    if cpu_jit.half() is not None:
+        entry = next(iter(compiled._cache.values()))
+        kernels = entry.compiled._replay.__globals__
+        graph, half = entry.compiled.graph, getattr(core, dtype).np_dtype
+
+        def of_half_arrays(node):       # not the casts of positions to float32 for the rotary angles
+            return any(graph.slots[s].dtype == half for s in node.reads() + list(node.outputs[:1]))
+        names = {kernels[f"k{i}"].__name__ for i, node in enumerate(graph.nodes)
+                 if node.name in ("_Rotary", "linear_many", "Cast") and of_half_arrays(node)}
+        assert names == {"rotate_half_dtype", "half_linears", "widen", "narrow"}
+
+
 # One family of each sliding-window kind (window 4 in the fixtures): Mistral slides on every
 # layer, Gemma 2 alternates sliding and full layers, gpt-oss alternates them with attention sinks.
 @pytest.mark.parametrize("name", ["mistral", "gemma2", "gpt_oss"])

@@ -1,0 +1,94 @@
+# Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
+"""One float32 to and from the bits of a 16-bit float, inside compiled loops (imported only
+with numba).
+
+numba has no bfloat16 type, and its float16 arithmetic is not what the core's half ops do:
+those compute in float32 and round each result to the half dtype, as torch's CPU ops do
+(ops._helpers.compute_float). Loops over half arrays therefore read them as uint16 bits,
+`widen` each element (exact), compute in float32 and `narrow` the result: rounded to
+nearest, ties to even, as NumPy's astype rounds it; a NaN stays a NaN of its sign.
+bfloat16 is a float32's upper half, so both directions are bit operations; float16 takes the
+CPU's conversion instructions (LLVM's fpext / fptrunc).
+"""
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+BFLOAT16, FLOAT16 = 0, 1        # the `kind` of half the loops take (cpu_jit_half.KINDS)
+
+_SIGN_FREE, _INFINITY, _QUIET = np.uint32(0x7FFFFFFF), np.uint32(0x7F800000), np.uint32(0x40)
+_SIXTEEN, _ONE_BIT, _BELOW_HALF = np.uint32(16), np.uint32(1), np.uint32(0x7FFF)
+
+
+@intrinsic
+def _float16_bits_to_float(typingctx, bits):
+    def codegen(context, builder, sig, args):
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+    return types.float32(types.uint16), codegen
+
+
+@intrinsic
+def _float_to_float16_bits(typingctx, value):
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+    return types.uint16(types.float32), codegen
+
+
+@numba.njit(inline="always")
+def bfloat16_bits(value):
+    """float32 `value` rounded to bfloat16, as its bits."""
+    u = np.float32(value).view(np.uint32)
+    if (u & _SIGN_FREE) > _INFINITY:
+        return np.uint16((u >> _SIXTEEN) | _QUIET)
+    return np.uint16((u + _BELOW_HALF + ((u >> _SIXTEEN) & _ONE_BIT)) >> _SIXTEEN)
+
+
+@numba.njit(inline="always")
+def widen(bits, kind):
+    """The float32 value of a bfloat16 or float16 (`kind`) given as its uint16 bits."""
+    if kind == BFLOAT16:
+        return np.uint32(np.uint32(bits) << _SIXTEEN).view(np.float32)
+    return _float16_bits_to_float(np.uint16(bits))
+
+
+@numba.njit(inline="always")
+def narrow(value, kind):
+    """float32 `value` rounded to bfloat16 or float16 (`kind`), as its uint16 bits."""
+    if kind == BFLOAT16:
+        return bfloat16_bits(value)
+    return _float_to_float16_bits(np.float32(value))
+
+
+@numba.njit(nogil=True, cache=True)
+def widen_into(bits, kind, out):
+    """out (float32) = the flat half array `bits` widened: a cast to float32."""
+    for i in range(bits.shape[0]):
+        out[i] = widen(bits[i], kind)
+
+
+@numba.njit(nogil=True, cache=True)
+def narrow_into(values, kind, bits):
+    """bits = the flat float32 array `values` rounded to the half dtype: a cast to it."""
+    for i in range(values.shape[0]):
+        bits[i] = narrow(values[i], kind)
+
+
+@numba.njit(nogil=True, cache=True)
+def rotary_half(x, cos, sin, kind, out):
+    """out = x cos + rotate_half(x) sin for half arrays (as bits), each product and the sum
+    rounded to the half dtype as the op computes them (modeling_rotary._Rotary). x, out
+    (B, L, H, D) and cos, sin (B or 1, L, D), all C-contiguous."""
+    half = x.shape[3] // 2
+    for b in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            c, s = cos[b if cos.shape[0] > 1 else 0, i], sin[b if sin.shape[0] > 1 else 0, i]
+            for h in range(x.shape[2]):
+                row, res = x[b, i, h], out[b, i, h]
+                for j in range(half):
+                    x1, x2 = widen(row[j], kind), widen(row[j + half], kind)
+                    first = widen(narrow(x1 * widen(c[j], kind), kind), kind)
+                    res[j] = narrow(first + widen(narrow(-x2 * widen(s[j], kind), kind), kind), kind)
+                    first = widen(narrow(x2 * widen(c[j + half], kind), kind), kind)
+                    res[j + half] = narrow(first + widen(narrow(x1 * widen(s[j + half], kind), kind), kind), kind)
