@@ -17,13 +17,18 @@ import time
 import numba
 import numpy as np
 
+from numba import types
+from numba.extending import overload
+
 from .cpu_jit import load
+from .cpu_jit_bits import widen
 
 _ZERO = np.float32(0.0)
 # cpu_jit's softmax, called inside the attention kernel (numba is there: this module is
 # imported only with it)
 _masked_softmax = load().masked_softmax
 _launch = threading.Lock()     # one launch at a time: numba's pool serves one caller
+_FLOAT32 = -1                  # the `kind` of float32 arrays, beside cpu_jit_bits' half kinds
 # The kernels split their work into `parts`, numba's thread count, passed in: a kernel
 # that asks numba for it cannot be cached. It is read once and kept (set_parts follows
 # core.set_num_threads): numba.get_num_threads() takes a process-wide multiprocessing lock
@@ -74,6 +79,18 @@ def _faster_side_by_side():
                     _rows(x, (w,), (_NO_BIAS,), (out,), parts(), mode)
                 best[mode] = min(best[mode], time.perf_counter() - start)
     return best[True] < best[False]
+
+
+def _value(row, j, kind):
+    """row[j] as a float32: itself, or for a half array read as its bits (uint16) widened
+    (cpu_jit_bits.widen). Decoding attention reads a half model's cache this way, in place."""
+
+
+@overload(_value, inline="always")
+def _value_of(row, j, kind):
+    if isinstance(row.dtype, types.Integer):
+        return lambda row, j, kind: widen(row[j], kind)
+    return lambda row, j, kind: row[j]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -145,12 +162,13 @@ def _rows(x, weights, biases, outs, parts, side_by_side):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _add_rows(x, b, total, lo, hi):
-    """total += x[lo:hi] @ b[lo:hi], one row of b at a time: the rows a pass of several leaves."""
+def _add_rows(x, b, total, lo, hi, kind):
+    """total += x[lo:hi] @ b[lo:hi], one row of b at a time: the rows a pass of several leaves
+    (b float32, or a half array's bits of that `kind`)."""
     for t in range(lo, hi):
         c, row = x[t], b[t]
         for j in range(total.shape[0]):
-            total[j] += c * row[j]
+            total[j] += c * _value(row, j, kind)
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -169,7 +187,7 @@ def _column_band(x, b, total, lo, hi):
             total[j] += (c0 * b0[j] + c1 * b1[j] + c2 * b2[j] + c3 * b3[j]) + \
                 (c4 * b4[j] + c5 * b5[j] + c6 * b6[j] + c7 * b7[j])
         t += 8
-    _add_rows(x, b, total, t, hi)
+    _add_rows(x, b, total, t, hi, _FLOAT32)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -215,10 +233,11 @@ def matvec_columns(x, b, bias, out):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _attention_scores(q, k, scores, lo, hi):
+def _attention_scores(q, k, scores, lo, hi, kind):
     """scores[b H + h, i, s] = q[b, h, i] . k[b, h // groups, s] for the query heads b H + h
-    in [lo, hi), reading the keys' rows in place, four keys per pass (four independent
-    sums share each load of the query, as _rows does with weight rows)."""
+    in [lo, hi), reading the keys' rows in place (float32, or a half cache's bits of that
+    `kind`), four keys per pass (four independent sums share each load of the query, as
+    _rows does with weight rows)."""
     heads, length, depth = q.shape[1], q.shape[2], q.shape[3]
     groups, n = heads // k.shape[1], k.shape[2]
     for item in range(lo, hi):
@@ -232,27 +251,28 @@ def _attention_scores(q, k, scores, lo, hi):
                 t0 = t1 = t2 = t3 = _ZERO
                 for j in range(depth):
                     x = query[j]
-                    t0 += k0[j] * x
-                    t1 += k1[j] * x
-                    t2 += k2[j] * x
-                    t3 += k3[j] * x
+                    t0 += _value(k0, j, kind) * x
+                    t1 += _value(k1, j, kind) * x
+                    t2 += _value(k2, j, kind) * x
+                    t3 += _value(k3, j, kind) * x
                 row[s], row[s + 1], row[s + 2], row[s + 3] = t0, t1, t2, t3
                 s += 4
             while s < n:
                 key = keys[s]
                 total = _ZERO
                 for j in range(depth):
-                    total += query[j] * key[j]
+                    total += query[j] * _value(key, j, kind)
                 row[s] = total
                 s += 1
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _attention_values(probs, v, out, lo, hi):
+def _attention_values(probs, v, out, lo, hi, kind):
     """out[b, h, i] = sum over s of probs[b H + h, i, s] v[b, h // groups, s] for the query
-    heads b H + h in [lo, hi), four value rows per pass: the sum _column_band makes of longer
-    rows eight at a time, which on a head's short rows (64 values) read a cold decoding cache
-    slower (SmolLM2's 3 key/value heads at 2048 positions: 236-244 against 168-181 us)."""
+    heads b H + h in [lo, hi) (v float32, or a half cache's bits of that `kind`), four value
+    rows per pass: the sum _column_band makes of longer rows eight at a time, which on a
+    head's short rows (64 values) read a cold decoding cache slower (SmolLM2's 3 key/value
+    heads at 2048 positions: 236-244 against 168-181 us)."""
     heads, length, depth = out.shape[1], out.shape[2], out.shape[3]
     groups, n = heads // v.shape[1], v.shape[2]
     for item in range(lo, hi):
@@ -266,45 +286,48 @@ def _attention_values(probs, v, out, lo, hi):
                 p0, p1, p2, p3 = weights[s], weights[s + 1], weights[s + 2], weights[s + 3]
                 r0, r1, r2, r3 = values[s], values[s + 1], values[s + 2], values[s + 3]
                 for j in range(depth):
-                    total[j] += p0 * r0[j] + p1 * r1[j] + p2 * r2[j] + p3 * r3[j]
+                    total[j] += p0 * _value(r0, j, kind) + p1 * _value(r1, j, kind) + \
+                        p2 * _value(r2, j, kind) + p3 * _value(r3, j, kind)
                 s += 4
-            _add_rows(weights, values, total, s, n)
+            _add_rows(weights, values, total, s, n, kind)
 
 
 @numba.njit(nogil=True, cache=True)
-def _attention_items(q, k, v, mask, scale, scores, out, lo, hi):
+def _attention_items(q, k, v, kind, mask, scale, scores, out, lo, hi):
     """out for the query heads in [lo, hi): their scores, their softmax (cpu_jit's
     masked_softmax, on their rows of the scores and of a per-head mask) and their values."""
-    _attention_scores(q, k, scores, lo, hi)
+    _attention_scores(q, k, scores, lo, hi, kind)
     if mask is None:
         _masked_softmax(scores[lo:hi], None, scale)
     elif mask.shape[0] == 1:
         _masked_softmax(scores[lo:hi], mask, scale)
     else:
         _masked_softmax(scores[lo:hi], mask[lo:hi], scale)
-    _attention_values(scores, v, out, lo, hi)
+    _attention_values(scores, v, out, lo, hi, kind)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)
-def _split_attention(q, k, v, mask, scale, scores, out, parts):
+def _split_attention(q, k, v, kind, mask, scale, scores, out, parts):
     """_attention_items with the query heads in `parts` bands, one per thread."""
     items = scores.shape[0]
     for part in numba.prange(parts):
-        _attention_items(q, k, v, mask, scale, scores, out, items * part // parts, items * (part + 1) // parts)
+        _attention_items(q, k, v, kind, mask, scale, scores, out, items * part // parts, items * (part + 1) // parts)
 
 
-def attention(q, k, v, mask, scale, out, split):
+def attention(q, k, v, mask, scale, out, split, half=None):
     """out = softmax(q k^T scale + mask) v for q (B, H, L, E), k and v (B, H / groups, S, E)
     and out (B, H, L, E), all C-contiguous float32, mask None or (1 or B H, 1 or L, S), in one
     compiled call: a decoding step runs it in every layer, and three calls (scores, softmax,
-    values) cost it more than their work.
+    values) cost it more than their work. With `half` (a cpu_jit_bits kind), k and v are a half
+    cache's bits (uint16), widened where read: half the bytes of a float32 copy, and no copy.
 
     With `split` the query heads are split over numba's threads (a cache long enough that
     reading it outweighs waking them); otherwise all run on the calling thread."""
     items = q.shape[0] * q.shape[1]
     scores = np.empty((items, q.shape[2], k.shape[2]), np.float32)
+    kind = _FLOAT32 if half is None else half
     if split:
         with _launch:
-            _split_attention(q, k, v, mask, np.float32(scale), scores, out, parts())
+            _split_attention(q, k, v, kind, mask, np.float32(scale), scores, out, parts())
     else:
-        _attention_items(q, k, v, mask, np.float32(scale), scores, out, 0, items)
+        _attention_items(q, k, v, kind, mask, np.float32(scale), scores, out, 0, items)

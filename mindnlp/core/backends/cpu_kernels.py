@@ -59,6 +59,7 @@ _BLOCKS_PER_THREAD = 8
 _F32 = np.float32
 _BF16 = ml_dtypes.bfloat16
 _F32_DTYPE = np.dtype(np.float32)
+_F16_DTYPE, _BF16_DTYPE = np.dtype(np.float16), np.dtype(_BF16)
 
 
 def _flat(a):
@@ -917,6 +918,12 @@ _BLAS_ATTENTION_ROWS = 20
 _SHORT_MIN_QUERIES, _SHORT_MAX_KEYS = 8, 128
 
 
+def _half_kind(dtype):
+    """cpu_jit_bits' kind of a half dtype; None for any other dtype, or without numba."""
+    bits = cpu_jit.half_bits() if dtype in (_F16_DTYPE, _BF16_DTYPE) else None
+    return None if bits is None else bits.FLOAT16 if dtype == _F16_DTYPE else bits.BFLOAT16
+
+
 def small_attention(q, k, v, mask, scale, groups=1):
     """attention's output where no probabilities are saved and there is no dropout
     (inference). Short sequences (from _SHORT_MIN_QUERIES queries per head, up to
@@ -933,16 +940,26 @@ def small_attention(q, k, v, mask, scale, groups=1):
     cache, or no numba pool, go to BLAS on the calling thread, the query heads sharing a
     key/value head multiplied together as keys times queries (the keys' rows are
     contiguous: BLAS reads them in place). The scores are normalised by the compiled masked
-    softmax either way. None where this does not serve (no numba; not 4-d float32 with
-    matching batches).
+    softmax either way. None where this does not serve (no numba; not 4-d float32 or half
+    with matching batches).
+
+    bfloat16 or float16 arrays (all three of one dtype) are computed on their float32 values,
+    the output float32: a decoding step's loops read a half cache's bits in place, widening
+    each value where it is read (cpu_jit_parallel.attention); every other path widens copies.
     """
     compiled = cpu_jit.load()
     if compiled is None or q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or not (
             q.shape[0] == k.shape[0] == v.shape[0] and k.shape[1] * groups == q.shape[1] == v.shape[1] * groups
-            and q.dtype == k.dtype == v.dtype == _F32):
+            and q.dtype == k.dtype == v.dtype and q.dtype in (_F32_DTYPE, _F16_DTYPE, _BF16_DTYPE)):
         return None
     batch, heads, L, E = q.shape
     kv_heads, S = k.shape[1], k.shape[2]
+    half = _half_kind(q.dtype)
+    if q.dtype != _F32_DTYPE:
+        q = q.astype(_F32)
+        if not (L < _SHORT_MIN_QUERIES and cpu_jit.parallel() is not None and k.flags.c_contiguous and
+                v.flags.c_contiguous):      # not the decoding loops (below): they take float32 copies
+            k, v, half = k.astype(_F32), v.astype(_F32), None
     if _SHORT_MIN_QUERIES <= L and S <= _SHORT_MAX_KEYS and not (E % 16 or v.shape[3] % 16):
         short = cpu_jit.short_attention()
         out = None if short is None else short.attention(q, k, v, mask, scale, threads=not workers.inside())
@@ -957,7 +974,9 @@ def small_attention(q, k, v, mask, scale, groups=1):
     if parallel is not None and k.flags.c_contiguous and v.flags.c_contiguous:
         out = np.empty((batch, heads, L, v.shape[3]), _F32)
         mask = _softmax_mask(mask, scores_shape, batch * heads, L)
-        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out,
+        if half is not None:
+            k, v = k.view(np.uint16), v.view(np.uint16)
+        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, half=half,
                            split=k.nbytes + v.nbytes >= _SPLIT_ATTENTION_BYTES and not workers.inside())
         return _in_rows_layout(out)
     rows = groups * L
@@ -971,14 +990,16 @@ def small_attention(q, k, v, mask, scale, groups=1):
         return _in_rows_layout(np.matmul(scores, v).reshape(batch, heads, L, v.shape[3]))
 
 
-def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
+def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale, half=None):
     """small_attention's path for one query per head against keys and values in arrays of
     their own (a decoding step's attention over a static cache), its choices made once for
     these shapes: a function of float32 (q, k, v, [mask,] out) writing the output into out
     ((B, H, 1, E) of v's depth E, C-contiguous) and returning it, or None where small_attention
     would take another path. A compiled replay calls it every token, where small_attention's
     checks cost more than the attention of a short cache itself. The function hands keys or
-    values not C-contiguous back to small_attention, which makes its own output."""
+    values not C-contiguous back to small_attention, which makes its own output. With `half`
+    (a cpu_jit_bits kind), k and v are C-contiguous arrays of that half dtype, read in place
+    as small_attention reads a half cache (q, mask and out float32 still)."""
     parallel = cpu_jit.parallel()
     if cpu_jit.load() is None or parallel is None or len(q_shape) != 4 or len(k_shape) != 4 or len(v_shape) != 4:
         return None
@@ -988,7 +1009,7 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
             or v_shape[2] != keys:
         return None
     groups, scores_shape = heads // k_shape[1], (batch, heads, L, keys)
-    split = 4 * (math.prod(k_shape) + math.prod(v_shape)) >= _SPLIT_ATTENTION_BYTES
+    split = (4 if half is None else 2) * (math.prod(k_shape) + math.prod(v_shape)) >= _SPLIT_ATTENTION_BYTES
     # one row of mask for every head (a padding mask, or the causal mask's row of this step):
     # the (1, 1, S) view _softmax_mask would make of it
     shared_row = mask_shape is not None and mask_shape[-1] == keys and all(d == 1 for d in mask_shape[:-1])
@@ -996,11 +1017,14 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale):
 
     def attention(q, k, v, *mask_and_out):
         mask, out = mask_and_out if len(mask_and_out) == 2 else (None, mask_and_out[0])
-        if not (k.flags.c_contiguous and v.flags.c_contiguous):
+        if half is not None:
+            k, v = k.view(np.uint16), v.view(np.uint16)
+        elif not (k.flags.c_contiguous and v.flags.c_contiguous):
             return small(q, k, v, mask, scale, groups)
         if mask is not None:
             mask = mask.reshape(1, 1, keys) if shared_row else _softmax_mask(mask, scores_shape, batch * heads, L)
-        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, split=split and not workers.inside())
+        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, split=split and not workers.inside(),
+                           half=half)
         return out
     return attention
 

@@ -582,12 +582,19 @@ def _attention(node, graph):
     small_attention, as the op's forward picks it when it need not save them; a decoding
     step's one query per head, its path planned once for the shapes
     (cpu_kernels.decode_attention_plan)."""
-    refs = float32_operands(node, graph)
+    refs = host_operands(node, graph)
     if refs is None or cpu_jit.load() is None:
         return None
     q, k, v, mask, keep, scale, groups = node.args
     q_shape, k_shape = graph.slots[q.slot].shape, graph.slots[k.slot].shape
     if keep is not None or len(q_shape) != 4 or len(k_shape) != 4 or not (mask is None or isinstance(mask, SlotRef)):
+        return None
+    dtype = graph.slots[q.slot].dtype
+    if any(graph.slots[r.slot].dtype != dtype for r in refs):
+        return None
+    if dtype in HALF_NP:
+        return _half_attention(node, graph, dtype)
+    if dtype != _F32:
         return None
     step = cpu_kernels.decode_attention_plan(q_shape, k_shape, graph.slots[v.slot].shape,
                                              None if mask is None else graph.slots[mask.slot].shape, scale)
@@ -602,3 +609,36 @@ def _attention(node, graph):
             return fallback(qa, ka, va) if mask_a is None else fallback(qa, ka, va, mask_a)
         return out
     return attention
+
+
+def _half_attention(node, graph, dtype):
+    """A half model's decoding attention: its query (and mask) widened, its static cache read
+    in place (cpu_kernels.decode_attention_plan with the dtype's kind), the float32 output
+    rounded to the dtype, as the op's forward computes it through small_attention; the forward
+    where the cache is not C-contiguous."""
+    bits = cpu_jit.half_bits()
+    q, k, v, mask = node.args[:4]
+    q_shape, out_shape = graph.slots[q.slot].shape, graph.slots[node.outputs[0]].shape
+    kind = None if bits is None else _half_kind(bits, dtype)
+    step = None if bits is None else cpu_kernels.decode_attention_plan(
+        q_shape, graph.slots[k.slot].shape, graph.slots[v.slot].shape,
+        None if mask is None else graph.slots[mask.slot].shape, node.args[5], half=kind)
+    if step is None:
+        return None
+    fallback = generic_kernel(node, graph)
+    q32, out32 = np.empty(q_shape, _F32), np.empty(out_shape, _F32)
+    mask32 = None if mask is None else np.empty(graph.slots[mask.slot].shape, _F32)
+
+    def attention_half_dtype(qa, ka, va, *mask_and_out):
+        if not (ka.flags.c_contiguous and va.flags.c_contiguous):
+            return fallback(qa, ka, va, *mask_and_out[:-1])
+        bits.widen_into(_flat_bits(qa), kind, q32.reshape(-1))
+        if mask32 is not None:
+            bits.widen_into(_flat_bits(mask_and_out[0]), kind, mask32.reshape(-1))
+            step(q32, ka, va, mask32, out32)
+        else:
+            step(q32, ka, va, out32)
+        out = mask_and_out[-1]
+        bits.narrow_into(out32.reshape(-1), kind, out.reshape(-1).view(np.uint16))
+        return out
+    return writing_into(attention_half_dtype, (out_shape, dtype))

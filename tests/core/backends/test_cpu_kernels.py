@@ -8,6 +8,7 @@ numba-compiled kernels (skipped where numba is absent) and with the NumPy ones.
 """
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 import scipy.special
@@ -237,6 +238,38 @@ def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_s
     np.testing.assert_array_equal(plan(q, k_view, v_view, mask, out),
                                   K.small_attention(q, k_view, v_view, mask, 0.3, groups))
     assert K.decode_attention_plan((batch, kv_heads * groups, 2, depth), k.shape, v.shape, None, 0.3) is None
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+@pytest.mark.parametrize("q_shape,kv_shape,mask_shape,groups", [
+    ((1, 6, 1, 16), (1, 2, 40, 16), (1, 1, 1, 40), 3),     # a decoding step: the loops read the half cache
+    ((2, 4, 5, 16), (2, 2, 9, 16), None, 2),               # a few queries: the loops too
+    ((5, 4, 24, 16), (5, 4, 24, 16), (5, 1, 1, 24), 1),    # a short sequence: float32 copies
+])
+@pytest.mark.parametrize("cache", ["own", "own, split over threads", "view"])
+def test_small_attention_of_half_arrays_computes_on_their_float32_values(dtype, q_shape, kv_shape, mask_shape,
+                                                                         groups, cache, kernel_flavour, monkeypatch):
+    """bfloat16/float16 queries, keys and values give small_attention's float32 output for
+    their widened values, whether its loops read a half cache's bits in place or it widens
+    copies (other paths, views of a longer cache); a replay's plan with the dtype's kind
+    gives small_attention's bits."""
+    if kernel_flavour == "numpy":
+        pytest.skip("the half path is numba's loops")
+    q, k, v, mask, _ = _attention_case(q_shape, kv_shape, mask_shape)
+    q, k, v = (a.astype(dtype) for a in (q, k, v))
+    if cache == "own, split over threads":
+        monkeypatch.setattr(K, "_SPLIT_ATTENTION_BYTES", 0)
+    if cache == "view":
+        k, v = (np.concatenate([a, a[:, :, :3]], axis=2)[:, :, :a.shape[2]] for a in (k, v))
+    out = K.small_attention(q, k, v, mask, 0.3, groups)
+    widened = K.small_attention(*(a.astype(np.float32) for a in (q, k, v)), mask, 0.3, groups)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, widened, rtol=1e-6, atol=1e-7)
+    if q_shape[2] == 1 and cache != "view":
+        kind = K._half_kind(np.dtype(dtype))
+        plan = K.decode_attention_plan(q.shape, k.shape, v.shape, mask.shape, 0.3, half=kind)
+        planned = np.empty(out.shape, np.float32)
+        np.testing.assert_array_equal(plan(q.astype(np.float32), k, v, mask, planned), out)
 
 
 def _causal_mask(L, S, fill, dead_row=None):

@@ -52,8 +52,9 @@ def test_compiled_static_decoding_equals_eager(name):
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_compiled_half_decoding_equals_eager_bit_for_bit(dtype):
     """A model loaded in a half dtype (what dtype="auto" gives most checkpoints) decodes compiled
-    exactly as eagerly: its projections, norms' casts, rotations and residual adds replay through
-    kernels that round as the ops do, so every score is the same to the bit."""
+    exactly as eagerly: its projections, norms' casts, rotations, attention over the half cache
+    and residual adds replay through kernels that round as the ops do, so every score is the
+    same to the bit."""
     from mindnlp.core.backends import cpu_jit
 
     eager = AutoModelForCausalLM.from_pretrained(MODELS["llama"], dtype=dtype).eval()
@@ -76,8 +77,9 @@ def test_compiled_half_decoding_equals_eager_bit_for_bit(dtype):
         def of_half_arrays(node):       # not the casts of positions to float32 for the rotary angles
             return any(graph.slots[s].dtype == half for s in node.reads() + list(node.outputs[:1]))
         names = {kernels[f"k{i}"].__name__ for i, node in enumerate(graph.nodes)
-                 if node.name in ("_Rotary", "linear_many", "Cast") and of_half_arrays(node)}
-        assert names == {"rotate_half_dtype", "half_linears", "widen", "narrow"}
+                 if node.name in ("_Rotary", "linear_many", "Cast", "ScaledDotProductAttention") and
+                 of_half_arrays(node)}
+        assert names == {"rotate_half_dtype", "half_linears", "widen", "narrow", "attention_half_dtype"}
 
 
 # One family of each sliding-window kind (window 4 in the fixtures): Mistral slides on every

@@ -96,24 +96,25 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def forward(ctx, q, k, v, mask, keep, scale, groups):
         xp = xp_of(q)
-        qa, ka, va = _float32(q._data), _float32(k._data), _float32(v._data)
         mask_a = _float32(mask._data) if mask is not None else None
-        kv_lead = ka.shape[:-3] + (ka.shape[-3] * groups,) if groups > 1 else ka.shape[:-2]
-        scores = math.prod(np.broadcast_shapes(qa.shape[:-2], kv_lead)) * qa.shape[-2] * ka.shape[-2]
         need_probs = any(ctx.needs_input_grad)
         # Inference (no probabilities to save, no dropout) has a kernel of its own, which
-        # decides by shape between decoding's loops and the work units of longer queries.
+        # decides by shape between decoding's loops and the work units of longer queries; it
+        # takes half arrays as they are (a decoding step reads a half cache in place).
         small = None if keep is not None or need_probs else fused_kernel("small_attention", q)
-        out = small(qa, ka, va, mask_a, scale, groups) if small is not None else None
-        kernel = None if out is not None else fused_kernel("attention", q, work=scores)
-        if out is not None:
-            probs = None
-        elif kernel is not None:
-            out, probs = kernel(qa, ka, va, mask_a, keep, scale, groups, need_probs=need_probs)
-        elif groups > 1:
-            out, probs = _grouped_forward(xp, qa, ka, va, mask_a, keep, scale, groups)
-        else:
-            out, probs = _composed_forward(xp, qa, ka, va, mask_a, keep, scale)
+        out = small(q._data, k._data, v._data, mask_a, scale, groups) if small is not None else None
+        probs = None
+        if out is None:
+            qa, ka, va = _float32(q._data), _float32(k._data), _float32(v._data)
+            kv_lead = ka.shape[:-3] + (ka.shape[-3] * groups,) if groups > 1 else ka.shape[:-2]
+            scores = math.prod(np.broadcast_shapes(qa.shape[:-2], kv_lead)) * qa.shape[-2] * ka.shape[-2]
+            kernel = fused_kernel("attention", q, work=scores)
+            if kernel is not None:
+                out, probs = kernel(qa, ka, va, mask_a, keep, scale, groups, need_probs=need_probs)
+            elif groups > 1:
+                out, probs = _grouped_forward(xp, qa, ka, va, mask_a, keep, scale, groups)
+            else:
+                out, probs = _composed_forward(xp, qa, ka, va, mask_a, keep, scale)
         ctx.scale, ctx.groups = scale, groups
         # Saved as tensors so that the engine frees them once backward has run.
         ctx.save_for_backward(q, k, v, mask, wrap(probs) if probs is not None else None, wrap(out),
