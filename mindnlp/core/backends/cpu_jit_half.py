@@ -188,7 +188,7 @@ def rows_half(x, w, bias, out):
 
 def serves(k, weights):
     """Whether the kernels serve rows of width k against these 16-bit weights."""
-    return usable() and not k % WIDTH and all(w.flags.c_contiguous for w in weights)
+    return usable() and k > 0 and not k % WIDTH and all(w.flags.c_contiguous for w in weights)
 
 
 def half_linears(x16, x, weights, biases, outs, narrowed):

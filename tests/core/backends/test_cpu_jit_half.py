@@ -74,6 +74,7 @@ def test_half_linears_in_one_launch_equal_each_linear(half, dtype, rows, biased)
 def test_widths_it_cannot_serve_are_left_to_the_composed_product(half):
     w = np.ones((8, half.WIDTH + 4), ml_dtypes.bfloat16)
     assert not half.serves(half.WIDTH + 4, [w]) and not half.serves(half.WIDTH, [w[:, :half.WIDTH]])
+    assert not half.serves(0, [np.ones((8, 0), ml_dtypes.bfloat16)])     # no row to sum: the composed product
     assert not half.rows_half(np.ones((1, half.WIDTH + 4), np.float32), w, None, np.empty((1, 8), np.float32))
 
 
