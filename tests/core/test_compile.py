@@ -575,6 +575,37 @@ def test_half_decoding_step_replays_through_direct_kernels(dtype):
         "_GatedProduct": ["gated_half_dtype"], "_Linear": ["half_linears"]}
 
 
+@pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
+def test_half_gpt2_like_step_replays_through_direct_kernels(dtype):
+    """GPT-2's block in a half dtype: layer norms with half weight and bias, Conv1D products by
+    weights stored (in, out) with biases (addmm) or without, and tanh-GELU replay through
+    compiled kernels on the arrays' float32 values, rounded as the ops round, to the bit."""
+    from mindnlp.core.backends import cpu_jit
+
+    if cpu_jit.parallel() is None:
+        pytest.skip("the direct kernels are numba's")
+    rng = np.random.default_rng(0)
+    w_in, b_in, w_out, gamma, beta = (core.tensor(rng.standard_normal(shape).astype(np.float32) / 4).to(dtype)
+                                      for shape in [(96, 160), (160,), (160, 96), (96,), (96,)])
+
+    def step(x):
+        h = F.layer_norm(x, (96,), gamma, beta, 1e-5)
+        inner = F.gelu(core.addmm(b_in, h.view(1, 96), w_in), approximate="tanh")
+        return x + core.matmul(inner, w_out).view(1, 1, 96)
+
+    compiled = core.compile(step)
+    with core.no_grad():
+        for _ in range(3):
+            x = core.tensor(rng.standard_normal((1, 1, 96)).astype(np.float32)).to(dtype)
+            _assert_same(compiled(x), step(x))
+    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    (entry,) = compiled._cache.values()
+    kernels = entry.compiled._replay.__globals__
+    names = {node.name: kernels[f"k{i}"].__name__ for i, node in enumerate(entry.compiled.graph.nodes)}
+    assert {names[op] for op in ("_LayerNorm", "BiasedMatMul", "MatMul", "_GeluTanh")} == {
+        "layer_norm_half_dtype", "half_columns", "activation_half_dtype"}
+
+
 @pytest.mark.parametrize("bits,group_size,scheme,bias", [
     (8, None, "symmetric", True), (8, 32, "affine", False), (4, 32, "symmetric", True), (4, 64, "affine", False),
     (4, 64, "nf4", True)])

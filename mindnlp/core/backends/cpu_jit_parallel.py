@@ -86,7 +86,7 @@ def _value(row, j, kind):
     (cpu_jit_bits.widen). Decoding attention reads a half model's cache this way, in place."""
 
 
-@overload(_value, inline="always")
+@overload(_value)
 def _value_of(row, j, kind):
     if isinstance(row.dtype, types.Integer):
         return lambda row, j, kind: widen(row[j], kind)
@@ -172,26 +172,27 @@ def _add_rows(x, b, total, lo, hi, kind):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _column_band(x, b, total, lo, hi):
-    """total += x[lo:hi] @ b[lo:hi] for one row x: eight rows of b per pass over the running
-    sums, which then cost a load and a store per eight multiply-adds. Against four rows a pass,
-    GPT-2 small's 48 Conv1D weights read 30.1 instead of 28.5 GB/s, and a compiled GPT-2 step
-    took 13.2 instead of 14.4 ms, and 18.4 instead of 19.4 in another run (medians of
-    alternating steps in one process)."""
+def _column_band(x, b, total, lo, hi, kind):
+    """total += x[lo:hi] @ b[lo:hi] for one row x (b float32, or a half weight's bits of that
+    `kind`): eight rows of b per pass over the running sums, which then cost a load and a
+    store per eight multiply-adds. Against four rows a pass, GPT-2 small's 48 Conv1D weights
+    read 30.1 instead of 28.5 GB/s, and a compiled GPT-2 step took 13.2 instead of 14.4 ms,
+    and 18.4 instead of 19.4 in another run (medians of alternating steps in one process)."""
     n = b.shape[1]
     t = lo
     while t + 8 <= hi:
         c0, c1, c2, c3, c4, c5, c6, c7 = x[t], x[t + 1], x[t + 2], x[t + 3], x[t + 4], x[t + 5], x[t + 6], x[t + 7]
         b0, b1, b2, b3, b4, b5, b6, b7 = b[t], b[t + 1], b[t + 2], b[t + 3], b[t + 4], b[t + 5], b[t + 6], b[t + 7]
         for j in range(n):
-            total[j] += (c0 * b0[j] + c1 * b1[j] + c2 * b2[j] + c3 * b3[j]) + \
-                (c4 * b4[j] + c5 * b5[j] + c6 * b6[j] + c7 * b7[j])
+            total[j] += (c0 * _value(b0, j, kind) + c1 * _value(b1, j, kind) + c2 * _value(b2, j, kind) +
+                         c3 * _value(b3, j, kind)) + (c4 * _value(b4, j, kind) + c5 * _value(b5, j, kind) +
+                                                      c6 * _value(b6, j, kind) + c7 * _value(b7, j, kind))
         t += 8
-    _add_rows(x, b, total, t, hi, _FLOAT32)
+    _add_rows(x, b, total, t, hi, kind)
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _columns(x, b, bias, out, parts):
+def _columns(x, b, bias, out, parts, kind):
     """Each thread sums x's products with its own band of b's rows (a contiguous stream of
     memory, which DRAM serves best); the bands' partial sums are added at the end. Each row of
     x is summed alone, so a row gives the same bits alone as in a batch."""
@@ -200,7 +201,7 @@ def _columns(x, b, bias, out, parts):
     partial = np.zeros((parts, m, n), np.float32)
     for part in numba.prange(parts):
         for r in range(m):
-            _column_band(x[r], b, partial[part, r], k * part // parts, k * (part + 1) // parts)
+            _column_band(x[r], b, partial[part, r], k * part // parts, k * (part + 1) // parts, kind)
     for r in range(m):
         for j in range(n):
             value = partial[0, r, j]
@@ -226,10 +227,11 @@ def matvec_rows_many(x, weights, biases, outs):
         _rows(x, tuple(weights), biases, tuple(outs), parts(), four)
 
 
-def matvec_columns(x, b, bias, out):
-    """out = x @ b (+ bias): x (m, k), b (k, n) and out (m, n) C-contiguous float32."""
+def matvec_columns(x, b, bias, out, half=None):
+    """out = x @ b (+ bias): x (m, k), b (k, n) and out (m, n) C-contiguous float32; with `half`
+    (a cpu_jit_bits kind), b is a half weight's bits (uint16), widened where read."""
     with _launch:
-        _columns(x, b, bias, out, parts())
+        _columns(x, b, bias, out, parts(), _FLOAT32 if half is None else half)
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})

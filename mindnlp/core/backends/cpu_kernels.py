@@ -648,10 +648,17 @@ def half_matmul(a, b, bias=None):
     dtype given as its transpose b (K, N) (Linear's weight.T), without converting the weight
     to float32 whole: a few rows (decoding) widen it in registers (cpu_jit_half), more rows of
     bfloat16 multiply it with the CPU's bfloat16 dot instruction (cpu_jit_gemm); None
-    where neither serves."""
+    where neither serves. A weight stored as (K, N) itself (GPT-2's Conv1D) takes, for a few
+    rows, the matrix-vector loops' column bands reading its 16-bit values in place."""
     if a.ndim != 2 or b.ndim != 2 or b.dtype != a.dtype:
         return None
     few = a.shape[0] <= _FEW_ROWS
+    if few and b.flags.c_contiguous and not b.T.flags.c_contiguous and cpu_jit.parallel() is not None:
+        out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
+        bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+        cpu_jit.parallel().matvec_columns(np.ascontiguousarray(a, dtype=_F32), b.view(np.uint16), bias, out,
+                                          half=_half_kind(a.dtype))
+        return out
     compiled = cpu_jit.half() if few else cpu_jit.gemm("bfloat16") if a.dtype.name == "bfloat16" else None
     if compiled is None:
         return None

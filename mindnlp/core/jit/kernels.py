@@ -232,6 +232,8 @@ def _linear(node, graph):
 @kernel_for(linalg.MatMul)
 def _matmul(node, graph):
     """a @ b of a few rows by a matrix (GPT-2's Conv1D projections)."""
+    if graph.slots[node.args[0].slot].dtype in HALF_NP:
+        return _half_columns(node, graph, generic_kernel(node, graph))
     a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args)
     if len(a_shape) != 2 or len(b_shape) != 2 or not _few_rows(node, graph, a_shape, *b_shape):
         return None
@@ -247,6 +249,8 @@ def _matmul(node, graph):
 def _matmul_bias(node, graph):
     """a @ b + bias of a few rows (GPT-2's Conv1D projections, addmm's one op, or a product
     and an add fused by passes.fuse_bias_add)."""
+    if graph.slots[node.args[0].slot].dtype in HALF_NP:
+        return _half_columns(node, graph, passes.matmul_bias)
     a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args[:2])
     if not _few_rows(node, graph, a_shape, *b_shape):
         return None
@@ -341,6 +345,38 @@ def _half_linears(node, graph, x_ref, weights, biases, fallback):
         results = tuple(out.reshape(shape) for out, shape in zip(outs, out_shapes))
         return results if count > 1 else results[0]
     return writing_into(half_linears, *[((rows, n), x.dtype) for n in widths])
+
+
+def _half_columns(node, graph, fallback):
+    """a @ b (+ bias) of a few half rows by a half weight stored (K, N) (GPT-2's Conv1D in
+    bfloat16 or float16): a widened, the column bands reading b's 16-bit values in place, the
+    float32 result rounded to the dtype, as the op computes it (cpu_kernels.half_matmul);
+    `fallback` (the node's arrays) where b is not laid out that way."""
+    refs, parallel, bits = host_operands(node, graph), cpu_jit.parallel(), cpu_jit.half_bits()
+    if refs is None or parallel is None or bits is None:
+        return None
+    a_shape, b_shape = (graph.slots[r.slot].shape for r in node.args[:2])
+    if len(a_shape) != 2 or len(b_shape) != 2:
+        return None
+    (rows, k), (k_b, n) = a_shape, b_shape
+    dtype = graph.slots[refs[0].slot].dtype
+    if len(refs) != len(node.args) or k_b != k or rows > cpu_kernels._FEW_ROWS or \
+            any(graph.slots[r.slot].dtype != dtype for r in refs):
+        return None
+    kind = _half_kind(bits, dtype)
+    x32, out32 = np.empty((rows, k), _F32), np.empty((rows, n), _F32)
+    float_bias = _PlanFor(lambda arrays: np.ascontiguousarray(arrays[0], dtype=_F32).reshape(-1))
+
+    def half_columns(a, b, *bias_and_out):
+        if not b.flags.c_contiguous or b.T.flags.c_contiguous:
+            return fallback(a, b, *bias_and_out[:-1])
+        bits.widen_into(_flat_bits(a), kind, x32.reshape(-1))
+        bias = float_bias(bias_and_out[:1]) if len(bias_and_out) == 2 else None
+        parallel.matvec_columns(x32, b.view(np.uint16), bias, out32, half=kind)
+        out = bias_and_out[-1]
+        bits.narrow_into(out32.reshape(-1), kind, out.reshape(-1).view(np.uint16))
+        return out
+    return writing_into(half_columns, ((rows, n), dtype))
 
 
 class _PlanFor:
@@ -459,11 +495,17 @@ def _elementwise_chain(node, graph):
 
 @kernel_for(_LayerNorm)
 def _layer_norm(node, graph):
-    """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once."""
+    """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once; for a
+    half x, over its float32 values (and the weight's and bias's, widened once), the result
+    rounded to its dtype, as the op computes it."""
     compiled = cpu_jit.load()
-    refs = float32_operands(node, graph)
+    refs = host_operands(node, graph)
     x_shape = graph.slots[node.args[0].slot].shape
     if compiled is None or refs is None or math.prod(x_shape) > _INLINE:
+        return None
+    dtype, bits = graph.slots[refs[0].slot].dtype, cpu_jit.half_bits()
+    half = dtype in HALF_NP and bits is not None
+    if not (dtype == _F32 or half) or any(graph.slots[r.slot].dtype not in (_F32, dtype) for r in refs):
         return None
     _, weight, bias, dims, eps, centered = node.args
     width = math.prod(x_shape[len(x_shape) - len(dims):])
@@ -472,14 +514,28 @@ def _layer_norm(node, graph):
     mean, rstd = np.zeros(rows, _F32), np.empty(rows, _F32)     # scratch: the replay keeps no statistics
     eps, norm = np.float32(eps), compiled.layer_norm
     has_weight, has_bias = weight is not None, bias is not None
+    if not half:
+        def layer_norm(x, *arrays):      # (weight,) (bias,) out
+            w = arrays[0].reshape(width) if has_weight else ones
+            b = arrays[has_weight].reshape(width) if has_bias else zeros
+            out = arrays[-1]
+            norm(np.ascontiguousarray(x).reshape(rows, width), w, b, eps, centered, out, mean, rstd)
+            return out.reshape(x_shape)
+        return writing_into(layer_norm, ((rows, width), _F32))
+    kind = _half_kind(bits, dtype)
+    widened = _PlanFor(lambda arrays: [np.ascontiguousarray(a, dtype=_F32).reshape(width) for a in arrays])
+    x32, out32 = np.empty((rows, width), _F32), np.empty((rows, width), _F32)
 
-    def layer_norm(x, *arrays):      # (weight,) (bias,) out
-        w = arrays[0].reshape(width) if has_weight else ones
-        b = arrays[has_weight].reshape(width) if has_bias else zeros
+    def layer_norm_half_dtype(x, *arrays):      # (weight,) (bias,) out
+        parameters = widened(arrays[:-1])
+        w = parameters[0] if has_weight else ones
+        b = parameters[has_weight] if has_bias else zeros
+        bits.widen_into(_flat_bits(x), kind, x32.reshape(-1))
+        norm(x32, w, b, eps, centered, out32, mean, rstd)
         out = arrays[-1]
-        norm(np.ascontiguousarray(x).reshape(rows, width), w, b, eps, centered, out, mean, rstd)
+        bits.narrow_into(out32.reshape(-1), kind, out.reshape(-1).view(np.uint16))
         return out.reshape(x_shape)
-    return writing_into(layer_norm, ((rows, width), _F32))
+    return writing_into(layer_norm_half_dtype, ((rows, width), dtype))
 
 
 @kernel_for(_GatedProduct)
@@ -561,19 +617,32 @@ _ACTIVATIONS = {_GeluTanh: lambda c: lambda x, out: c.gated_gelu_tanh(x, None, o
 def _activation(node, graph):
     """GELU or SiLU of a few rows: the compiled loop once, without the forward's dispatch
     through the backend's kernel table and work splitting (tens of microseconds on a
-    3072-wide row, ten times the loop)."""
-    compiled = cpu_jit.load()
-    if compiled is None or float32_operands(node, graph) is None:
+    3072-wide row, ten times the loop); for a half x, over its float32 values, the result
+    rounded to its dtype (the op's compute_float)."""
+    compiled, refs = cpu_jit.load(), host_operands(node, graph)
+    if compiled is None or refs is None or len(refs) != 1:
         return None
-    shape = graph.slots[node.args[0].slot].shape
+    shape, dtype = graph.slots[node.args[0].slot].shape, graph.slots[refs[0].slot].dtype
     if math.prod(shape) > _INLINE:
         return None
     loop = _ACTIVATIONS[node.op](compiled)
+    if dtype == _F32:
+        def activation(x, out):
+            loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+            return out
+        return writing_into(activation, (shape, _F32))
+    bits = cpu_jit.half_bits()
+    if dtype not in HALF_NP or bits is None:
+        return None
+    kind = _half_kind(bits, dtype)
+    x32, out32 = np.empty(math.prod(shape), _F32), np.empty(math.prod(shape), _F32)
 
-    def activation(x, out):
-        loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+    def activation_half_dtype(x, out):
+        bits.widen_into(_flat_bits(x), kind, x32)
+        loop(x32, out32)
+        bits.narrow_into(out32, kind, out.reshape(-1).view(np.uint16))
         return out
-    return writing_into(activation, (shape, _F32))
+    return writing_into(activation_half_dtype, (shape, dtype))
 
 
 @kernel_for(ScaledDotProductAttention)

@@ -272,6 +272,25 @@ def test_small_attention_of_half_arrays_computes_on_their_float32_values(dtype, 
         np.testing.assert_array_equal(plan(q.astype(np.float32), k, v, mask, planned), out)
 
 
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+@pytest.mark.parametrize("rows", [1, 3])
+def test_half_product_by_a_weight_stored_in_by_out_reads_it_in_place(dtype, rows, kernel_flavour):
+    """A few half rows times a half weight stored (K, N) (GPT-2's Conv1D in bfloat16): the
+    matrix-vector loops' column bands read its 16-bit values where they lie, giving the float32
+    product (+ bias) of the widened values, as the float32 bands give it."""
+    if kernel_flavour == "numpy":
+        pytest.skip("the column bands are numba's")
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((rows, 131)).astype(np.float32).astype(dtype)
+    b = rng.standard_normal((131, 70)).astype(np.float32).astype(dtype)
+    bias = rng.standard_normal(70).astype(np.float32).astype(dtype)
+    out = K.half_matmul(a, b, bias)
+    expected = np.empty((rows, 70), np.float32)
+    assert K._matvec(a.astype(np.float32), b.astype(np.float32), bias.astype(np.float32), expected)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+
+
 def _causal_mask(L, S, fill, dead_row=None):
     mask = np.where(np.tril(np.ones((L, S), bool)), 0.0, fill).astype(np.float32)
     if dead_row is not None:
