@@ -572,7 +572,7 @@ def test_half_decoding_step_replays_through_direct_kernels(dtype):
         names.setdefault(node.name, []).append(kernels[f"k{i}"].__name__)
     assert names == {"Cast": ["widen", "narrow"], "_LayerNorm": ["layer_norm"], "elementwise_chain": [
         "elementwise_chain", "elementwise_chain"], "linear_many": ["half_linears"],
-        "_GatedProduct": ["gated_half_dtype"], "_Linear": ["half_linears"]}
+        "_GatedProduct": ["on_float32_values"], "_Linear": ["half_linears"]}
 
 
 @pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
@@ -603,7 +603,7 @@ def test_half_gpt2_like_step_replays_through_direct_kernels(dtype):
     kernels = entry.compiled._replay.__globals__
     names = {node.name: kernels[f"k{i}"].__name__ for i, node in enumerate(entry.compiled.graph.nodes)}
     assert {names[op] for op in ("_LayerNorm", "BiasedMatMul", "MatMul", "_GeluTanh")} == {
-        "layer_norm_half_dtype", "half_columns", "activation_half_dtype"}
+        "layer_norm_half_dtype", "half_columns", "on_float32_values"}
 
 
 @pytest.mark.parametrize("bits,group_size,scheme,bias", [

@@ -653,6 +653,8 @@ def half_matmul(a, b, bias=None):
     if a.ndim != 2 or b.ndim != 2 or b.dtype != a.dtype:
         return None
     few = a.shape[0] <= _FEW_ROWS
+    if not few and not b.T.flags.c_contiguous:
+        return None     # the bfloat16 dot kernel would take a transposed copy: widening b whole is cheaper
     if few and b.flags.c_contiguous and not b.T.flags.c_contiguous and cpu_jit.parallel() is not None:
         out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
         bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)

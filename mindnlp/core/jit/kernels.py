@@ -555,19 +555,28 @@ def _gated_product(node, graph):
             loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
             return out
         return writing_into(gated, (gate, _F32))
+    return _on_float32_values(loop, 2, gate, dtype)
+
+
+def _on_float32_values(loop, count, shape, dtype):
+    """The replay's kernel of a half op whose forward computes in float32 (compute_float):
+    its `count` half inputs of this shape widened into float32 scratch, loop(*inputs, out)
+    over the flat float32 arrays, and the result rounded into the half output; None where
+    the half loops are not here or the dtype is not a half one."""
     bits = cpu_jit.half_bits()
     if dtype not in HALF_NP or bits is None:
         return None
-    kind = _half_kind(bits, dtype)
-    g32, u32, out32 = (np.empty(math.prod(gate), _F32) for _ in range(3))
+    kind, size = _half_kind(bits, dtype), math.prod(shape)
+    inputs, out32 = [np.empty(size, _F32) for _ in range(count)], np.empty(size, _F32)
 
-    def gated_half_dtype(g, u, out):
-        bits.widen_into(_flat_bits(g), kind, g32)
-        bits.widen_into(_flat_bits(u), kind, u32)
-        loop(g32, u32, out32)
+    def on_float32_values(*arrays_and_out):
+        for array, widened in zip(arrays_and_out, inputs):
+            bits.widen_into(_flat_bits(array), kind, widened)
+        loop(*inputs, out32)
+        out = arrays_and_out[-1]
         bits.narrow_into(out32, kind, out.reshape(-1).view(np.uint16))
         return out
-    return writing_into(gated_half_dtype, (gate, dtype))
+    return writing_into(on_float32_values, (shape, dtype))
 
 
 def _half_kind(bits, dtype):
@@ -631,18 +640,7 @@ def _activation(node, graph):
             loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
             return out
         return writing_into(activation, (shape, _F32))
-    bits = cpu_jit.half_bits()
-    if dtype not in HALF_NP or bits is None:
-        return None
-    kind = _half_kind(bits, dtype)
-    x32, out32 = np.empty(math.prod(shape), _F32), np.empty(math.prod(shape), _F32)
-
-    def activation_half_dtype(x, out):
-        bits.widen_into(_flat_bits(x), kind, x32)
-        loop(x32, out32)
-        bits.narrow_into(out32, kind, out.reshape(-1).view(np.uint16))
-        return out
-    return writing_into(activation_half_dtype, (shape, dtype))
+    return _on_float32_values(loop, 1, shape, dtype)
 
 
 @kernel_for(ScaledDotProductAttention)
