@@ -17,9 +17,11 @@ from ..models.decoder_parity import PAD, Case
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
 # Mixtral's experts run without host-side grouping in the graph (gathering the chosen experts'
-# weights for a decode step); LongRoPE picks its factors inside the graph.
+# weights for a decode step); LongRoPE picks its factors inside the graph; Falcon's ALiBi bias,
+# built over the attention mask's keys, spans a static cache's slots.
 MODELS = {"gpt2": os.path.join(FIXTURES, "gpt2", "gpt2", "model"),
-          **{name: os.path.join(FIXTURES, "decoders", name, "model") for name in ("llama", "mixtral", "llama_rope_longrope")}}
+          **{name: os.path.join(FIXTURES, "decoders", name, "model")
+             for name in ("llama", "mixtral", "llama_rope_longrope", "falcon_alibi")}}
 
 
 def _compiled(model):

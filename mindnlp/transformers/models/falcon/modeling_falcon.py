@@ -46,6 +46,12 @@ def alibi_bias(attention_mask, num_heads, dtype):
     return (slopes[None, :, None] * positions[:, None, :].to(core.bfloat16)).to(dtype)[:, :, None, :]
 
 
+def _over_keys(bias, keys):
+    """The ALiBi bias over a mask's `keys` key slots, zero past its own."""
+    extra = keys - bias.shape[-1]
+    return bias if extra <= 0 else nn.functional.pad(bias, (0, extra))
+
+
 class FalconAttention(DecoderAttention):
     def __init__(self, config, layer_idx):
         super().__init__(config, layer_idx)
@@ -143,8 +149,10 @@ class FalconModel(DecoderModel, FalconPreTrainedModel):
                                        device=inputs_embeds.device)
         bias = alibi_bias(attention_mask, self.config.num_attention_heads, inputs_embeds.dtype)
         bias = bias / math.sqrt(self.config.head_dim)
-        # a mask of None (every key visible) leaves the bias alone
-        return {kind: bias if mask is None else core.where(mask < -1, mask, bias) for kind, mask in masks.items()}
+        # a mask of None (every key visible) leaves the bias alone; a static cache's mask spans
+        # all its slots, those past the attention mask's length masked, so the bias is 0 there
+        return {kind: bias if mask is None else core.where(mask < -1, mask, _over_keys(bias, mask.shape[-1]))
+                for kind, mask in masks.items()}
 
 
 class FalconForCausalLM(GenericForCausalLM, FalconPreTrainedModel, GenerationMixin):
