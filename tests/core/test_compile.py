@@ -543,7 +543,8 @@ def test_half_decoding_step_replays_through_direct_kernels(dtype):
     """A half model's decoding step (Llama's norm: cast to float32, normalise, cast back, scale;
     its projections, gated product and residual add) replays through compiled kernels that read
     the half arrays' bits, bit for bit as the ops' forwards compute them in float32 and round:
-    the five projections of the normed row in one launch, the lone multiply and add as chains."""
+    the norm and its casts as one norm of the half row (passes.fold_norm_casts), the five
+    projections of the normed row in one launch, the lone multiply and add as chains."""
     from mindnlp.core.backends import cpu_jit
     from mindnlp.core.nn.functional.activation import gated_product
 
@@ -570,9 +571,32 @@ def test_half_decoding_step_replays_through_direct_kernels(dtype):
     names = {}
     for i, node in enumerate(entry.compiled.graph.nodes):
         names.setdefault(node.name, []).append(kernels[f"k{i}"].__name__)
-    assert names == {"Cast": ["widen", "narrow"], "_LayerNorm": ["layer_norm"], "elementwise_chain": [
+    assert names == {"_LayerNorm": ["layer_norm_half_dtype"], "elementwise_chain": [
         "elementwise_chain", "elementwise_chain"], "linear_many": ["half_linears"],
         "_GatedProduct": ["on_float32_values"], "_Linear": ["half_linears"]}
+
+
+@pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
+def test_norm_of_a_half_array_cast_to_float32_and_back_is_one_node(dtype):
+    """norm(x.float()).to(x.dtype) replays as one norm of the half array (it widens and rounds
+    once itself), to the bit; where the float32 copy or the float32 norm is read elsewhere, the
+    casts stay."""
+    rng = np.random.default_rng(0)
+    weight = core.tensor(rng.standard_normal(64).astype(np.float32))
+
+    def folded(x):
+        return F.rms_norm(x.float(), (64,), weight, 1e-6).to(dtype) * 3
+
+    def kept(x):
+        wide = x.float()
+        normed = F.layer_norm(wide, (64,), weight, None, 1e-5)
+        return normed.to(dtype), wide.sum()
+
+    for fn, casts in ((folded, 0), (kept, 2)):
+        compiled = _replays_like_eager(lambda x, fn=fn: fn(x.to(dtype)), (2, 3, 64))
+        (entry,) = compiled._cache.values()
+        names = [node.name for node in entry.compiled.graph.nodes]
+        assert names.count("Cast") == casts + 1 and names.count("_LayerNorm") == 1     # + the input's cast
 
 
 @pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])

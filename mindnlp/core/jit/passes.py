@@ -14,6 +14,10 @@ Bias fusion: a float32 matrix product whose only reader adds a bias vector to it
 Conv1D, x @ W + b) becomes one `matmul_bias` node; the product's kernels add the bias as
 they write each output, which rounds each sum as the separate add did.
 
+Norm casts: a half array cast to float32, normalised and cast back (HF's RMSNorm on a half
+model: `norm(x.float()).to(dtype)`, twice a layer) becomes one norm of the half array, which
+computes in float32 and rounds its result once itself: the same bits, two nodes fewer.
+
 Shared-input linears: the linear layers of a decoding step that read the same few rows
 (Llama's query/key/value projections, its gate and up projections) become one `linear_many`
 node, whose matrix-vector kernel streams all their weights in one launch: one wake-up of the
@@ -39,8 +43,9 @@ import numpy as np
 
 from ..backends import cpu_jit, cpu_kernels
 from ..nn.functional.linear import _Linear
+from ..nn.functional.normalization import _LayerNorm
 from ..nn.functional.quantized import _QuantizedLinear, quantized_product
-from ..ops import elementwise, linalg
+from ..ops import conversion, elementwise, linalg
 from ..ops._helpers import HALF_NP, narrow
 from .graph import NO_GUARD, Node, SlotRef
 
@@ -53,6 +58,7 @@ def optimize(graph, arrays):
     fold_constants(graph, arrays)
     eliminate_dead_code(graph)
     fuse_bias_add(graph)
+    fold_norm_casts(graph)
     fuse_shared_input_linears(graph)
     if cpu_jit.chains() is not None:
         fuse_elementwise(graph)
@@ -137,11 +143,7 @@ def eliminate_dead_code(graph):
 def fuse_bias_add(graph):
     """Replace each MatMul + Add(bias) pair the module docstring describes by one matmul_bias
     node, at the Add's place (its operands are all computed by then)."""
-    slots = graph.slots
-    readers = {}
-    for node in graph.nodes:
-        for s in node.reads():
-            readers.setdefault(s, []).append(node)
+    slots, readers = graph.slots, _readers(graph)
     kept_out, viewed = graph.escaping_slots(), _viewed(slots)
     fused = {}
     for node in graph.nodes:
@@ -161,6 +163,54 @@ def fuse_bias_add(graph):
         fused[id(node)] = None
     if fused:
         graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
+
+
+def fold_norm_casts(graph):
+    """Replace each half array cast to float32, normalised and cast back to its dtype (the
+    norm of the module docstring) by one _LayerNorm node of the half array, at the norm's
+    place: the norm's forward widens a half input and rounds its float32 result once, which
+    is what the two casts did."""
+    slots, readers = graph.slots, _readers(graph)
+    kept_out, viewed = graph.escaping_slots(), _viewed(slots)
+
+    def only_reader(slot):
+        users = readers.get(slot, [])
+        return users[0] if len(users) == 1 and slot not in kept_out and slot not in viewed else None
+
+    fused = {}
+    for widen in graph.nodes:
+        if not _plain_cast(widen) or slots[widen.args[0].slot].dtype not in HALF_NP or \
+                slots[widen.outputs[0]].dtype != _F32:
+            continue
+        norm = only_reader(widen.outputs[0])
+        if norm is None or norm.op is not _LayerNorm or norm.kwargs or norm.writes is not None or \
+                norm.expect is not NO_GUARD or type(norm.args[0]) is not SlotRef or \
+                norm.args[0].slot != widen.outputs[0] or norm.reads().count(widen.outputs[0]) != 1 or \
+                widen.outputs[0] in [getattr(a, "slot", None) for a in norm.args[1:]]:
+            continue
+        narrow_back = only_reader(norm.outputs[0])
+        if narrow_back is None or not _plain_cast(narrow_back) or \
+                slots[narrow_back.outputs[0]].dtype != slots[widen.args[0].slot].dtype:
+            continue
+        fused[id(norm)] = Node(_LayerNorm, (widen.args[0],) + tuple(norm.args[1:]), {}, narrow_back.outputs, False)
+        fused[id(widen)] = fused[id(narrow_back)] = None
+    if fused:
+        graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
+
+
+def _plain_cast(node):
+    """Whether the node is a Cast of one array (no in-place write, no guard)."""
+    return node.op is conversion.Cast and not node.kwargs and node.writes is None and node.expect is NO_GUARD \
+        and len(node.args) == 2 and type(node.args[0]) is SlotRef and not node.args[0].array
+
+
+def _readers(graph):
+    """slot -> the nodes reading it, in graph order."""
+    readers = {}
+    for node in graph.nodes:
+        for s in node.reads():
+            readers.setdefault(s, []).append(node)
+    return readers
 
 
 def _bias_operand(add, product, slots):
