@@ -230,8 +230,17 @@ def matvec_rows_many(x, weights, biases, outs):
 def matvec_columns(x, b, bias, out, half=None):
     """out = x @ b (+ bias): x (m, k), b (k, n) and out (m, n) C-contiguous float32; with `half`
     (a cpu_jit_bits kind), b is a half weight's bits (uint16), widened where read."""
+    _check_half(b, half)
     with _launch:
         _columns(x, b, bias, out, parts(), _FLOAT32 if half is None else half)
+
+
+def _check_half(a, half):
+    """A half kind goes with a half array's bits (uint16), none with float32: the loops would
+    otherwise read integers as values."""
+    if (half is not None) != (a.dtype == np.uint16):
+        raise TypeError(f"the loops take float32 values, or uint16 bits with a half kind: got {a.dtype} "
+                        f"with kind {half}")
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
@@ -325,6 +334,7 @@ def attention(q, k, v, mask, scale, out, split, half=None):
 
     With `split` the query heads are split over numba's threads (a cache long enough that
     reading it outweighs waking them); otherwise all run on the calling thread."""
+    _check_half(k, half)
     items = q.shape[0] * q.shape[1]
     scores = np.empty((items, q.shape[2], k.shape[2]), np.float32)
     kind = _FLOAT32 if half is None else half

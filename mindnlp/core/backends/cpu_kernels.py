@@ -655,11 +655,13 @@ def half_matmul(a, b, bias=None):
     few = a.shape[0] <= _FEW_ROWS
     if not few and not b.T.flags.c_contiguous:
         return None     # the bfloat16 dot kernel would take a transposed copy: widening b whole is cheaper
-    if few and b.flags.c_contiguous and not b.T.flags.c_contiguous and cpu_jit.parallel() is not None:
+    half = _half_kind(a.dtype)
+    if few and b.flags.c_contiguous and not b.T.flags.c_contiguous and cpu_jit.parallel() is not None and \
+            half is not None:
         out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
         bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
         cpu_jit.parallel().matvec_columns(np.ascontiguousarray(a, dtype=_F32), b.view(np.uint16), bias, out,
-                                          half=_half_kind(a.dtype))
+                                          half=half)
         return out
     compiled = cpu_jit.half() if few else cpu_jit.gemm("bfloat16") if a.dtype.name == "bfloat16" else None
     if compiled is None:
@@ -966,8 +968,8 @@ def small_attention(q, k, v, mask, scale, groups=1):
     half = _half_kind(q.dtype)
     if q.dtype != _F32_DTYPE:
         q = q.astype(_F32)
-        if not (L < _SHORT_MIN_QUERIES and cpu_jit.parallel() is not None and k.flags.c_contiguous and
-                v.flags.c_contiguous):      # not the decoding loops (below): they take float32 copies
+        if half is None or not (L < _SHORT_MIN_QUERIES and cpu_jit.parallel() is not None and k.flags.c_contiguous
+                                and v.flags.c_contiguous):      # not the decoding loops (below): float32 copies
             k, v, half = k.astype(_F32), v.astype(_F32), None
     if _SHORT_MIN_QUERIES <= L and S <= _SHORT_MAX_KEYS and not (E % 16 or v.shape[3] % 16):
         short = cpu_jit.short_attention()

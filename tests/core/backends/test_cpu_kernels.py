@@ -253,10 +253,11 @@ def test_small_attention_of_half_arrays_computes_on_their_float32_values(dtype, 
     their widened values, whether its loops read a half cache's bits in place or it widens
     copies (other paths, views of a longer cache); a replay's plan with the dtype's kind
     gives small_attention's bits."""
-    if kernel_flavour == "numpy":
-        pytest.skip("the half path is numba's loops")
     q, k, v, mask, _ = _attention_case(q_shape, kv_shape, mask_shape)
     q, k, v = (a.astype(dtype) for a in (q, k, v))
+    if kernel_flavour == "numpy":      # the loops are numba's: the op keeps its composed path
+        assert K.small_attention(q, k, v, mask, 0.3, groups) is None
+        return
     if cache == "own, split over threads":
         monkeypatch.setattr(K, "_SPLIT_ATTENTION_BYTES", 0)
     if cache == "view":
@@ -279,13 +280,14 @@ def test_half_product_by_a_weight_stored_in_by_out_reads_it_in_place(dtype, rows
     matrix-vector loops' column bands read its 16-bit values where they lie, giving the float32
     product (+ bias) of the widened values, as the float32 bands give it; more rows are left
     to the op."""
-    if kernel_flavour == "numpy":
-        pytest.skip("the column bands are numba's")
     rng = np.random.default_rng(3)
     a = rng.standard_normal((rows, 131)).astype(np.float32).astype(dtype)
     b = rng.standard_normal((131, 70)).astype(np.float32).astype(dtype)
     bias = rng.standard_normal(70).astype(np.float32).astype(dtype)
     out = K.half_matmul(a, b, bias)
+    if kernel_flavour == "numpy":      # the column bands are numba's: the op widens the operands
+        assert out is None
+        return
     expected = np.empty((rows, 70), np.float32)
     assert K._matvec(a.astype(np.float32), b.astype(np.float32), bias.astype(np.float32), expected)
     assert out.dtype == np.float32
@@ -753,3 +755,19 @@ def test_rotary_matches_formula_and_keeps_the_projection_layout(kernel_flavour):
     np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
     assert np.swapaxes(out, 1, 2).flags.c_contiguous
     assert K.rotary(np.ascontiguousarray(x), cos, sin) is None          # other layouts: the op's NumPy path
+
+
+def test_matrix_vector_loops_refuse_bits_without_their_kind():
+    """uint16 bits read as float32 values, or float32 values given a half kind, would be silently
+    wrong: the loops raise instead."""
+    parallel = cpu_jit.parallel()
+    if parallel is None:
+        pytest.skip("the loops are numba's, and numba is not installed")
+    x, out = np.ones((1, 8), np.float32), np.empty((1, 4), np.float32)
+    with pytest.raises(TypeError, match="uint16"):
+        parallel.matvec_columns(x, np.ones((8, 4), np.uint16), None, out)
+    with pytest.raises(TypeError, match="uint16"):
+        parallel.matvec_columns(x, np.ones((8, 4), np.float32), None, out, half=0)
+    q, kv = np.ones((1, 2, 1, 8), np.float32), np.ones((1, 2, 4, 8), np.uint16)
+    with pytest.raises(TypeError, match="uint16"):
+        parallel.attention(q, kv, kv, None, 0.5, np.empty((1, 2, 1, 8), np.float32), False)
