@@ -489,10 +489,12 @@ _SMALL_PRODUCT_ON_POOL = 1 << 19
 # A matrix product is split by rows (or, for few rows, by columns) over the workers, each
 # getting at least this many.
 _MIN_ROWS_PER_THREAD = 32
-# Keys and values of at least this many bytes are read by numba's threads together (a
-# decoding step against a cache of a few hundred positions); fewer by the calling thread, and
+# Keys and values of at least this many bytes as float32 are read by numba's threads together
+# (a decoding step against a cache of a few hundred positions); fewer by the calling thread, and
 # so are any inside a worker's part (encode's batches run one per core: splitting one of them
-# again oversubscribes the cores, 1.5% of all-MiniLM-L6-v2's encode).
+# again oversubscribes the cores, 1.5% of all-MiniLM-L6-v2's encode). A half cache counts as
+# float32: its multiply-adds decide, not its bytes (SmolLM2-shaped bfloat16 at 576 positions:
+# 26.8 us split, 40.8 on one thread).
 _SPLIT_ATTENTION_BYTES = 1 << 19
 # Keys and values up to this size that are views (a short sequence's projections, not a
 # cache) are copied for those loops rather than sent to BLAS (a tiny model's: 27 -> 13 us).
@@ -988,7 +990,7 @@ def small_attention(q, k, v, mask, scale, groups=1):
         if half is not None:
             k, v = k.view(np.uint16), v.view(np.uint16)
         parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, half=half,
-                           split=k.nbytes + v.nbytes >= _SPLIT_ATTENTION_BYTES and not workers.inside())
+                           split=4 * (k.size + v.size) >= _SPLIT_ATTENTION_BYTES and not workers.inside())
         return _in_rows_layout(out)
     rows = groups * L
     # (E, rows) C-contiguous: OpenBLAS multiplies a few columns several times faster in this
@@ -1020,7 +1022,7 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale, half=Non
             or v_shape[2] != keys:
         return None
     groups, scores_shape = heads // k_shape[1], (batch, heads, L, keys)
-    split = (4 if half is None else 2) * (math.prod(k_shape) + math.prod(v_shape)) >= _SPLIT_ATTENTION_BYTES
+    split = 4 * (math.prod(k_shape) + math.prod(v_shape)) >= _SPLIT_ATTENTION_BYTES
     # one row of mask for every head (a padding mask, or the causal mask's row of this step):
     # the (1, 1, S) view _softmax_mask would make of it
     shared_row = mask_shape is not None and mask_shape[-1] == keys and all(d == 1 for d in mask_shape[:-1])
