@@ -112,4 +112,10 @@ def test_half_kernels_at_the_avx2_width(half):
         "        w64 = w.astype(np.float64)\n"
         "        bound = 8 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(w64).T + 1)\n"
         "        assert np.all(np.abs(out - x.astype(np.float64) @ w64.T) <= bound)\n"
+        "        narrowed = np.empty((rows, 37), dtype)\n"
+        "        cpu_jit_half.half_linears(x.astype(dtype), np.empty((rows, 64), np.float32), [w], [None],\n"
+        "                                  [np.empty((rows, 37), np.float32)], [narrowed])\n"
+        "        alone = np.empty((rows, 37), np.float32)\n"
+        "        assert cpu_jit_half.rows_half(x.astype(dtype).astype(np.float32), w, None, alone)\n"
+        "        assert np.array_equal(narrowed.view(np.uint16), alone.astype(dtype).view(np.uint16))\n"
         "print('ok')\n")
