@@ -71,8 +71,8 @@ def matmul_bias(a, b, bias):
 
 def linear_many(x, weights, biases):
     """x @ w.T (+ b) for each weight and bias (None: no bias) of host arrays of one dtype
-    (float32, bfloat16 or float16), as each
-    separate linear layer computed it; a tuple of outputs."""
+    (float32, bfloat16 or float16), as each separate linear layer computed it; a tuple of
+    outputs."""
     rows = x.reshape(-1, x.shape[-1])
     return tuple(linalg._matmul_arrays(np, rows, w.T, b).reshape(x.shape[:-1] + (w.shape[0],))
                  for w, b in zip(weights, biases))
