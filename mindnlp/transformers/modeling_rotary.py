@@ -104,7 +104,7 @@ def _rotary_kernel(node, graph):
     if dtype not in HALF_NP or bits is None or length != 1 or depth % 2 or \
             len(graph.slots[refs[1].slot].shape) != 3:
         return None
-    kind = bits.FLOAT16 if dtype == np.float16 else bits.BFLOAT16
+    kind = bits.kind_of(dtype)
 
     def rotate_half_dtype(x, cos, sin, out):
         rows = x.transpose(0, 2, 1, 3)

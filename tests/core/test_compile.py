@@ -37,6 +37,16 @@ def _assert_same(a, b):
         assert a == b
 
 
+def _kernels_by_op(compiled):
+    """Op name -> the names of the kernels its nodes replay through, in graph order, for a
+    compiled function holding one captured graph."""
+    (entry,) = compiled._cache.values()
+    kernels, names = entry.compiled._replay.__globals__, {}
+    for i, node in enumerate(entry.compiled.graph.nodes):
+        names.setdefault(node.name, []).append(kernels[f"k{i}"].__name__)
+    return names
+
+
 def _replays_like_eager(fn, *shapes, calls=3):
     """Compile fn, capture on one input, replay on others: equal to eager, no break."""
     compiled = core.compile(fn)
@@ -525,16 +535,12 @@ def test_decoding_step_ops_replay_through_direct_kernels():
             _assert_same(compiled(x, *caches), step(x, *eager_caches))
             _assert_same(caches, eager_caches)
     assert compiled.breaks == [] and len(compiled.graphs) == 1
-    (entry,) = compiled._cache.values()
-    kernels = entry.compiled._replay.__globals__
-    names = {}
-    for i, node in enumerate(entry.compiled.graph.nodes):
-        names.setdefault(node.name, set()).add(kernels[f"k{i}"].__name__)
+    names = _kernels_by_op(compiled)
     # the five projections of h share their input: one call (passes.fuse_shared_input_linears),
     # these weights being tiny (cpu_kernels._TINY_WEIGHT), one product after the other on this thread
     ops = ("linear_many", "MatMul", "_LayerNorm", "_GatedProduct", "ScaledDotProductAttention", "_GeluExact",
            "_GeluTanh", "_Silu")
-    assert [names[op] for op in ops] == [{"tiny_linears"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
+    assert [set(names[op]) for op in ops] == [{"tiny_linears"}, {"matmul"}, {"layer_norm"}, {"gated"}, {"attention"}] + [
         {"activation"}] * 3
 
 
@@ -566,12 +572,7 @@ def test_half_decoding_step_replays_through_direct_kernels(dtype):
             x = core.tensor(rng.standard_normal((1, 1, 128)).astype(np.float32)).to(dtype)
             _assert_same(compiled(x), step(x))
     assert compiled.breaks == [] and len(compiled.graphs) == 1
-    (entry,) = compiled._cache.values()
-    kernels = entry.compiled._replay.__globals__
-    names = {}
-    for i, node in enumerate(entry.compiled.graph.nodes):
-        names.setdefault(node.name, []).append(kernels[f"k{i}"].__name__)
-    assert names == {"_LayerNorm": ["layer_norm_half_dtype"], "elementwise_chain": [
+    assert _kernels_by_op(compiled) == {"_LayerNorm": ["layer_norm_half_dtype"], "elementwise_chain": [
         "elementwise_chain", "elementwise_chain"], "linear_many": ["half_linears"],
         "_GatedProduct": ["on_float32_values"], "_Linear": ["half_linears"]}
 
@@ -623,10 +624,8 @@ def test_half_gpt2_like_step_replays_through_direct_kernels(dtype):
             x = core.tensor(rng.standard_normal((1, 1, 96)).astype(np.float32)).to(dtype)
             _assert_same(compiled(x), step(x))
     assert compiled.breaks == [] and len(compiled.graphs) == 1
-    (entry,) = compiled._cache.values()
-    kernels = entry.compiled._replay.__globals__
-    names = {node.name: kernels[f"k{i}"].__name__ for i, node in enumerate(entry.compiled.graph.nodes)}
-    assert {names[op] for op in ("_LayerNorm", "BiasedMatMul", "MatMul", "_GeluTanh")} == {
+    names = _kernels_by_op(compiled)
+    assert {kernel for op in ("_LayerNorm", "BiasedMatMul", "MatMul", "_GeluTanh") for kernel in names[op]} == {
         "layer_norm_half_dtype", "half_columns", "on_float32_values"}
 
 

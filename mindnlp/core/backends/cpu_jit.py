@@ -501,23 +501,9 @@ def _compile(numba):
             denom = math.sqrt(v) / bias_correction2_sqrt + eps
             param[i] = p + neg_step_size * m / denom
 
-    sign_free, infinity, quiet_bit = np.uint32(0x7FFFFFFF), np.uint32(0x7F800000), np.uint32(0x40)
-    sixteen, one_bit, below_half = np.uint32(16), np.uint32(1), np.uint32(0x7FFF)
-
-    @numba.njit(nogil=True, cache=True)
-    def round_bfloat16(bits, out):
-        """out (bfloat16 bits) = float32 `bits` rounded to nearest, ties to even, as a cast
-        rounds (a NaN stays a quiet NaN of its sign)."""
-        for i in range(bits.size):
-            u = bits[i]
-            if (u & sign_free) > infinity:
-                out[i] = np.uint16((u >> sixteen) | quiet_bit)
-            else:
-                out[i] = np.uint16((u + below_half + ((u >> sixteen) & one_bit)) >> sixteen)
-
     return types.SimpleNamespace(gelu=gelu, gelu_backward=gelu_backward, layer_norm=layer_norm,
                                  layer_norm_backward=layer_norm_backward, rotary=rotary,
-                                 add_rows=add_rows, adam_step=adam_step, round_bfloat16=round_bfloat16,
+                                 add_rows=add_rows, adam_step=adam_step,
                                  softmax_backward=softmax_backward,
                                  masked_softmax=masked_softmax, gated_silu=gated_activation(False),
                                  gated_gelu_tanh=gated_activation(True))

@@ -16,10 +16,15 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-BFLOAT16, FLOAT16 = 0, 1        # the `kind` of half the loops take (cpu_jit_half.KINDS)
+BFLOAT16, FLOAT16 = 0, 1        # the `kind` of half the loops take
 
 _SIGN_FREE, _INFINITY, _QUIET = np.uint32(0x7FFFFFFF), np.uint32(0x7F800000), np.uint32(0x40)
 _SIXTEEN, _ONE_BIT, _BELOW_HALF = np.uint32(16), np.uint32(1), np.uint32(0x7FFF)
+
+
+def kind_of(dtype):
+    """The loops' kind of a half dtype (float16, else bfloat16)."""
+    return FLOAT16 if dtype == np.float16 else BFLOAT16
 
 
 @intrinsic

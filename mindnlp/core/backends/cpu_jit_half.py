@@ -22,7 +22,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_bits import BFLOAT16, FLOAT16, narrow, widen
+from .cpu_jit_bits import BFLOAT16, FLOAT16, kind_of, narrow, widen
 from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
 from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts, side_by_side
 
@@ -178,7 +178,7 @@ def rows_half(x, w, bias, out):
     vector width, non-contiguous arrays)."""
     if not serves(x.shape[1], (w,)) or not x.flags.c_contiguous:
         return False
-    kind = KINDS["float16"] if w.dtype == np.float16 else KINDS["bfloat16"]
+    kind = kind_of(w.dtype)
     four = side_by_side()
     with _launch:
         _rows_half(_NO_ROWS, x, kind, (w.view(np.uint16),), (_NO_BIAS if bias is None else bias,), (out,),
@@ -198,7 +198,7 @@ def half_linears(x16, x, weights, biases, outs, narrowed):
     (float32 sums of the widened values, plus the float32 bias, rounded once). x (m, K) and
     outs[t] (m, N_t) are float32 scratch; biases[t] float32 (N_t,) or None. The caller checks
     `serves` first."""
-    kind = KINDS["float16"] if x16.dtype == np.float16 else KINDS["bfloat16"]
+    kind = kind_of(x16.dtype)
     biases = tuple(_NO_BIAS if b is None else b for b in biases)
     bits = tuple(w.view(np.uint16) for w in weights)
     four = side_by_side()

@@ -934,7 +934,7 @@ _SHORT_MIN_QUERIES, _SHORT_MAX_KEYS = 8, 128
 def _half_kind(dtype):
     """cpu_jit_bits' kind of a half dtype; None for any other dtype, or without numba."""
     bits = cpu_jit.half_bits() if dtype in (_F16_DTYPE, _BF16_DTYPE) else None
-    return None if bits is None else bits.FLOAT16 if dtype == _F16_DTYPE else bits.BFLOAT16
+    return None if bits is None else bits.kind_of(dtype)
 
 
 def small_attention(q, k, v, mask, scale, groups=1):
@@ -1100,11 +1100,11 @@ def group_heads(a, groups):
 def round_bfloat16(x):
     """x (float32) rounded to bfloat16 as astype rounds it, in one compiled pass (NumPy's cast to
     bfloat16 is a per-element call, four to five times slower on a large array); None without numba."""
-    compiled = cpu_jit.load()
-    if compiled is None or x.dtype != _F32:
+    bits = cpu_jit.half_bits()
+    if bits is None or x.dtype != _F32:
         return None
     out = np.empty(x.shape, dtype=_BF16)
-    compiled.round_bfloat16(np.ascontiguousarray(x).reshape(-1).view(np.uint32), out.reshape(-1).view(np.uint16))
+    bits.narrow_into(np.ascontiguousarray(x).reshape(-1), bits.BFLOAT16, out.reshape(-1).view(np.uint16))
     return out
 
 

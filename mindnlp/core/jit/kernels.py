@@ -363,7 +363,7 @@ def _half_columns(node, graph, fallback):
     if len(refs) != len(node.args) or k_b != k or rows > cpu_kernels._FEW_ROWS or \
             any(graph.slots[r.slot].dtype != dtype for r in refs):
         return None
-    kind = _half_kind(bits, dtype)
+    kind = bits.kind_of(dtype)
     x32, out32 = np.empty((rows, k), _F32), np.empty((rows, n), _F32)
     float_bias = _PlanFor(lambda arrays: np.ascontiguousarray(arrays[0], dtype=_F32).reshape(-1))
 
@@ -473,7 +473,7 @@ def _elementwise_chain(node, graph):
     rows, cols = math.prod(shape[:-1]), shape[-1]
     kinds = tuple(passes.broadcast_kind(graph.slots[r.slot].shape, shape) for r in refs)
     views = [_row_view(kind, rows, cols) for kind in kinds]
-    half = None if dtype == _F32 else _half_kind(cpu_jit.half_bits(), dtype)
+    half = None if dtype == _F32 else cpu_jit.half_bits().kind_of(dtype)
     loop = chains.loop(program, kinds, half)
     min_rows = -(-_INLINE // max(cols, 1))
     workers = cpu_kernels.workers
@@ -522,7 +522,7 @@ def _layer_norm(node, graph):
             norm(np.ascontiguousarray(x).reshape(rows, width), w, b, eps, centered, out, mean, rstd)
             return out.reshape(x_shape)
         return writing_into(layer_norm, ((rows, width), _F32))
-    kind = _half_kind(bits, dtype)
+    kind = bits.kind_of(dtype)
     widened = _PlanFor(lambda arrays: [np.ascontiguousarray(a, dtype=_F32).reshape(width) for a in arrays])
     x32, out32 = np.empty((rows, width), _F32), np.empty((rows, width), _F32)
 
@@ -566,7 +566,7 @@ def _on_float32_values(loop, count, shape, dtype):
     bits = cpu_jit.half_bits()
     if dtype not in HALF_NP or bits is None:
         return None
-    kind, size = _half_kind(bits, dtype), math.prod(shape)
+    kind, size = bits.kind_of(dtype), math.prod(shape)
     inputs, out32 = [np.empty(size, _F32) for _ in range(count)], np.empty(size, _F32)
 
     def on_float32_values(*arrays_and_out):
@@ -577,11 +577,6 @@ def _on_float32_values(loop, count, shape, dtype):
         bits.narrow_into(out32, kind, out.reshape(-1).view(np.uint16))
         return out
     return writing_into(on_float32_values, (shape, dtype))
-
-
-def _half_kind(bits, dtype):
-    """cpu_jit_bits' kind of a half dtype."""
-    return bits.FLOAT16 if dtype == np.float16 else bits.BFLOAT16
 
 
 def _flat_bits(a):
@@ -600,14 +595,14 @@ def _cast(node, graph):
         return None
     source = graph.slots[refs[0].slot].dtype
     if source in HALF_NP and out.dtype == _F32:
-        kind, loop = _half_kind(bits, source), bits.widen_into
+        kind, loop = bits.kind_of(source), bits.widen_into
 
         def widen(x, o):
             loop(_flat_bits(x), kind, o.reshape(-1))
             return o
         return writing_into(widen, (out.shape, _F32))
     if source == _F32 and out.dtype in HALF_NP:
-        kind, loop = _half_kind(bits, out.dtype), bits.narrow_into
+        kind, loop = bits.kind_of(out.dtype), bits.narrow_into
 
         def narrow(x, o):
             loop(np.ascontiguousarray(x).reshape(-1), kind, o.reshape(-1).view(np.uint16))
@@ -686,7 +681,7 @@ def _half_attention(node, graph, dtype):
     bits = cpu_jit.half_bits()
     q, k, v, mask = node.args[:4]
     q_shape, out_shape = graph.slots[q.slot].shape, graph.slots[node.outputs[0]].shape
-    kind = None if bits is None else _half_kind(bits, dtype)
+    kind = None if bits is None else bits.kind_of(dtype)
     step = None if bits is None else cpu_kernels.decode_attention_plan(
         q_shape, graph.slots[k.slot].shape, graph.slots[v.slot].shape,
         None if mask is None else graph.slots[mask.slot].shape, node.args[5], half=kind)

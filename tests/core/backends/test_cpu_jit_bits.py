@@ -18,17 +18,13 @@ def bits():
     return cpu_jit.half_bits()
 
 
-def _kind(bits, dtype):
-    return bits.FLOAT16 if dtype is np.float16 else bits.BFLOAT16
-
-
 @pytest.mark.parametrize("dtype", HALF)
 def test_every_half_value_widens_as_astype(bits, dtype):
     """All 65536 patterns; float16's signalling NaNs come out quiet (the CPU's conversion),
     NaNs still."""
     patterns = np.arange(1 << 16, dtype=np.uint16)
     out = np.empty(patterns.size, np.float32)
-    bits.widen_into(patterns, _kind(bits, dtype), out)
+    bits.widen_into(patterns, bits.kind_of(dtype), out)
     expected = patterns.view(dtype).astype(np.float32)
     nan = np.isnan(expected)
     np.testing.assert_array_equal(out[~nan].view(np.uint32), expected[~nan].view(np.uint32))
@@ -48,7 +44,7 @@ def test_float32_values_round_as_astype(bits, dtype):
     out = np.empty(values.size, np.uint16)
     with np.errstate(over="ignore", invalid="ignore"):
         expected = values.astype(dtype).view(np.uint16)
-    bits.narrow_into(values, _kind(bits, dtype), out)
+    bits.narrow_into(values, bits.kind_of(dtype), out)
     nan = np.isnan(values)
     np.testing.assert_array_equal(out[~nan], expected[~nan])
     assert np.isnan(out[nan].view(dtype).astype(np.float32)).all()
@@ -63,7 +59,7 @@ def test_rotary_of_half_heads_rounds_each_step(bits, dtype):
     x = rng.standard_normal((2, 1, 3, 16)).astype(np.float32).astype(dtype)
     cos, sin = (rng.standard_normal((1, 1, 16)).astype(np.float32).astype(dtype) for _ in range(2))
     out = np.empty(x.shape, dtype)
-    bits.rotary_half(x.view(np.uint16), cos.view(np.uint16), sin.view(np.uint16), _kind(bits, dtype),
+    bits.rotary_half(x.view(np.uint16), cos.view(np.uint16), sin.view(np.uint16), bits.kind_of(dtype),
                      out.view(np.uint16))
     wide = x.astype(np.float32)
     rotated = np.concatenate([-wide[..., 8:], wide[..., :8]], axis=-1)
