@@ -23,6 +23,7 @@ them. Measured on a two-core AVX-512 machine at the shapes of MiniLM and SmolLM'
   straight from the 16-bit operands (a bfloat16 prefill would otherwise convert both operands
   to float32 for BLAS). The products of two bfloat16 values are exact in float32 and are
   summed in float32, as torch's bfloat16 matmul sums them. K must be a multiple of 32.
+- x @ b for b (K, N) stored row after row (below), float32 or bfloat16 (K even).
 
 A row's results do not depend on how the rows are split over threads; they are summed in
 another order than BLAS's, so they differ from it in the last bits.
@@ -185,51 +186,63 @@ if WIDTH == 16:
 # of K loads that stretch of one row of b (contiguous, so b needs no packing either) and
 # multiply-adds it into every row's accumulators with that row's x value broadcast. Every
 # output is summed over K in order by one FMA chain, whichever tile computes it.
-_OUTER_ROWS, _OUTER_VECTORS = 6, 4
-_OUTER_STEPS = 256             # rows of b per pass: a tile's stretch of them stays in L1
+# With bfloat16 operands a step takes two rows of b, interleaved in registers into the pairs
+# the dot instruction multiplies, against each row's pair of x values broadcast: still no
+# packing, and every output summed in order over K's pairs.
+_OUTER_ROWS, _OUTER_VECTORS = 8, 3
+# The bytes of one of b's columns a pass walks (a tile's stretch of them stays in L1): 256 rows
+# of float32, 512 of bfloat16 (even, so that a pair never straddles two passes).
+_OUTER_BYTES = 1024
 
 
 def _outer_tile(x_rows, vectors):
     """An intrinsic: out[m0 + i, n0 : n0 + vectors * _LANES] = (0 if first else that) +
-    sum over k in [k0, k1) of x[m0 + i, k] * b[k, n0 : n0 + vectors * _LANES] (float32; k1 > k0)."""
+    sum over k in [k0, k1) of x[m0 + i, k] * b[k, n0 : n0 + vectors * _LANES] (float32, or
+    bfloat16 bits as uint16 with k0 and k1 even and x's rows contiguous; k1 > k0)."""
     @intrinsic
     def tile(typingctx, x, m0, b, n0, k0, k1, out, first):
         signature = types.void(x, m0, b, n0, k0, k1, out, first)
+        bfloat16 = x.dtype == types.uint16
 
         def codegen(context, builder, sig, args):
             x_arr, b_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 6))
             x_stride, b_stride, out_stride = (_row_stride(builder, a) for a in (x_arr, b_arr, out_arr))
             x_step = _row_stride(builder, x_arr, 1)
             lanes = ir.VectorType(FLOAT, _LANES)
-            multiply_add = _step_kind(builder, lanes, False)[3]
+            multiply_add = _step_kind(builder, lanes, bfloat16)[3]
             outs = [builder.gep(out_arr.data, [builder.add(builder.mul(builder.add(args[1], I64(i)), out_stride), args[3])])
                     for i in range(x_rows)]
 
-            def at(row, c):
-                return builder.bitcast(builder.gep(row, [I64(c * _LANES)]), lanes.as_pointer())
+            def at(row, c, kind=lanes):
+                return builder.bitcast(builder.gep(row, [I64(c * _LANES)]), kind.as_pointer())
 
             zero = ir.Constant(lanes, None)
             start = [builder.select(args[7], zero, builder.load(at(row, c), align=4))
                      for row in outs for c in range(vectors)]
             xs = [builder.gep(x_arr.data, [builder.mul(builder.add(args[1], I64(i)), x_stride)]) for i in range(x_rows)]
+            # A step covers `per_step` of K: one row of b in float32, a pair of rows in bfloat16.
+            per_step = 2 if bfloat16 else 1
+            first_step, end_step = (builder.sdiv(args[k], I64(per_step)) for k in (4, 5))
 
             function, entry = builder.function, builder.block
             loop, done = function.append_basic_block("step"), function.append_basic_block("done")
             builder.branch(loop)
             builder.position_at_end(loop)
             s = builder.phi(I64)
-            s.add_incoming(args[4], entry)
+            s.add_incoming(first_step, entry)
             accs = loop_phis(builder, lanes, x_rows * vectors, start, entry)
-            b_row = builder.gep(b_arr.data, [builder.add(builder.mul(s, b_stride), args[3])])
-            b_values = [builder.load(at(b_row, c), align=4) for c in range(vectors)]
+            row_k = builder.mul(s, I64(per_step))
+            b_row = builder.gep(b_arr.data, [builder.add(builder.mul(row_k, b_stride), args[3])])
+            if bfloat16:
+                b_values = [_interleaved(builder, b_row, builder.gep(b_row, [b_stride]), c) for c in range(vectors)]
+            else:
+                b_values = [builder.load(at(b_row, c), align=4) for c in range(vectors)]
             updated = []
             for i in range(x_rows):
-                value = builder.insert_element(ir.Constant(lanes, ir.Undefined), builder.load(builder.gep(xs[i], [builder.mul(s, x_step)])),
-                                               I32(0))
-                spread = builder.shuffle_vector(value, ir.Constant(lanes, ir.Undefined),
-                                                ir.Constant(ir.VectorType(I32, _LANES), [0] * _LANES))
+                spread = _broadcast_pair(builder, xs[i], row_k) if bfloat16 else _broadcast(
+                    builder, builder.load(builder.gep(xs[i], [builder.mul(s, x_step)])), lanes)
                 updated += [multiply_add(accs[i * vectors + c], spread, b_values[c]) for c in range(vectors)]
-            next_iteration(builder, s, args[5], accs, updated, loop, done)
+            next_iteration(builder, s, end_step, accs, updated, loop, done)
 
             builder.position_at_end(done)
             for i, row in enumerate(outs):
@@ -240,6 +253,30 @@ def _outer_tile(x_rows, vectors):
     return tile
 
 
+def _broadcast(builder, value, kind):
+    """A vector of `kind` with `value` in every lane."""
+    placed = builder.insert_element(ir.Constant(kind, ir.Undefined), value, I32(0))
+    return builder.shuffle_vector(placed, ir.Constant(kind, ir.Undefined),
+                                  ir.Constant(ir.VectorType(I32, kind.count), [0] * kind.count))
+
+
+def _broadcast_pair(builder, row, k):
+    """The bfloat16 pair row[k], row[k + 1] in every 32-bit lane, as the dot's operand."""
+    pair = builder.load(builder.bitcast(builder.gep(row, [k]), I32.as_pointer()), align=2)
+    return builder.bitcast(_broadcast(builder, pair, ir.VectorType(I32, _LANES)), ir.VectorType(_BFloat(), _BF16_STEP))
+
+
+def _interleaved(builder, row, next_row, c):
+    """Columns c * 16 ... c * 16 + 15 of two consecutive rows of bfloat16 b, interleaved into
+    the dot's pairs (row's value first, then next_row's, column after column)."""
+    half = ir.VectorType(I16, _LANES)
+    first, second = (builder.load(builder.bitcast(builder.gep(r, [I64(c * _LANES)]), half.as_pointer()), align=2)
+                     for r in (row, next_row))
+    order = [t for j in range(_LANES) for t in (j, _LANES + j)]
+    pairs = builder.shuffle_vector(first, second, ir.Constant(ir.VectorType(I32, _BF16_STEP), order))
+    return builder.bitcast(pairs, ir.VectorType(_BFloat(), _BF16_STEP))
+
+
 if WIDTH == 16:
     _outer_full, _outer_x, _outer_b, _outer_one = (_outer_tile(_OUTER_ROWS, _OUTER_VECTORS), _outer_tile(_OUTER_ROWS, 1),
                                                    _outer_tile(1, _OUTER_VECTORS), _outer_tile(1, 1))
@@ -247,13 +284,14 @@ if WIDTH == 16:
     @numba.njit(nogil=True, cache=True)
     def _outer_band(x, b, out, rows_lo, rows_hi, lo, hi):
         """out[rows_lo:rows_hi, lo:hi] = x[rows_lo:rows_hi] @ b[:, lo:hi] (lo, hi multiples of
-        the vector width): K walked _OUTER_STEPS rows of b at a time, and those rows' columns
-        in groups that stay in L2 while every tile of x's rows passes over them."""
+        the vector width): K walked _OUTER_BYTES of a column of b at a time, and those rows'
+        columns in groups that stay in L2 while every tile of x's rows passes over them."""
         k = x.shape[1]
+        steps = _OUTER_BYTES // b.itemsize
         wide = _OUTER_VECTORS * _LANES
-        group = max(wide, _BLOCK_BYTES // (4 * _OUTER_STEPS) // wide * wide)
-        for k0 in range(0, k, _OUTER_STEPS):
-            k1 = min(k0 + _OUTER_STEPS, k)
+        group = max(wide, _BLOCK_BYTES // _OUTER_BYTES // wide * wide)
+        for k0 in range(0, k, steps):
+            k1 = min(k0 + steps, k)
             first = k0 == 0
             for g0 in range(lo, hi, group):
                 g1 = min(g0 + group, hi)
@@ -316,7 +354,7 @@ def _probe_float32():
     out, here = np.empty((6, 7), np.float32), np.empty((6, 7), np.float32)
     _gemm(x, w, None, out, _W_ROWS, parts())
     _gemm_here(x, w, None, here, _W_ROWS)
-    b = rng.standard_normal((2 * _OUTER_STEPS + 3, 6 * _LANES), dtype=np.float32)
+    b = rng.standard_normal((2 * _OUTER_BYTES // 4 + 3, 6 * _LANES), dtype=np.float32)
     x2 = rng.standard_normal((_OUTER_ROWS + 1, b.shape[0]), dtype=np.float32)
     out2, here2 = np.empty((x2.shape[0], b.shape[1]), np.float32), np.empty((x2.shape[0], b.shape[1]), np.float32)
     _gemm_nn(x2, b, None, out2, parts())
@@ -334,7 +372,14 @@ def _probe_bfloat16():
     out = np.empty((6, 7), np.float32)
     _gemm(x_bits, w_bits, None, out, 8, parts())
     expected = _widen(x_bits).astype(np.float64) @ _widen(w_bits).astype(np.float64).T
-    return np.allclose(out, expected, rtol=1e-5, atol=1e-5)
+    b = _to_bf16_bits(rng.standard_normal((_OUTER_BYTES + 6, 6 * _LANES), dtype=np.float32))
+    x2 = _to_bf16_bits(rng.standard_normal((_OUTER_ROWS + 1, b.shape[0]), dtype=np.float32))
+    out2, here2 = np.empty((x2.shape[0], b.shape[1]), np.float32), np.empty((x2.shape[0], b.shape[1]), np.float32)
+    _gemm_nn(x2, b, None, out2, parts())
+    _gemm_nn_here(x2, b, None, here2)
+    expected2 = _widen(x2).astype(np.float64) @ _widen(b).astype(np.float64)
+    return (np.allclose(out, expected, rtol=1e-5, atol=1e-5) and np.allclose(out2, expected2, rtol=1e-4, atol=1e-4)
+            and np.array_equal(out2, here2))
 
 
 def _to_bf16_bits(values):
@@ -407,13 +452,17 @@ def product_here(weight, transposed):
 
 
 def gemm_nn(x, b, bias, out, threads=True):
-    """out (M, N) float32 = x (M, K) @ b (K, N) (+ bias (N,)), all float32 and C-contiguous,
-    N a multiple of the vector width, split over numba's pool (threads=True) or on the calling
-    thread; False, with nothing written, where the kernel cannot serve."""
-    if (not usable("float32") or x.dtype != np.float32 or b.dtype != np.float32 or x.shape[1] != b.shape[0]
-            or b.shape[1] % _LANES or x.shape[1] == 0
+    """out (M, N) float32 = x (M, K) @ b (K, N) (+ bias, float32 (N,)) for x and b both float32
+    or both bfloat16 (K even), all C-contiguous, N a multiple of the vector width, split over
+    numba's pool (threads=True) or on the calling thread; False, with nothing written, where
+    the kernel cannot serve."""
+    dtype = x.dtype.name
+    if (b.dtype != x.dtype or not usable(dtype) or x.shape[1] != b.shape[0] or b.shape[1] % _LANES
+            or x.shape[1] == 0 or (dtype == "bfloat16" and x.shape[1] % 2)
             or not (x.flags.c_contiguous and b.flags.c_contiguous and out.flags.c_contiguous)):
         return False
+    if dtype == "bfloat16":
+        x, b = x.view(np.uint16), b.view(np.uint16)
     if not threads:
         _gemm_nn_here(x, b, bias, out)
         return True

@@ -646,35 +646,43 @@ _QUANT_BAND = 64
 
 
 def half_matmul(a, b, bias=None):
-    """a @ b (+ bias), float32, for bfloat16/float16 rows a (M, K) and a weight of the same
-    dtype given as its transpose b (K, N) (Linear's weight.T), without converting the weight
-    to float32 whole: a few rows (decoding) widen it in registers (cpu_jit_half), more rows of
-    bfloat16 multiply it with the CPU's bfloat16 dot instruction (cpu_jit_gemm); None
-    where neither serves. A weight stored as (K, N) itself (GPT-2's Conv1D) takes, for a few
-    rows, the matrix-vector loops' column bands reading its 16-bit values in place."""
+    """a @ b (+ bias), float32, for bfloat16/float16 rows a (M, K) and a weight b (K, N) of the
+    same dtype, without converting the weight to float32 whole; None where no kernel serves.
+
+    A few rows (decoding) widen the weight in registers: cpu_jit_half's rows for Linear's
+    weight (b.T contiguous), the matrix-vector loops' column bands for a weight stored as
+    (K, N) itself (GPT-2's Conv1D). More rows of bfloat16 multiply it with the CPU's bfloat16
+    dot instruction (cpu_jit_gemm), in either layout."""
     if a.ndim != 2 or b.ndim != 2 or b.dtype != a.dtype:
         return None
+    transposed = b.T.flags.c_contiguous
+    if not (transposed or b.flags.c_contiguous):
+        return None
     few = a.shape[0] <= _FEW_ROWS
-    if not few and not b.T.flags.c_contiguous:
-        return None     # the bfloat16 dot kernel would take a transposed copy: widening b whole is cheaper
-    half = _half_kind(a.dtype)
-    if few and b.flags.c_contiguous and not b.T.flags.c_contiguous and cpu_jit.parallel() is not None and \
-            half is not None:
-        out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
-        bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
-        cpu_jit.parallel().matvec_columns(np.ascontiguousarray(a, dtype=_F32), b.view(np.uint16), bias, out,
-                                          half=half)
+    if few and not transposed:
+        loops, half = cpu_jit.parallel(), _half_kind(a.dtype)
+        if loops is None or half is None:
+            return None
+        out, bias = _half_product_out(a, b, bias)
+        loops.matvec_columns(np.ascontiguousarray(a, dtype=_F32), b.view(np.uint16), bias, out, half=half)
         return out
     compiled = cpu_jit.half() if few else cpu_jit.gemm("bfloat16") if a.dtype.name == "bfloat16" else None
     if compiled is None:
         return None
-    out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
-    bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+    out, bias = _half_product_out(a, b, bias)
     if few:
         done = compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out)
-    else:
+    elif transposed:
         done = compiled.gemm_nt(np.ascontiguousarray(a), np.ascontiguousarray(b.T), bias, out)
+    else:
+        done = compiled.gemm_nn(np.ascontiguousarray(a), b, bias, out)
     return out if done else None
+
+
+def _half_product_out(a, b, bias):
+    """half_matmul's float32 output and its bias as the kernels take it."""
+    out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
+    return out, None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
 
 
 def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None):

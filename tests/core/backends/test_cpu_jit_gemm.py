@@ -1,5 +1,5 @@
 """cpu_jit_gemm: products x @ w.T on the weight as stored, float32 (FMA) and bfloat16
-(AVX512-BF16's dot instruction), and x @ b on b stored row after row (float32), against the
+(AVX512-BF16's dot instruction), and x @ b on b stored row after row (both), against the
 float64 product of the same values, every kind of tile and block edge; results independent
 of the split over threads; and Linear and matmul taking them."""
 import ml_dtypes
@@ -129,26 +129,35 @@ def test_linear_prefill_in_bfloat16(k, monkeypatch):
     assert np.all(np.abs(got - expected) <= np.abs(expected) * 2.0 ** -7 + 1e-5)
 
 
-@pytest.mark.parametrize("m, k, n", [(1, 1, 16), (7, 5, 48), (6, 300, 64), (13, 513, 80), (100, 64, 1040), (40, 700, 16)])
+ROW_MAJOR_SHAPES = {
+    "float32": [(1, 1, 16), (7, 5, 48), (6, 300, 64), (13, 513, 80), (100, 64, 1040), (40, 700, 16)],
+    "bfloat16": [(1, 2, 16), (7, 6, 48), (6, 300, 64), (13, 1026, 80), (100, 64, 1040), (40, 1400, 16)],
+}
+
+
+@pytest.mark.parametrize("dtype, m, k, n", [(d, *shape) for d, shapes in ROW_MAJOR_SHAPES.items() for shape in shapes])
 @pytest.mark.parametrize("with_bias", [False, True])
 @pytest.mark.parametrize("threads", [True, False])
-def test_row_major_products_of_every_tile_shape(m, k, n, with_bias, threads):
-    """gemm_nn: rows of x left over after the tiles of six, columns after the tiles of four
-    vectors, K in more than one pass (300, 513, 700 rows of b), column groups (1040), a split
-    by rows (16 columns) or by columns."""
-    kernels = _kernels("float32")
-    x, b = _values("float32", m, k), _values("float32", k, n)
+def test_row_major_products_of_every_tile_shape(dtype, m, k, n, with_bias, threads):
+    """gemm_nn: rows of x left over after the tiles of eight, columns after the tiles of three
+    vectors, K in more than one pass (300 or more rows of b in float32, 600 in bfloat16),
+    column groups (1040), a split by rows (16 columns) or by columns; bfloat16's pairs of rows
+    of b interleaved in registers."""
+    kernels = _kernels(dtype)
+    x, b = _values(dtype, m, k), _values(dtype, k, n)
     bias = RNG.standard_normal(n).astype(np.float32) if with_bias else None
     out = np.empty((m, n), np.float32)
     assert kernels.gemm_nn(x, b, bias, out, threads=threads)
     _assert_float32_close(out, x, b.T, bias)
 
 
-def test_row_major_results_do_not_depend_on_the_split():
-    """Each output of gemm_nn is one FMA chain over K in order: the same bits in any tile, on
-    the pool or one thread, alone or in a larger product."""
-    kernels = _kernels("float32")
-    x, b = _values("float32", 23, 600), _values("float32", 600, 8 * 16)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_row_major_results_do_not_depend_on_the_split(dtype):
+    """Each output of gemm_nn is one chain over K in order (of FMAs, or of bfloat16 dots over
+    K's pairs): the same bits in any tile, on the pool or one thread, alone or in a larger
+    product."""
+    kernels = _kernels(dtype)
+    x, b = _values(dtype, 23, 1200), _values(dtype, 1200, 8 * 16)
     whole, here = np.empty((23, b.shape[1]), np.float32), np.empty((23, b.shape[1]), np.float32)
     assert kernels.gemm_nn(x, b, None, whole) and kernels.gemm_nn(x, b, None, here, threads=False)
     assert np.array_equal(whole, here)
@@ -166,6 +175,39 @@ def test_row_major_declines():
     wide = np.full((4, 32), 7.0, np.float32)
     assert not kernels.gemm_nn(_values("float32", 4, 16)[:, ::2], _values("float32", 8, 32), None, wide)
     assert np.all(out == 7.0) and np.all(wide == 7.0)
+
+
+def test_row_major_bfloat16_declines_an_odd_k():
+    """bfloat16 multiplies K's values in pairs: an odd K (or mixed dtypes) is left to the
+    composed product, nothing written."""
+    kernels = _kernels("bfloat16")
+    out = np.full((4, 16), 7.0, np.float32)
+    assert not kernels.gemm_nn(_values("bfloat16", 4, 33), _values("bfloat16", 33, 16), None, out)
+    assert not kernels.gemm_nn(_values("bfloat16", 4, 32), _values("float32", 32, 16), None, out)
+    assert np.all(out == 7.0)
+
+
+def test_conv1d_prefill_in_bfloat16(monkeypatch):
+    """GPT-2's Conv1D (x @ w + b on a weight stored (in, out)) on many bfloat16 rows multiplies
+    the 16-bit weight with the dot instruction, and equals the float32 product of the values
+    rounded to bfloat16 once."""
+    from mindnlp.transformers.pytorch_utils import Conv1D
+
+    kernels = _kernels("bfloat16")
+    calls = []
+    monkeypatch.setattr(kernels, "gemm_nn", lambda *args, kernel=kernels.gemm_nn, **kw: calls.append(
+        kernel(*args, **kw)) or calls[-1])
+    layer = Conv1D(96, 64)
+    core.nn.init.normal_(layer.bias)
+    layer = layer.to(core.bfloat16)
+    x = core.tensor(RNG.standard_normal((2, 40, 64)).astype(np.float32)).to(core.bfloat16)
+    with core.no_grad():
+        out = layer(x)
+    assert calls == [True] and out.dtype == core.bfloat16
+    weight, bias = (p.detach().float().numpy() for p in (layer.weight, layer.bias))
+    expected = x.float().numpy().reshape(80, 64) @ weight + bias
+    got = out.float().numpy().reshape(80, 96)
+    assert np.all(np.abs(got - expected) <= np.abs(expected) * 2.0 ** -8 + 1e-5)
 
 
 def test_matmul_by_a_row_major_matrix(monkeypatch):
@@ -209,3 +251,15 @@ def test_matmul_over_an_empty_k_is_its_bias():
     for b in (np.ones((32, 0), np.float32).T, np.ones((0, 32), np.float32)):
         assert np.array_equal(cpu_kernels.matmul(a, b), np.zeros((40, 32), np.float32))
         assert np.array_equal(cpu_kernels.matmul(a, b, bias), np.broadcast_to(bias, (40, 32)))
+
+
+def test_kernels_serve_where_the_cpu_has_the_instructions():
+    """A kernel whose probe fails is left out (the composed product serves, slower): on a CPU
+    with the instructions that is a fault, which fails here instead of skipping the tests above."""
+    pytest.importorskip("numba")
+    from mindnlp.core.backends import cpu_jit_gemm
+
+    if cpu_jit.parallel() is None or cpu_jit_gemm.WIDTH != 16:
+        pytest.skip("no numba pool, or not an AVX-512 CPU")
+    assert cpu_jit_gemm.usable("float32")
+    assert cpu_jit_gemm.usable("bfloat16") == cpu_jit_gemm._has_bf16_dot()
