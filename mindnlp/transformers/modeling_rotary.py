@@ -49,6 +49,10 @@ class _Rotary(Function):
             out = kernel(x._data, cos._data, sin._data)
             if out is not None:
                 return out
+        if head_dim == 1 and x.dtype in (core.bfloat16, core.float16):
+            out = _rotate_half_bits(x._data, cos._data, sin._data)
+            if out is not None:
+                return out
         xp = xp_of(x)
         xa, ca, sa = x._data, xp.expand_dims(cos._data, head_dim), xp.expand_dims(sin._data, head_dim)
         dtype = xa.dtype
@@ -83,8 +87,8 @@ class _Rotary(Function):
 def _rotary_kernel(node, graph):
     """The compiled rotation called directly in a replay (twice per layer and decoding step),
     into the (B, L, H, D) array the replay hands it; the forward where it declines the arrays.
-    Half arrays take a loop rounding as the forward's half path does, for a decoding step's
-    one position (L = 1, where eager's result and the handed array have the same layout)."""
+    Half arrays take the loop the forward takes for them (_rotate_half_bits), writing the
+    (B, L, H, D) layout the forward's result has."""
     refs = host_operands(node, graph)
     if refs is None or len(refs) != 3 or node.args[3] != 1 or len(graph.slots[node.outputs[0]].shape) != 4:
         return None
@@ -100,20 +104,33 @@ def _rotary_kernel(node, graph):
             result = rotary(x, cos, sin, out)
             return fallback(x, cos, sin) if result is None else result
         return writing_into(rotate, ((batch, length, heads, depth), np.float32))
-    bits = cpu_jit.half_bits()
-    if dtype not in HALF_NP or bits is None or length != 1 or depth % 2 or \
-            len(graph.slots[refs[1].slot].shape) != 3:
+    if dtype not in HALF_NP:
         return None
-    kind = bits.kind_of(dtype)
 
     def rotate_half_dtype(x, cos, sin, out):
-        rows = x.transpose(0, 2, 1, 3)
-        if not rows.flags.c_contiguous:
-            return fallback(x, cos, sin)
-        bits.rotary_half(rows.view(np.uint16), np.ascontiguousarray(cos).view(np.uint16),
-                         np.ascontiguousarray(sin).view(np.uint16), kind, out.view(np.uint16))
-        return out.transpose(0, 2, 1, 3)
+        result = _rotate_half_bits(x, cos, sin, out.transpose(0, 2, 1, 3))
+        return fallback(x, cos, sin) if result is None else result
     return writing_into(rotate_half_dtype, ((batch, length, heads, depth), dtype))
+
+
+def _rotate_half_bits(x, cos, sin, out=None):
+    """The half-dtype rotation of x (B, H, L, D) laid out as (B, L, H, D) (the projection's rows
+    split into heads) by cos, sin (B or 1, L, D), on the 16-bit values by one compiled loop
+    (cpu_jit_bits.rotary_half), rounding as the forward's half path does; into `out` (B, H, L,
+    D) viewing a (B, L, H, D) array, or a new one. None where the loop does not serve (another
+    layout, no numba)."""
+    bits = cpu_jit.half_bits()
+    if bits is None or x.ndim != 4 or cos.ndim != 3 or x.shape[3] % 2 or not isinstance(x, np.ndarray):
+        return None
+    rows = x.transpose(0, 2, 1, 3)
+    if not rows.flags.c_contiguous or cos.dtype != x.dtype or sin.dtype != x.dtype:
+        return None
+    if out is None:
+        out = np.empty(rows.shape, x.dtype).transpose(0, 2, 1, 3)
+    bits.rotary_half(rows.view(np.uint16), np.ascontiguousarray(cos).view(np.uint16),
+                     np.ascontiguousarray(sin).view(np.uint16), bits.kind_of(x.dtype),
+                     out.transpose(0, 2, 1, 3).view(np.uint16))
+    return out
 
 
 def apply_rotary(x, cos, sin, unsqueeze_dim=1):

@@ -22,13 +22,24 @@ def test_fused_equals_composed():
 
 
 @pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
-def test_half_precision_rounds_each_step_as_the_composed_expression(dtype):
+@pytest.mark.parametrize("heads_split", [False, True])
+def test_half_precision_rounds_each_step_as_the_composed_expression(dtype, heads_split, monkeypatch):
     """In float16/bfloat16 each product and the sum round to the dtype, as torch's op-by-op
-    expression rounds them (computed in float32 here): bit for bit the composed ops' result."""
+    expression rounds them (computed in float32 here): bit for bit the composed ops' result.
+    x split into heads from a projection's rows ((B, L, H, D) in memory, as attention layers
+    hand it) takes the compiled loop on the 16-bit values where numba is there."""
+    from mindnlp.core.backends import cpu_jit
+
     x, cos, sin = (t.to(dtype) for t in _inputs(core.float32, requires_grad=False))
+    if heads_split:
+        x = x.transpose(1, 2).contiguous().transpose(1, 2)
+    bits, calls = cpu_jit.half_bits(), []
+    if bits is not None:
+        monkeypatch.setattr(bits, "rotary_half", lambda *a, f=bits.rotary_half: calls.append(1) or f(*a))
     expected = x * cos[:, None] + rotate_half(x) * sin[:, None]
     got = apply_rotary(x, cos, sin)
     assert got.dtype == dtype
+    assert bool(calls) == (heads_split and bits is not None)
     np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
 
 
