@@ -977,10 +977,10 @@ def small_attention(q, k, v, mask, scale, groups=1):
     kv_heads, S = k.shape[1], k.shape[2]
     half = _half_kind(q.dtype)
     if q.dtype != _F32_DTYPE:
-        q = q.astype(_F32)
+        q = widen_half(q)
         if half is None or not (L < _SHORT_MIN_QUERIES and cpu_jit.parallel() is not None and k.flags.c_contiguous
                                 and v.flags.c_contiguous):      # not the decoding loops (below): float32 copies
-            k, v, half = k.astype(_F32), v.astype(_F32), None
+            k, v, half = widen_half(k), widen_half(v), None
     if _SHORT_MIN_QUERIES <= L and S <= _SHORT_MAX_KEYS and not (E % 16 or v.shape[3] % 16):
         short = cpu_jit.short_attention()
         out = None if short is None else short.attention(q, k, v, mask, scale, threads=not workers.inside())
@@ -1105,15 +1105,33 @@ def group_heads(a, groups):
     return a.reshape(a.shape[:-3] + (a.shape[-3] // groups, groups) + a.shape[-2:])
 
 
-def round_bfloat16(x):
-    """x (float32) rounded to bfloat16 as astype rounds it, in one compiled pass (NumPy's cast to
-    bfloat16 is a per-element call, four to five times slower on a large array); None without numba."""
+def round_half(x, dtype):
+    """x (float32) rounded to bfloat16 or float16 (`dtype`) as astype rounds it, in one compiled
+    pass (NumPy's casts to either are a call per element: on a large array four to five times
+    slower to bfloat16, thirty times to float16); None without numba."""
     bits = cpu_jit.half_bits()
-    if bits is None or x.dtype != _F32:
+    if bits is None or x.dtype != _F32 or dtype not in (_F16_DTYPE, _BF16_DTYPE):
         return None
-    out = np.empty(x.shape, dtype=_BF16)
-    bits.narrow_into(np.ascontiguousarray(x).reshape(-1), bits.BFLOAT16, out.reshape(-1).view(np.uint16))
+    out = np.empty(x.shape, dtype=dtype)
+    bits.narrow_into(np.ascontiguousarray(x).reshape(-1), bits.kind_of(dtype), out.reshape(-1).view(np.uint16))
     return out
+
+
+def widen_half(x):
+    """x (bfloat16 or float16) as float32, exact, in one compiled pass (NumPy's cast from float16
+    is a call per element, twenty times slower on a large array); None without numba. A
+    permuted view of contiguous memory (a weight's transpose, heads split from a projection's
+    rows) keeps its layout, as astype keeps it, instead of being copied into order first."""
+    bits = cpu_jit.half_bits()
+    if bits is None or x.dtype not in (_F16_DTYPE, _BF16_DTYPE):
+        return None
+    axes = sorted(range(x.ndim), key=lambda a: -abs(x.strides[a]))      # memory order, outermost first
+    stored = x.transpose(axes)
+    if not stored.flags.c_contiguous:
+        stored, axes = np.ascontiguousarray(x), list(range(x.ndim))
+    out = np.empty(stored.shape, dtype=_F32)
+    bits.widen_into(stored.reshape(-1).view(np.uint16), bits.kind_of(x.dtype), out.reshape(-1))
+    return out.transpose(np.argsort(axes))
 
 
 def rotary(x, cos, sin, out=None):
@@ -1173,5 +1191,5 @@ KERNELS = {
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
     "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,
-    "round_bfloat16": round_bfloat16,
+    "round_half": round_half, "widen_half": widen_half,
 }

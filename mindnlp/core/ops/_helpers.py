@@ -11,16 +11,28 @@ HALF_NP = (np.dtype(np.float16), _dtype.bfloat16.np_dtype)
 
 
 def narrow(array, dtype):
-    """A float32 result rounded to a half dtype (or cast to any other), as astype rounds it; a
-    large bfloat16 result through the backend's compiled rounding."""
+    """array cast to `dtype` as astype casts it: a float32 result rounded to a half dtype (the
+    half ops compute in float32), or any other cast. Large arrays of the casts between float32
+    and a half dtype go through the backend's compiled loops (NumPy's are a call per element)."""
     if array.dtype == dtype:
         return array
-    if dtype == _dtype.bfloat16.np_dtype:
-        kernel = backend_for_array(array).fused("round_bfloat16", array)
-        out = None if kernel is None else kernel(array)
+    if array.dtype == np.float32 and dtype in HALF_NP:
+        kernel = backend_for_array(array).fused("round_half", array)
+        out = None if kernel is None else kernel(array, dtype)
         if out is not None:
             return out
+    elif array.dtype in HALF_NP and dtype == np.float32:
+        return widen(array)
     return array.astype(dtype)
+
+
+def widen(array):
+    """A half array as float32 (exact), where the half ops compute; any other array as it is."""
+    if array.dtype not in HALF_NP:
+        return array
+    kernel = backend_for_array(array).fused("widen_half", array)
+    out = None if kernel is None else kernel(array)
+    return array.astype(np.float32) if out is None else out
 
 
 def xp_of(t):
@@ -50,7 +62,7 @@ def is_float_array(array):
 def compute_float(fn, array):
     """Apply fn, computing float16/bfloat16 in float32 and rounding back as torch's CPU does."""
     if array.dtype in HALF_NP:
-        return narrow(fn(array.astype(np.float32)), array.dtype)
+        return narrow(fn(widen(array)), array.dtype)
     return fn(array)
 
 

@@ -9,7 +9,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
 from ._helpers import (array_op, broadcast_error, compute_float, is_float_array, narrow, promote_operands, special_of,
-                       xp_of)
+                       widen, xp_of)
 from ._out import write_out
 from .conversion import cast
 
@@ -29,8 +29,8 @@ def _binary_result(fn, a, b):
     try:
         if ref._data.dtype in (np.float16, _dtype.bfloat16.np_dtype):
             target = ref._data.dtype
-            ad = ad.astype(np.float32) if isinstance(a, Tensor) else ad
-            bd = bd.astype(np.float32) if isinstance(b, Tensor) else bd
+            ad = widen(ad) if isinstance(a, Tensor) else ad
+            bd = widen(bd) if isinstance(b, Tensor) else bd
             return narrow(fn(ad, bd), target)
         return fn(ad, bd)
     except ValueError:
@@ -213,7 +213,7 @@ def _floor_divide_arrays(x, y, xp):
     half = next((v.dtype for v in (x, y) if getattr(v, "dtype", None) in (np.float16, _dtype.bfloat16.np_dtype)), None)
     try:
         if half is not None:
-            widened = [v.astype(np.float32) if getattr(v, "dtype", None) == half else v for v in (x, y)]
+            widened = [widen(v) if getattr(v, "dtype", None) == half else v for v in (x, y)]
             return xp.floor_divide(*widened).astype(half)
         return xp.floor_divide(x, y)
     except ValueError:
@@ -349,7 +349,7 @@ class _NanIgnoring(Function):
         xp = xp_of(a)
         ad, bd = a._data, b._data
         if ad.dtype in (np.float16, _dtype.bfloat16.np_dtype):
-            ad, bd = ad.astype(np.float32), bd.astype(np.float32)
+            ad, bd = widen(ad), widen(bd)
         ctx.input_takes = ((ad >= bd) if cls.largest else (ad <= bd)) | xp.isnan(bd)
         return _binary_result(xp.fmax if cls.largest else xp.fmin, a, b)
 

@@ -10,7 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..backends import backend_for_array
-from ._helpers import HALF_NP, check_same_device, narrow, xp_of
+from ._helpers import HALF_NP, check_same_device, narrow, widen, xp_of
 from ._out import write_out
 from .conversion import cast
 from ..amp.autocast_mode import autocast_inputs
@@ -24,8 +24,8 @@ def _matmul_arrays(xp, a, b, bias=None):
         out = None if kernel is None else kernel(a, b, bias)
         if out is not None:
             return narrow(out, a.dtype)
-        half_bias = None if bias is None else bias.astype(np.float32)
-        return narrow(_matmul_arrays(xp, a.astype(np.float32), b.astype(np.float32), half_bias), a.dtype)
+        half_bias = None if bias is None else widen(bias)
+        return narrow(_matmul_arrays(xp, widen(a), widen(b), half_bias), a.dtype)
     if a.ndim > 2 or b.ndim > 2:
         kernel = backend_for_array(a).fused("batched_matmul", a)
         out = kernel(a, b) if kernel is not None else xp.matmul(a, b)
@@ -201,7 +201,7 @@ class Einsum(Function):
         arrays = [o._data for o in operands]
         half = arrays[0].dtype in HALF_NP
         if half:
-            arrays = [a.astype(np.float32) for a in arrays]
+            arrays = [widen(a) for a in arrays]
         out = xp.einsum(equation, *arrays, optimize=len(arrays) > 2)
         return narrow(out, operands[0]._data.dtype) if half else out
 

@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
-from ._helpers import HALF_NP, array_op, normalize_dim, normalize_dims, xp_of
+from ._helpers import HALF_NP, array_op, normalize_dim, normalize_dims, widen, xp_of
 from ._out import write_out
 from .conversion import cast
 
@@ -256,11 +256,6 @@ def _count(shape, dims):
     return n
 
 
-def _as_compute(array):
-    """Half types are computed in float32; everything else as stored."""
-    return array.astype(np.float32) if array.dtype in HALF_NP else array
-
-
 def _require_float(input, message):
     if not input.dtype.is_floating_point:
         raise RuntimeError(message)
@@ -291,7 +286,7 @@ class Var(Function):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
         xp = xp_of(x)
-        data = _as_compute(x._data)
+        data = widen(x._data)
         centered = data - data.mean(axis=dims, keepdims=True)
         denom = _count(x.shape, dims) - correction
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -311,7 +306,7 @@ class Std(Function):
     def forward(ctx, x, dims, correction, keepdim):
         xp = xp_of(x)
         variance = Var.forward(ctx, x, dims, correction, keepdim)
-        out = _wrap(xp.sqrt(_as_compute(variance)).astype(x._data.dtype, copy=False))
+        out = _wrap(xp.sqrt(widen(variance)).astype(x._data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         return out
 
@@ -362,7 +357,7 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         xp = xp_of(x)
-        data = _as_compute(x._data)
+        data = widen(x._data)
         if data.size == 0:
             out = xp.log(xp.sum(xp.exp(data), axis=dims, keepdims=keepdim))
         else:
@@ -419,7 +414,7 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         xp = xp_of(x)
-        out = _wrap(xp.asarray(xp.prod(_as_compute(x._data), axis=dim, keepdims=keepdim))
+        out = _wrap(xp.asarray(xp.prod(widen(x._data), axis=dim, keepdims=keepdim))
                     .astype(x._data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.dim, ctx.keepdim = dim, keepdim
@@ -455,7 +450,7 @@ class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        return xp_of(x).cumsum(_as_compute(x._data), axis=dim).astype(x._data.dtype, copy=False)
+        return xp_of(x).cumsum(widen(x._data), axis=dim).astype(x._data.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -482,7 +477,7 @@ def cumsum(input, dim, *, dtype=None):
 class Cumprod(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        out = _wrap(xp_of(x).cumprod(_as_compute(x._data), axis=dim).astype(x._data.dtype, copy=False))
+        out = _wrap(xp_of(x).cumprod(widen(x._data), axis=dim).astype(x._data.dtype, copy=False))
         ctx.save_for_backward(x, out)
         ctx.dim = dim
         ctx.has_zero = not x.is_meta and bool((x._data == 0).any())
@@ -551,7 +546,7 @@ def _cumulative_extreme(input, dim, largest):
         values, indices = _cumulative_extreme(reshape(input, (1,)), 0, largest)
         return _ValuesIndices(reshape(values, ()), reshape(indices, ()))
     xp = xp_of(input)
-    data = _as_compute(input._data)
+    data = widen(input._data)
     running = _running(xp, xp.maximum if largest else xp.minimum, data, d)
     reached = data == running
     if data.dtype.kind == "f":
@@ -578,7 +573,7 @@ class VectorNorm(Function):
     @staticmethod
     def forward(ctx, x, ord, dims, keepdim):
         xp = xp_of(x)
-        data = _as_compute(x._data)
+        data = widen(x._data)
         a = data if ord == 2 else xp.abs(data)  # |x|² = x·x: the 2-norm skips a pass
         if ord == float("inf"):
             out = xp.max(a, axis=dims, keepdims=keepdim)
@@ -755,7 +750,7 @@ def _median(input, dim, keepdim, ignore_nan, name):
     if dim is None:
         if input.numel() == 0:
             return _wrap(xp.asarray(np.nan, dtype=input._data.dtype))
-        flat = _as_compute(input._data).reshape(-1)
+        flat = widen(input._data).reshape(-1)
         ordered = xp.sort(flat)
         pos = int(_median_positions(xp, flat[:, None], 0, ignore_nan)[0])
         return _SharedAmongEqual.apply(input, ordered[pos])
@@ -765,7 +760,7 @@ def _median(input, dim, keepdim, ignore_nan, name):
         return _ValuesIndices(values, indices)
     if input.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    data = _as_compute(input._data)
+    data = widen(input._data)
     order = xp.argsort(data, axis=d, kind="stable")
     pos = xp.expand_dims(_median_positions(xp, data, d, ignore_nan), d)
     idx = xp.take_along_axis(order, pos, axis=d).astype(np.int64)
@@ -797,7 +792,7 @@ def mode(input, dim=-1, keepdim=False):
         values, indices = mode(reshape(input, (1,)), 0)
         return _ValuesIndices(values, indices)
     xp = xp_of(input)
-    rows = xp.moveaxis(_as_compute(input._data), d, -1)
+    rows = xp.moveaxis(widen(input._data), d, -1)
     flat = rows.reshape(-1, rows.shape[-1])
     n = flat.shape[1]
     last = xp.empty(flat.shape[0], dtype=np.int64)

@@ -12,15 +12,10 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap
-from ._helpers import HALF_NP, array_op, check_same_device, normalize_dim, xp_of
+from ._helpers import array_op, check_same_device, normalize_dim, widen, xp_of
 from ._out import write_out
 from .indexing import Gather
 from .reduction import _type_name, _ValuesIndices
-
-
-def _sortable(array):
-    """Half types are ordered in float32 (exact: widening keeps the order)."""
-    return array.astype(np.float32) if array.dtype in HALF_NP else array
 
 
 def _order(xp, data, dim, descending, stable):
@@ -47,7 +42,7 @@ def _scalar_result(input):
 
 def _sort_indices(data, xp, dim, descending, stable):
     """The sorting permutation of `data` along dim, as int64."""
-    return _order(xp, _sortable(data), dim, descending, stable).astype(np.int64, copy=False)
+    return _order(xp, widen(data), dim, descending, stable).astype(np.int64, copy=False)
 
 
 def sort(input, dim=-1, descending=False, *, stable=False, out=None):
@@ -79,7 +74,7 @@ _FULL_SORT_MAX = 1024  # below this row length a full sort is cheaper than parti
 def _topk_indices(data, xp, dim, k, largest):
     """The positions of the k largest (smallest) elements along dim, in sorted order, as int64."""
     n = data.shape[dim]
-    data = _sortable(data)
+    data = widen(data)
     if k == n or k == 0 or n <= _FULL_SORT_MAX:
         idx = _order(xp, data, dim, largest, False)
     else:
@@ -120,7 +115,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if input.ndim == 0:
         return _scalar_result(input)
     xp = xp_of(input)
-    part = xp.argpartition(_sortable(input._data), k - 1, axis=d)
+    part = xp.argpartition(widen(input._data), k - 1, axis=d)
     keep = [slice(None)] * input.ndim
     keep[d] = slice(k - 1, k)
     values, indices = _gathered(input, d, _wrap(part[tuple(keep)].astype(np.int64)))

@@ -10,12 +10,10 @@ recorded. The rest are short compositions of core ops, shaped so that no branch 
 """
 import math
 
-import numpy as np
-
 from ... import _dtype, ops, random
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, array_op, compute_float, fused_kernel, special_of, xp_of
+from ...ops._helpers import array_op, compute_float, fused_kernel, special_of, widen, xp_of
 from ...ops.inplace import apply_inplace
 from ...amp.autocast_mode import autocast_op
 
@@ -29,10 +27,6 @@ _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_TANH_COEF = 0.044715
-
-
-def _float32(a):
-    return a.astype(np.float32) if a.dtype in HALF_NP else a
 
 
 def _maybe_inplace(fn, input, inplace, *args):
@@ -58,7 +52,7 @@ class _GeluExact(Function):
         (x,) = ctx.saved_tensors
         kernel = fused_kernel("gelu_backward", x)
         if kernel is not None and not grad_mode.is_grad_enabled():
-            return array_op(lambda g, a: kernel(_float32(g), _float32(a)), grad, x)
+            return array_op(lambda g, a: kernel(widen(g), widen(a)), grad, x)
         cdf = ops.mul(ops.add(ops.erf(ops.div(x, _SQRT_2)), 1.0), 0.5)
         pdf = ops.mul(ops.exp(ops.mul(ops.mul(x, x), -0.5)), _INV_SQRT_2PI)
         return ops.mul(grad, ops.add(cdf, ops.mul(x, pdf)))
@@ -87,7 +81,7 @@ def _gelu_tanh_input_grad(grad, x):
     """grad * d gelu_tanh(x) / dx; recorded with core ops when grad mode is on."""
     kernel = fused_kernel("gelu_tanh_backward", x)
     if kernel is not None and not grad_mode.is_grad_enabled():
-        return array_op(lambda g, a: kernel(_float32(g), _float32(a)), grad, x)
+        return array_op(lambda g, a: kernel(widen(g), widen(a)), grad, x)
     x2 = ops.mul(x, x)
     inner = ops.mul(ops.mul(x, ops.add(ops.mul(x2, _GELU_TANH_COEF), 1.0)), _SQRT_2_OVER_PI)
     t = ops.tanh(inner)
@@ -132,7 +126,7 @@ def _silu_input_grad(grad, x):
     """grad * d silu(x) / dx; recorded with core ops when grad mode is on."""
     kernel = fused_kernel("silu_backward", x)
     if kernel is not None and not grad_mode.is_grad_enabled():
-        return array_op(lambda g, a: kernel(_float32(g), _float32(a)), grad, x)
+        return array_op(lambda g, a: kernel(widen(g), widen(a)), grad, x)
     s = ops.sigmoid(x)
     return ops.mul(grad, ops.mul(s, ops.add(ops.mul(x, ops.rsub(s, 1.0)), 1.0)))
 
@@ -158,7 +152,7 @@ class _GatedProduct(Function):
         ctx.activation = activation
         kernel = fused_kernel("gated_" + activation, gate)
         if kernel is not None and gate.dtype == up.dtype and gate.shape == up.shape:
-            return compute_float(lambda g: kernel(g, _float32(up._data)), gate._data)
+            return compute_float(lambda g: kernel(g, widen(up._data)), gate._data)
         return ops.mul(_GATE_ACTIVATIONS[activation][0](gate), up)._data
 
     @staticmethod

@@ -19,16 +19,12 @@ from ..._dtype import bool_
 from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...backends.cpu_kernels import group_heads
-from ...ops._helpers import HALF_NP, array_op, fused_kernel, narrow, wrap, wrap_constant, xp_of
+from ...ops._helpers import array_op, fused_kernel, narrow, widen, wrap, wrap_constant, xp_of
 from .dropout import keep_mask
 from .softmax import softmax
 from ...amp.autocast_mode import autocast_op
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
-
-
-def _float32(a):
-    return a.astype(np.float32) if a.dtype in HALF_NP else a
 
 
 def _repeat_heads(xp, a, groups):
@@ -96,7 +92,7 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def forward(ctx, q, k, v, mask, keep, scale, groups):
         xp = xp_of(q)
-        mask_a = _float32(mask._data) if mask is not None else None
+        mask_a = widen(mask._data) if mask is not None else None
         need_probs = any(ctx.needs_input_grad)
         # Inference (no probabilities to save, no dropout) has a kernel of its own, which
         # decides by shape between decoding's loops and the work units of longer queries; it
@@ -105,7 +101,7 @@ class ScaledDotProductAttention(Function):
         out = small(q._data, k._data, v._data, mask_a, scale, groups) if small is not None else None
         probs = None
         if out is None:
-            qa, ka, va = _float32(q._data), _float32(k._data), _float32(v._data)
+            qa, ka, va = widen(q._data), widen(k._data), widen(v._data)
             kv_lead = ka.shape[:-3] + (ka.shape[-3] * groups,) if groups > 1 else ka.shape[:-2]
             scores = math.prod(np.broadcast_shapes(qa.shape[:-2], kv_lead)) * qa.shape[-2] * ka.shape[-2]
             kernel = fused_kernel("attention", q, work=scores)
@@ -137,9 +133,9 @@ class ScaledDotProductAttention(Function):
             grads = None if fused is None else fused(g, q, k, v, probs, out, keep, scale, groups)
             if grads is not None:
                 return grads + (None,)
-            g = _float32(g)
-            ka = _repeat_heads(xp, _float32(k), groups)
-            va = _repeat_heads(xp, _float32(v), groups)
+            g = widen(g)
+            ka = _repeat_heads(xp, widen(k), groups)
+            va = _repeat_heads(xp, widen(v), groups)
             grad_q = grad_k = grad_v = grad_mask = None
             if needs[2]:
                 weights = probs * keep if keep is not None else probs
@@ -157,7 +153,7 @@ class ScaledDotProductAttention(Function):
             if needs[0]:
                 grad_q = bmm(d_scores, ka)
             if needs[1]:
-                grad_k = bmm(xp.swapaxes(d_scores, -1, -2), _float32(q))
+                grad_k = bmm(xp.swapaxes(d_scores, -1, -2), widen(q))
             return grad_q, grad_k, grad_v, grad_mask
 
         grad_q, grad_k, grad_v, grad_mask = array_op(compute, grad, q, k, v, probs, out, keep)

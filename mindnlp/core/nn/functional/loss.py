@@ -16,7 +16,7 @@ from ... import ops
 from ..._dtype import int64, uint8
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, array_op, wrap, xp_of
+from ...ops._helpers import array_op, widen, wrap, xp_of
 from .activation import logsigmoid
 from .distance import _clamp_min_passing_grad, pairwise_distance
 from .softmax import log_softmax, softmax
@@ -66,10 +66,6 @@ def _reduce(loss, reduction):
     if reduction == "sum":
         return ops.sum(loss)
     return loss
-
-
-def _float32(a):
-    return a.astype(np.float32) if a.dtype in HALF_NP else a
 
 
 # --- class-index losses: nll_loss and cross_entropy ---------------------------------------
@@ -129,7 +125,7 @@ class _ClassTargets:
             self.weight = None
             self.sample_weight = self.valid.astype(dtype)
         else:
-            self.weight = _float32(weight._data).astype(dtype, copy=False)
+            self.weight = widen(weight._data).astype(dtype, copy=False)
             self.sample_weight = self.weight[safe] * self.valid
         self.denom = self.sample_weight.sum()
 
@@ -176,7 +172,7 @@ def _grad_scale(grad, reduction, denom, ndim):
 
 
 def _grad_scale_array(grad, reduction, denom):
-    g = _float32(grad)
+    g = widen(grad)
     if reduction == "none":
         return g.reshape(g.shape[:1] + (1,) + g.shape[1:])
     if reduction == "mean":
@@ -200,7 +196,7 @@ class NLLLoss(Function):
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction):
         xp = xp_of(x)
-        a = _float32(x._data)
+        a = widen(x._data)
         targets = _ClassTargets(xp, target, weight, ignore_index, a.shape[1], a.dtype)
         per_sample = -a[targets.index] * targets.sample_weight
         ctx.targets, ctx.reduction, ctx.shape = targets, reduction, a.shape
@@ -208,7 +204,7 @@ class NLLLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        shape, dtype = ctx.shape, _float32(grad._data).dtype
+        shape, dtype = ctx.shape, widen(grad._data).dtype
         picked = ctx.targets.apply(lambda targets: targets.dense(xp_of(grad), shape, dtype, -1.0, 0.0))
         return ops.mul(picked, _grad_scale(grad, ctx.reduction, ctx.targets.denom, len(ctx.shape))), None, None, None, None
 
@@ -219,7 +215,7 @@ class CrossEntropy(Function):
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, smoothing):
         xp = xp_of(x)
-        a = _float32(x._data)
+        a = widen(x._data)
         n_classes = a.shape[1]
         targets = _ClassTargets(xp, target, weight, ignore_index, n_classes, a.dtype)
         row_max = a.max(axis=1, keepdims=True)
@@ -255,7 +251,7 @@ class CrossEntropy(Function):
             row_total = row_total + smooth_scale * weight_sum * targets.valid
         row_total = row_total.reshape(row_total.shape[:1] + (1,) + row_total.shape[1:])
         if grad_mode.is_grad_enabled():
-            q = wrap(targets.dense(xp, tuple(x.shape), _float32(x._data).dtype, 1.0 - smoothing, smooth_scale))
+            q = wrap(targets.dense(xp, tuple(x.shape), widen(x._data).dtype, 1.0 - smoothing, smooth_scale))
             probs = softmax(x, dim=1)
             scale = _grad_scale(grad, ctx.reduction, targets.denom, x.ndim)
             return ops.mul(ops.sub(ops.mul(probs, wrap(row_total)), q), scale), None, None, None, None, None
@@ -263,7 +259,7 @@ class CrossEntropy(Function):
 
         def compute(targets, a, lse, g):
             dtype = a.dtype
-            a = _float32(a)
+            a = widen(a)
             out = a - lse
             xp.exp(out, out=out)
             row_total = (1.0 - smoothing) * targets.sample_weight
@@ -412,7 +408,7 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def forward(ctx, x, t):
         xp = xp_of(x)
-        a, b = _float32(x._data), _float32(t._data)
+        a, b = widen(x._data), widen(t._data)
         if x.device.type != "meta" and ((a < 0) | (a > 1)).any():
             raise RuntimeError("all elements of input should be between 0 and 1")
         with np.errstate(divide="ignore"):
@@ -466,9 +462,9 @@ class BinaryCrossEntropyWithLogits(Function):
     @staticmethod
     def forward(ctx, x, t, pos_weight):
         xp = xp_of(x)
-        a, b = _float32(x._data), _float32(t._data)
+        a, b = widen(x._data), widen(t._data)
         softplus_neg = xp.log1p(xp.exp(-xp.abs(a))) + xp.maximum(-a, 0.0)
-        log_weight = 1.0 + (_float32(pos_weight._data) - 1.0) * b if pos_weight is not None else 1.0
+        log_weight = 1.0 + (widen(pos_weight._data) - 1.0) * b if pos_weight is not None else 1.0
         ctx.save_for_backward(x, t, pos_weight)
         return ((1.0 - b) * a + log_weight * softplus_neg).astype(x._data.dtype, copy=False)
 

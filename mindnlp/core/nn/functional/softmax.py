@@ -10,20 +10,12 @@ them; `softmax_array` and the composed backward here are their reference.
 """
 import warnings
 
-import numpy as np
-
 from ... import ops
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, fused_kernel, narrow, normalize_dim, wrap, xp_of
+from ...ops._helpers import fused_kernel, narrow, normalize_dim, widen, wrap, xp_of
 from ...amp.autocast_mode import autocast_op
 
 __all__ = ["softmax", "log_softmax", "softmin"]
-
-
-def _compute_array(x):
-    """x's array, upcast to float32 when x is half precision."""
-    a = x._data
-    return a.astype(np.float32) if a.dtype in HALF_NP else a
 
 
 def softmax_array(xp, a, dim):
@@ -49,7 +41,7 @@ class _SoftmaxBackward(Function):
     def forward(ctx, grad, y, dim):
         ctx.save_for_backward(grad, y)
         ctx.dim = dim
-        g, p = _compute_array(grad), _compute_array(y)
+        g, p = widen(grad._data), widen(y._data)
         kernel = fused_kernel("softmax_backward", y) if dim == y.ndim - 1 else None
         if kernel is not None:
             out = kernel(g, p)
@@ -79,8 +71,8 @@ class _LogSoftmaxBackward(Function):
         ctx.save_for_backward(grad, y)
         ctx.dim = dim
         xp = xp_of(y)
-        g = _compute_array(grad)
-        out = xp.exp(_compute_array(y))
+        g = widen(grad._data)
+        out = xp.exp(widen(y._data))
         out *= g.sum(axis=dim, keepdims=True)
         xp.subtract(g, out, out=out)
         return narrow(out, y._data.dtype)
@@ -102,7 +94,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim, sign):
-        a = _compute_array(x)
+        a = widen(x._data)
         kernel = fused_kernel("softmax", x) if dim == x.ndim - 1 and sign > 0 else None
         probs = kernel(a) if kernel is not None else softmax_array(xp_of(x), -a if sign < 0 else a, dim)
         y = wrap(narrow(probs, x._data.dtype))
@@ -120,7 +112,7 @@ class Softmax(Function):
 class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        y = wrap(narrow(log_softmax_array(xp_of(x), _compute_array(x), dim), x._data.dtype))
+        y = wrap(narrow(log_softmax_array(xp_of(x), widen(x._data), dim), x._data.dtype))
         ctx.dim = dim
         ctx.save_for_backward(y)
         return y

@@ -7,7 +7,7 @@ import numpy as np
 from ... import ops
 from ..._tensor import Tensor, _wrap
 from ...autograd import grad_mode
-from ...ops._helpers import HALF_NP, xp_of
+from ...ops._helpers import HALF_NP, widen, xp_of
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
@@ -18,7 +18,7 @@ def _as_list(tensors):
 
 def _vector_norm_array(array, xp, norm_type):
     """The p-norm of all entries of an array as a 0-d float array (inf, -inf and 0 included)."""
-    a = xp.abs(array.astype(np.float32) if array.dtype in HALF_NP else array)
+    a = xp.abs(widen(array))
     if a.size == 0:
         return xp.zeros((), dtype=a.dtype)
     if norm_type == math.inf:
