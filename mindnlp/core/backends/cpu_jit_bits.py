@@ -97,3 +97,27 @@ def rotary_half(x, cos, sin, kind, out):
                     res[j] = narrow(first + widen(narrow(-x2 * widen(s[j], kind), kind), kind), kind)
                     first = widen(narrow(x2 * widen(c[j + half], kind), kind), kind)
                     res[j + half] = narrow(first + widen(narrow(x1 * widen(s[j + half], kind), kind), kind), kind)
+
+
+ADD, SUBTRACT, MULTIPLY = 0, 1, 2       # the `op` of binary_half
+
+
+@numba.njit(nogil=True, cache=True)
+def binary_half(a, b, kind, op, swapped, out):
+    """out = a op b (b op a where `swapped`) over flat half arrays (bits), computed in float32
+    and rounded once, as the half ops compute it (ops.elementwise._binary_result); b is as long
+    as a, or one row repeated along it (a bias or a norm's weight against every row)."""
+    width = b.shape[0]
+    for start in range(0, a.shape[0], width):
+        row, res = a[start:start + width], out[start:start + width]
+        for j in range(width):
+            x, y = widen(row[j], kind), widen(b[j], kind)
+            if swapped:
+                x, y = y, x
+            if op == ADD:
+                value = x + y
+            elif op == SUBTRACT:
+                value = x - y
+            else:
+                value = x * y
+            res[j] = narrow(value, kind)

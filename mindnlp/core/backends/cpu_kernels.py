@@ -44,7 +44,7 @@ MIN_WORK = {
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
 COMPILED_AT_ANY_SIZE = ("quantized_matmul", "half_matmul", "small_attention", "layer_norm", "layer_norm_backward",
                         "gelu", "gelu_tanh",
-                        "silu", "gated_silu", "gated_gelu_tanh", "rotary")
+                        "silu", "gated_silu", "gated_gelu_tanh", "rotary", "binary_half")
 
 
 def min_work(name):
@@ -1134,6 +1134,29 @@ def widen_half(x):
     return out.transpose(np.argsort(axes))
 
 
+_HALF_BINARY = {"add": "ADD", "subtract": "SUBTRACT", "multiply": "MULTIPLY"}   # NumPy's name -> cpu_jit_bits' op
+
+
+def binary_half(name, a, b):
+    """a + b, a - b or a * b (`name`, NumPy's) of two arrays of one half dtype, computed in
+    float32 and rounded once, as the half ops compute it, in one compiled pass over the 16-bit
+    values (widening both operands, the NumPy operation and the rounding each pass over the
+    arrays); None where it does not serve: other operations or dtypes, no numba, operands that
+    are not the same shape or one broadcast along the other's rows, not C-contiguous."""
+    bits = cpu_jit.half_bits()
+    if bits is None or name not in _HALF_BINARY or a.dtype != b.dtype or a.dtype not in (_F16_DTYPE, _BF16_DTYPE):
+        return None
+    swapped = a.size < b.size
+    long, short = (b, a) if swapped else (a, b)
+    rows = long.shape[len(long.shape) - len(short.shape):] if short.ndim <= long.ndim else None
+    if rows is None or short.shape != rows or short.size == 0 or not (long.flags.c_contiguous and short.flags.c_contiguous):
+        return None
+    out = np.empty(long.shape, a.dtype)
+    bits.binary_half(long.reshape(-1).view(np.uint16), short.reshape(-1).view(np.uint16), bits.kind_of(a.dtype),
+                     getattr(bits, _HALF_BINARY[name]), swapped, out.reshape(-1).view(np.uint16))
+    return out
+
+
 def rotary(x, cos, sin, out=None):
     """x cos + rotate_half(x) sin for x (B, H, L, D) and cos, sin (B or 1, L, D): the rotary
     position embedding of attention heads; None where the compiled loop does not serve.
@@ -1191,5 +1214,5 @@ KERNELS = {
     "batched_matmul": batched_matmul, "matmul": matmul, "silu": silu, "silu_backward": silu_backward,
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
     "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,
-    "round_half": round_half, "widen_half": widen_half,
+    "round_half": round_half, "widen_half": widen_half, "binary_half": binary_half,
 }

@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap
 from ..autograd.function import Function
+from ..backends import backend_for_array
 from ._helpers import (array_op, broadcast_error, compute_float, is_float_array, narrow, promote_operands, special_of,
                        widen, xp_of)
 from ._out import write_out
@@ -29,6 +30,11 @@ def _binary_result(fn, a, b):
     try:
         if ref._data.dtype in (np.float16, _dtype.bfloat16.np_dtype):
             target = ref._data.dtype
+            if isinstance(a, Tensor) and isinstance(b, Tensor):
+                kernel = backend_for_array(ad).fused("binary_half", ad)
+                out = None if kernel is None else kernel(fn.__name__, ad, bd)
+                if out is not None:
+                    return out
             ad = widen(ad) if isinstance(a, Tensor) else ad
             bd = widen(bd) if isinstance(b, Tensor) else bd
             return narrow(fn(ad, bd), target)
