@@ -792,6 +792,16 @@ def _key_limits(mask, L, S, n_blocks):
     return [int(last[i0:i1].max()) for i0, i1 in bounds]
 
 
+def _live_keys(mask, L, S):
+    """How many leading keys any query may attend (S where the mask does not say, or where a
+    row attends nothing): the keys after them contribute exact zeros, and a prompt filling
+    part of a static cache leaves the rest of it masked for every query. The last key's
+    column is read first, so that a mask with nothing to trim costs one column."""
+    if mask.shape[-1] != S or not (mask.dtype.kind == "f" or mask.dtype == _BF16_DTYPE) or bool((mask[..., -1] > _DEAD_MASK).any()):
+        return S
+    return _key_limits(mask, L, S, 1)[0]
+
+
 def _query_blocks(L, n_blocks):
     return [(L * i // n_blocks, L * (i + 1) // n_blocks) for i in range(n_blocks)]
 
@@ -975,6 +985,10 @@ def small_attention(q, k, v, mask, scale, groups=1):
         return None
     batch, heads, L, E = q.shape
     kv_heads, S = k.shape[1], k.shape[2]
+    if _SHORT_MIN_QUERIES <= L and S > _SHORT_MAX_KEYS and mask is not None:
+        live = _live_keys(mask, L, S)
+        if live <= _SHORT_MAX_KEYS:     # a static cache's unfilled positions: zero probability for every query
+            k, v, mask, S = k[:, :, :live], v[:, :, :live], mask[..., :live], live
     half = _half_kind(q.dtype)
     if q.dtype != _F32_DTYPE:
         q = widen_half(q)

@@ -210,6 +210,35 @@ def test_small_attention_matches_composed_forward(q_shape, kv_shape, mask_shape,
     assert K.small_attention(q.astype(np.float64), k, v, mask, 0.3, groups) is None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("dead_row", [False, True])
+def test_a_prompt_in_a_static_cache_attends_only_the_filled_keys(dtype, dead_row, kernel_flavour, monkeypatch):
+    """A prompt of 40 positions in a static cache of 200: the causal mask hides the 160
+    unfilled keys from every query, which then leaves them out (their probabilities are
+    exactly zero) and takes the short-sequence kernel; a row that attends nothing depends on
+    every key, so then all 200 are kept. Either way the composed forward's result."""
+    L, S = 40, 200
+    q = RNG.standard_normal((1, 6, L, 16)).astype(np.float32).astype(dtype)
+    k, v = (RNG.standard_normal((1, 2, S, 16)).astype(np.float32).astype(dtype) for _ in range(2))
+    mask = np.where(np.arange(S)[None, :] <= np.arange(L)[:, None], 0.0, np.finfo(np.float32).min)
+    mask = mask.astype(np.float32).astype(dtype)[None, None]
+    if dead_row:
+        mask[..., 3, :] = np.finfo(np.float32).min
+    short = cpu_jit.short_attention()
+    keys_seen = []
+    if short is not None:
+        monkeypatch.setattr(short, "attention", lambda q, k, *a, f=short.attention, **kw: keys_seen.append(
+            k.shape[2]) or f(q, k, *a, **kw))
+    out = K.small_attention(q, k, v, mask, 0.25, 3)
+    if kernel_flavour == "numpy":
+        assert out is None
+        return
+    wide = [np.asarray(a, np.float64) for a in (q, np.repeat(k, 3, axis=1), np.repeat(v, 3, axis=1), mask)]
+    expected, _ = _composed_forward(np, *wide, None, 0.25)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert keys_seen == ([] if dead_row or short is None else [L])
+
+
 @pytest.mark.parametrize("kv_shape,mask_shape,groups", [
     ((2, 2, 40, 16), (2, 1, 1, 40), 3),     # a padding mask per sequence, GQA
     ((1, 2, 40, 16), (1, 1, 1, 40), 3),     # one row of mask for every head
