@@ -39,8 +39,15 @@ class RMSNorm(nn.Module):
             return nn.functional.rms_norm(hidden_states, (hidden_states.shape[-1],), self.weight,
                                           eps=self.variance_epsilon)
         input_dtype = hidden_states.dtype
-        normed = nn.functional.rms_norm(hidden_states.float(), (hidden_states.shape[-1],), eps=self.variance_epsilon)
-        return self.weight * normed.to(input_dtype)
+        if input_dtype in (core.bfloat16, core.float16) and not (core.is_grad_enabled() and hidden_states.requires_grad):
+            # The norm of a half array computes on its float32 values and rounds once: the
+            # casts to float32 and back without their two passes. (Its backward would compute
+            # in the half dtype, where the casts' computes in float32 as HF's does.)
+            normed = nn.functional.rms_norm(hidden_states, (hidden_states.shape[-1],), eps=self.variance_epsilon)
+        else:
+            normed = nn.functional.rms_norm(hidden_states.float(), (hidden_states.shape[-1],),
+                                            eps=self.variance_epsilon).to(input_dtype)
+        return self.weight * normed
 
     def extra_repr(self):
         return f"{tuple(self.weight.shape)}, eps={self.variance_epsilon}"

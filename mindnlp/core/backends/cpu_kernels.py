@@ -62,9 +62,19 @@ _F32_DTYPE = np.dtype(np.float32)
 _F16_DTYPE, _BF16_DTYPE = np.dtype(np.float16), np.dtype(_BF16)
 
 
+def _float32_rows(a):
+    """a as a C-contiguous float32 array (a copy only where needed); a half array through the
+    compiled widening, NumPy's float16 cast being a call per element."""
+    if a.dtype in (_F16_DTYPE, _BF16_DTYPE):
+        wide = widen_half(a)
+        if wide is not None:
+            return np.ascontiguousarray(wide)
+    return np.ascontiguousarray(a, dtype=_F32)
+
+
 def _flat(a):
     """a as a C-contiguous float32 vector (a copy only when a is strided or another dtype)."""
-    return np.ascontiguousarray(a, dtype=_F32).reshape(-1)
+    return _float32_rows(a).reshape(-1)
 
 
 def _map_blocks(block_fn, shape, *inputs):
@@ -295,7 +305,7 @@ def silu_backward(grad, x):
 def _map_rows(row_fn, *inputs):
     """row_fn(out_rows, *input_rows) over blocks of rows of the inputs viewed as (rows, last dim)."""
     width = inputs[0].shape[-1]
-    rows = [np.ascontiguousarray(a, dtype=_F32).reshape(-1, width) for a in inputs]
+    rows = [_float32_rows(a).reshape(-1, width) for a in inputs]
     out = np.empty(rows[0].shape, dtype=_F32)
     per_block = max(1, BLOCK // max(width, 1))
 
@@ -349,9 +359,9 @@ def layer_norm(x, weight, bias, eps, centered, n_dims):
     over the normalised ones), as the op saves them for backward.
     """
     width = math.prod(x.shape[x.ndim - n_dims:])
-    rows = np.ascontiguousarray(x, dtype=_F32).reshape(-1, width)
-    w = np.ones(width, _F32) if weight is None else np.ascontiguousarray(weight, dtype=_F32).reshape(width)
-    b = np.zeros(width, _F32) if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(width)
+    rows = _float32_rows(x).reshape(-1, width)
+    w = np.ones(width, _F32) if weight is None else _float32_rows(weight).reshape(width)
+    b = np.zeros(width, _F32) if bias is None else _float32_rows(bias).reshape(width)
     out = np.empty(rows.shape, dtype=_F32)
     mean = np.zeros(rows.shape[0], dtype=_F32)
     rstd = np.empty(rows.shape[0], dtype=_F32)
@@ -381,11 +391,11 @@ def layer_norm_backward(grad, x, weight, mean, rstd, centered, n_dims):
     grad (float32; unscaled by weight). Only with numba (min_work: the op composes them otherwise)."""
     compiled = cpu_jit.load()
     width = math.prod(x.shape[x.ndim - n_dims:])
-    rows = np.ascontiguousarray(x, dtype=_F32).reshape(-1, width)
-    grads = np.ascontiguousarray(grad, dtype=_F32).reshape(-1, width)
-    w = np.ones(width, _F32) if weight is None else np.ascontiguousarray(weight, dtype=_F32).reshape(width)
-    means = np.zeros(rows.shape[0], _F32) if mean is None else np.ascontiguousarray(mean, dtype=_F32).reshape(-1)
-    rstds = np.ascontiguousarray(rstd, dtype=_F32).reshape(-1)
+    rows = _float32_rows(x).reshape(-1, width)
+    grads = _float32_rows(grad).reshape(-1, width)
+    w = np.ones(width, _F32) if weight is None else _float32_rows(weight).reshape(width)
+    means = np.zeros(rows.shape[0], _F32) if mean is None else _float32_rows(mean).reshape(-1)
+    rstds = _float32_rows(rstd).reshape(-1)
     gx = np.empty(rows.shape, dtype=_F32)
     per_block = max(1, BLOCK // max(width, 1))
     sums = []
@@ -602,7 +612,7 @@ def _weight_product(a, b, bias, out):
     kernels = cpu_jit.gemm("float32")
     if kernels is None:
         return False
-    bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+    bias = None if bias is None else _float32_rows(bias).reshape(-1)
     threads = workers.count > 1 and not workers.inside() and a.size * b.shape[1] > _SMALL_PRODUCT_ON_POOL
     product = kernels.gemm_nt if transposed else kernels.gemm_nn
     return product(np.ascontiguousarray(a), b.T if transposed else b, bias, out, threads=threads)
@@ -664,14 +674,14 @@ def half_matmul(a, b, bias=None):
         if loops is None or half is None:
             return None
         out, bias = _half_product_out(a, b, bias)
-        loops.matvec_columns(np.ascontiguousarray(a, dtype=_F32), b.view(np.uint16), bias, out, half=half)
+        loops.matvec_columns(_float32_rows(a), b.view(np.uint16), bias, out, half=half)
         return out
     compiled = cpu_jit.half() if few else cpu_jit.gemm("bfloat16") if a.dtype.name == "bfloat16" else None
     if compiled is None:
         return None
     out, bias = _half_product_out(a, b, bias)
     if few:
-        done = compiled.rows_half(np.ascontiguousarray(a, dtype=_F32), b.T, bias, out)
+        done = compiled.rows_half(_float32_rows(a), b.T, bias, out)
     elif transposed:
         done = compiled.gemm_nt(np.ascontiguousarray(a), np.ascontiguousarray(b.T), bias, out)
     else:
@@ -682,7 +692,7 @@ def half_matmul(a, b, bias=None):
 def _half_product_out(a, b, bias):
     """half_matmul's float32 output and its bias as the kernels take it."""
     out = np.empty((a.shape[0], b.shape[1]), dtype=_F32)
-    return out, None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+    return out, None if bias is None else _float32_rows(bias).reshape(-1)
 
 
 def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None):
@@ -702,10 +712,10 @@ def quantized_matmul(x, q, scales, bits, bias=None, offsets=None, codebook=None)
         return quantized_matmul_many(x, (q,), (scales,), bits, (bias,), None if offsets is None else (offsets,),
                                      codebook)[0]
     x = np.ascontiguousarray(x)
-    bias = None if bias is None else np.ascontiguousarray(bias, dtype=_F32).reshape(-1)
+    bias = None if bias is None else _float32_rows(bias).reshape(-1)
     n = q.shape[0]
     out = np.empty((m, n), dtype=_F32)
-    offsets = None if offsets is None else np.ascontiguousarray(offsets, dtype=_F32)
+    offsets = None if offsets is None else _float32_rows(offsets)
 
     def bands(lo, hi):
         scratch = np.empty((min(_QUANT_BAND, hi - lo), k), dtype=_F32)
@@ -833,9 +843,9 @@ def _mask_matrices(mask, lead):
     while varying and mask_lead[varying - 1] == 1:
         varying -= 1
     if mask_lead[:varying] == tuple(lead[:varying]):
-        return np.ascontiguousarray(mask, dtype=_F32).reshape((math.prod(lead[:varying]),) + mask.shape[-2:])
+        return _float32_rows(mask).reshape((math.prod(lead[:varying]),) + mask.shape[-2:])
     full = np.broadcast_to(mask, tuple(lead) + mask.shape[-2:])
-    return np.ascontiguousarray(full, dtype=_F32).reshape((-1,) + mask.shape[-2:])
+    return _float32_rows(full).reshape((-1,) + mask.shape[-2:])
 
 
 def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
@@ -1205,8 +1215,8 @@ def quantized_matmul_plan(qs, scales, bits, biases, offsets=None, codebook=None)
     compiled = cpu_jit.quantized()
     if compiled is None or cpu_jit.parallel() is None:
         return None
-    biases = [b if b is None else np.ascontiguousarray(b, dtype=_F32).reshape(-1) for b in biases]
-    offsets = None if offsets is None else [np.ascontiguousarray(o, dtype=_F32) for o in offsets]
+    biases = [b if b is None else _float32_rows(b).reshape(-1) for b in biases]
+    offsets = None if offsets is None else [_float32_rows(o) for o in offsets]
     return compiled.plan(qs, scales, offsets, codebook, biases, bits)
 
 

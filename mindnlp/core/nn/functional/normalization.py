@@ -17,7 +17,7 @@ from ... import _dtype, ops
 from ..._tensor import _wrap
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
+from ...ops._helpers import HALF_NP, fused_kernel, narrow, widen, xp_of
 from ...amp.autocast_mode import autocast_op
 from .vision import pad
 
@@ -70,7 +70,7 @@ class _LayerNorm(Function):
     def forward(ctx, x, weight, bias, dims, eps, centered):
         xp = xp_of(x)
         dtype = _compute_dtype(x._data)
-        a = x._data.astype(dtype, copy=False)
+        a = widen(x._data).astype(dtype, copy=False)
         kernel = fused_kernel("layer_norm", x)
         if kernel is not None:
             out, mean, rstd = kernel(a, _param(weight, dtype), _param(bias, dtype), eps, centered, len(dims))
@@ -174,7 +174,7 @@ class _GroupNorm(Function):
         xp = xp_of(x)
         dtype = _compute_dtype(x._data)
         n, c = x.shape[0], x.shape[1]
-        a = x._data.astype(dtype, copy=False).reshape(n, num_groups, -1)
+        a = widen(x._data).astype(dtype, copy=False).reshape(n, num_groups, -1)
         xhat, mean, rstd = _forward_stats(xp, a, (2,), eps, True)
         out = xhat.reshape(x._data.shape)
         channel_shape = (1, c) + (1,) * (x.ndim - 2)
