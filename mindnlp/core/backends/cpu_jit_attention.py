@@ -121,8 +121,8 @@ def usable():
     return cpu_jit_gemm.usable("float32")
 
 
-def _rows_in_place(a):
-    return a.dtype == _F32 and a.ndim == 4 and a.strides[-1] == a.itemsize
+def _rows_in_place(a, dtypes=(_F32,)):
+    return a.dtype in dtypes and a.ndim == 4 and a.strides[-1] == a.itemsize
 
 
 def _mask_4d(mask, shape):
@@ -147,12 +147,14 @@ def attention(q, k, v, mask, scale, threads):
     in memory, split over numba's threads where `threads`. None, with nothing computed, where
     this does not serve: E or Ev not a multiple of 16, no keys, other dtypes or layouts. (The
     module is reached through cpu_jit.short_attention, which has checked `usable`.)"""
-    if not (_rows_in_place(q) and _rows_in_place(k) and _rows_in_place(v)):
+    scores_from = (_F32, np.dtype(np.uint16)) if cpu_jit_gemm.usable("bfloat16") else (_F32,)
+    if not (_rows_in_place(q, scores_from) and _rows_in_place(k, (q.dtype,)) and _rows_in_place(v)):
         return None
     batch, heads, queries, depth = q.shape
     keys, out_depth = k.shape[2], v.shape[3]
     if (k.shape[0] != batch or v.shape[0] != batch or k.shape[1] != v.shape[1] or heads % k.shape[1]
-            or k.shape[3] != depth or v.shape[2] != keys or depth % _LANES or out_depth % _LANES or not keys):
+            or k.shape[3] != depth or v.shape[2] != keys or depth % (2 * _LANES if q.dtype == np.uint16 else _LANES)
+            or out_depth % _LANES or not keys):
         return None
     mask = np.zeros((1, 1, 1, keys), _F32) if mask is None else _mask_4d(mask, (batch, heads, queries, keys))
     if mask is None:

@@ -986,7 +986,9 @@ def small_attention(q, k, v, mask, scale, groups=1):
 
     bfloat16 or float16 arrays (all three of one dtype) are computed on their float32 values,
     the output float32: a decoding step's loops read a half cache's bits in place, widening
-    each value where it is read (cpu_jit_parallel.attention); every other path widens copies.
+    each value where it is read (cpu_jit_parallel.attention); short bfloat16 sequences take
+    their scores from the bfloat16 dot instruction (exact products summed in float32); every
+    other path widens copies.
     """
     compiled = cpu_jit.load()
     if compiled is None or q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or not (
@@ -999,6 +1001,13 @@ def small_attention(q, k, v, mask, scale, groups=1):
         live = _live_keys(mask, L, S)
         if live <= _SHORT_MAX_KEYS:     # a static cache's unfilled positions: zero probability for every query
             k, v, mask, S = k[:, :, :live], v[:, :, :live], mask[..., :live], live
+    if _SHORT_MIN_QUERIES <= L and S <= _SHORT_MAX_KEYS and q.dtype == _BF16_DTYPE and not (E % 32 or v.shape[3] % 16):
+        short = cpu_jit.short_attention()
+        # bfloat16 scores on the dot instruction: the products exact, summed in float32
+        out = None if short is None else short.attention(q.view(np.uint16), k.view(np.uint16), widen_half(v), mask,
+                                                         scale, threads=not workers.inside())
+        if out is not None:
+            return out
     half = _half_kind(q.dtype)
     if q.dtype != _F32_DTYPE:
         q = widen_half(q)

@@ -4,6 +4,7 @@ broadcast shape, grouped key/value heads, dead queries, NaN, the same bits on on
 split, the cases it declines, and small_attention taking it."""
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -63,6 +64,27 @@ def test_matches_float64_attention(batch, heads, kv_heads, queries, keys, depth,
     assert out.shape == (batch, heads, queries, out_depth)
     assert np.swapaxes(out, 1, 2).flags.c_contiguous      # laid out as (batch, queries, heads, depth)
     np.testing.assert_allclose(out, _reference(q, k, v, mask, scale), rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("heads, kv_heads, queries, keys, depth", [(3, 3, 24, 24, 32), (6, 2, 17, 40, 64),
+                                                                   (2, 1, 33, 128, 16)])
+@pytest.mark.parametrize("threads", [True, False])
+def test_bfloat16_scores_match_float64_attention(heads, kv_heads, queries, keys, depth, threads):
+    """Queries and keys given as bfloat16 bits (values float32) take their scores from the
+    bfloat16 dot instruction: the attention of those values within float32 summation error;
+    a depth that is not a multiple of its 32 pairs is declined."""
+    kernel = _kernel()
+    if not cpu_jit.gemm("bfloat16"):
+        pytest.skip("no bfloat16 dot instruction here")
+    q, k = (np.ascontiguousarray(_heads_inside_rows(2, n, h, depth).astype(ml_dtypes.bfloat16)) for n, h in (
+        (queries, heads), (keys, kv_heads)))
+    v = _heads_inside_rows(2, keys, kv_heads, 32)
+    mask = _padding_mask(2, keys)
+    out = kernel.attention(q.view(np.uint16), k.view(np.uint16), v, mask, 0.2, threads)
+    if depth % 32:
+        assert out is None
+        return
+    np.testing.assert_allclose(out, _reference(q.astype(_F32), k.astype(_F32), v, mask, 0.2), rtol=2e-5, atol=2e-6)
 
 
 def test_reads_contiguous_heads_and_fused_projections_in_place():
@@ -127,6 +149,22 @@ def test_small_attention_takes_it_for_an_encoders_batch():
     blas = cpu_kernels.attention(q, k, v, mask, None, 0.2, 1, need_probs=False)[0]
     np.testing.assert_allclose(out, blas, rtol=2e-5, atol=2e-6)
     assert np.array_equal(out, kernel.attention(q, k, v, mask, 0.2, True))
+
+
+def test_small_attention_gives_bfloat16_heads_scores_from_the_dot_instruction(monkeypatch):
+    """A bfloat16 prompt's heads (a depth of whole pairs of 16 lanes) reach the short kernel as
+    bits, the values widened: within float32 summation error of the widened attention."""
+    kernel = _kernel()
+    if not cpu_jit.gemm("bfloat16"):
+        pytest.skip("no bfloat16 dot instruction here")
+    dtypes = []
+    monkeypatch.setattr(kernel, "attention", lambda q, k, v, *a, f=kernel.attention, **kw: dtypes.append(
+        (q.dtype, k.dtype, v.dtype)) or f(q, k, v, *a, **kw))
+    q, k, v = (_heads_inside_rows(2, 24, 4, 64).astype(ml_dtypes.bfloat16) for _ in range(3))
+    mask = _padding_mask(2, 24)
+    out = cpu_kernels.small_attention(q, k, v, mask, 0.2)
+    np.testing.assert_allclose(out, _reference(*(a.astype(_F32) for a in (q, k, v)), mask, 0.2), rtol=2e-5, atol=2e-6)
+    assert dtypes == [(np.uint16, np.uint16, _F32)]
 
 
 @pytest.mark.parametrize("queries, keys", [(4, 4), (1, 40), (8, 129)])
