@@ -1158,13 +1158,15 @@ def widen_half(x):
     bits = cpu_jit.half_bits()
     if bits is None or x.dtype not in (_F16_DTYPE, _BF16_DTYPE):
         return None
+    if x.flags.c_contiguous:
+        out = np.empty(x.shape, dtype=_F32)
+        bits.widen_into(x.reshape(-1).view(np.uint16), bits.kind_of(x.dtype), out.reshape(-1))
+        return out
     axes = sorted(range(x.ndim), key=lambda a: -abs(x.strides[a]))      # memory order, outermost first
     stored = x.transpose(axes)
     if not stored.flags.c_contiguous:
-        stored, axes = np.ascontiguousarray(x), list(range(x.ndim))
-    out = np.empty(stored.shape, dtype=_F32)
-    bits.widen_into(stored.reshape(-1).view(np.uint16), bits.kind_of(x.dtype), out.reshape(-1))
-    return out.transpose(np.argsort(axes))
+        return widen_half(np.ascontiguousarray(x))
+    return widen_half(stored).transpose(np.argsort(axes))
 
 
 _HALF_BINARY = {"add": "ADD", "subtract": "SUBTRACT", "multiply": "MULTIPLY"}   # NumPy's name -> cpu_jit_bits' op
