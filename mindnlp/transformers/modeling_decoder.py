@@ -154,10 +154,14 @@ class DecoderAttention(nn.Module):
         query, key, value = self.q_proj(hidden_states), self.k_proj(hidden_states), self.v_proj(hidden_states)
         if self.qk_norm == "projection":
             query, key = self.q_norm(query), self.k_norm(key)
-        query, key, value = (split_heads(t, self.head_dim) for t in (query, key, value))
-        if self.qk_norm == "head":
-            query, key = self.q_norm(query), self.k_norm(key)
-        return query, key, value
+        elif self.qk_norm == "head":
+            # HF's order: each head normalised in the projection's (batch, seq, heads, head_dim)
+            # layout, then transposed, so the heads stay views of those rows (the rotation and
+            # attention read them in place)
+            rows = (*query.shape[:-1], -1, self.head_dim)
+            query, key = (norm(t.view(rows)).transpose(1, 2) for norm, t in ((self.q_norm, query), (self.k_norm, key)))
+            return query, key, split_heads(value, self.head_dim)
+        return tuple(split_heads(t, self.head_dim) for t in (query, key, value))
 
     def project_output(self, attention_output):
         """The output projection of the heads' concatenated outputs."""
