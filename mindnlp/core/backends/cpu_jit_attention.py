@@ -15,6 +15,10 @@ in each row's loop ends. Here each (batch entry, head) takes:
   reduction and no loop remainder (the queries are padded to whole vectors);
 - `out = st^T v`, the row-major tiles broadcasting each probability from st's transpose.
 
+Under a causal mask (a prompt) the queries go 32 at a time, each chunk over the keys its
+queries may attend: the triangle the mask hides is never computed (12 heads of 128 positions
+379 -> 288 us), and the left-out keys would have added exact zeros, so the bits are the same.
+
 Measured on a two-core AVX-512 machine: 384 heads of 24 queries and keys of 32 dimensions in
 0.64 ms on one thread where the work units of cpu_kernels.attention took 0.87 ms (0.71 on two
 threads, against 0.32 here); 12 heads of 128 are even; at 512 positions BLAS's products of
@@ -41,6 +45,11 @@ _P0, _P1, _P2, _P3, _P4, _P5 = _EXP_POLY
 _SIGN_FREE = np.int32(0x7FFFFFFF)
 _SMALLEST_INT = np.int32(-2147483648)
 _OPTIONS = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
+# Queries per chunk where a mask hides the later keys from the earlier queries (causal).
+_CHUNK = 32
+# Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
+# entries get exactly zero probability whenever their query has any other key.
+_DEAD = -1e30
 
 
 @numba.njit(**_OPTIONS)
@@ -93,28 +102,50 @@ def _softmax_columns(st, keys, mask, mask_b, mask_h, scale, top, inverse, powers
 
 
 @numba.njit(**_OPTIONS)
-def _heads(q, k, v, mask, scale, out, lo, hi):
+def _heads(q, k, v, mask, scale, out, lo, hi, limits, chunk):
     """out[b, h] = attention of q[b, h] over k[b, h // groups], v[b, h // groups] for the
-    (batch entry, head) items b * H + h in [lo, hi)."""
+    (batch entry, head) items b * H + h in [lo, hi); the queries taken `chunk` at a time, chunk
+    c over its first limits[c] keys (the others have zero probability for all its queries)."""
     heads, queries = q.shape[1], q.shape[2]
-    keys, groups = k.shape[2], q.shape[1] // k.shape[1]
-    width = (queries + _LANES - 1) // _LANES * _LANES
-    st = np.zeros((keys, width), np.float32)
+    groups = q.shape[1] // k.shape[1]
+    width = (chunk + _LANES - 1) // _LANES * _LANES
+    st = np.zeros((k.shape[2], width), np.float32)
     top, inverse, powers = np.empty(width, np.float32), np.empty(width, np.float32), np.empty(width, np.int32)
     for item in range(lo, hi):
         b, h = item // heads, item % heads
-        cpu_jit_gemm._band(k[b, h // groups], q[b, h], st, 0, queries, queries)
-        _softmax_columns(st, keys, mask, b if mask.shape[0] > 1 else 0, h if mask.shape[1] > 1 else 0, scale,
-                         top, inverse, powers)
-        cpu_jit_gemm._outer_band(st[:, :queries].T, v[b, h // groups], out[b, h], 0, queries, 0, v.shape[3])
+        keys_bh, values_bh = k[b, h // groups], v[b, h // groups]
+        for c in range(limits.shape[0]):
+            q0, q1, keys = c * chunk, min((c + 1) * chunk, queries), limits[c]
+            n, scores = q1 - q0, st[:keys]
+            cpu_jit_gemm._band(keys_bh[:keys], q[b, h, q0:q1], scores, 0, n, n)
+            rows = mask[:, :, q0:q1] if mask.shape[2] > 1 else mask[:, :, 0:1]
+            _softmax_columns(scores, keys, rows, b if mask.shape[0] > 1 else 0, h if mask.shape[1] > 1 else 0, scale,
+                             top, inverse, powers)
+            cpu_jit_gemm._outer_band(scores[:, :n].T, values_bh[:keys], out[b, h, q0:q1], 0, n, 0, v.shape[3])
 
 
 @numba.njit(parallel=True, **_OPTIONS)
-def _split_heads(q, k, v, mask, scale, out, count):
+def _split_heads(q, k, v, mask, scale, out, count, limits, chunk):
     """_heads with the items in `count` bands, one per thread."""
     items = q.shape[0] * q.shape[1]
     for part in numba.prange(count):
-        _heads(q, k, v, mask, scale, out, items * part // count, items * (part + 1) // count)
+        _heads(q, k, v, mask, scale, out, items * part // count, items * (part + 1) // count, limits, chunk)
+
+
+def _key_limits(mask, queries, keys):
+    """(limits, chunk): the queries in chunks of _CHUNK, each with the number of leading keys any
+    of its queries may attend under `mask` (4-d float32), a causal mask's triangle then left
+    out; one chunk of every query over every key where that saves little (two chunks or
+    fewer), nothing, or where a query may attend no key (its result depends on all of them)."""
+    whole = np.array([keys], np.int64), queries
+    if mask.shape[2] == 1 or queries <= 2 * _CHUNK:
+        return whole
+    # per query, one past its last key that any batch entry or head may attend (0: none)
+    ends = np.where(mask > _DEAD, np.arange(1, keys + 1, dtype=np.int64), 0).max(axis=-1).max(axis=(0, 1))
+    if ends.min() == 0:
+        return whole
+    limits = np.maximum.reduceat(ends, np.arange(0, queries, _CHUNK))
+    return (limits, _CHUNK) if limits.min() < keys else whole
 
 
 def usable():
@@ -160,9 +191,10 @@ def attention(q, k, v, mask, scale, threads):
     if mask is None:
         return None
     out = np.swapaxes(np.empty((batch, queries, heads, out_depth), _F32), 1, 2)
+    limits, chunk = _key_limits(mask, queries, keys)
     if threads and batch * heads > 1:
         with _launch:
-            _split_heads(q, k, v, mask, _F32(scale), out, parts())
+            _split_heads(q, k, v, mask, _F32(scale), out, parts(), limits, chunk)
     else:
-        _heads(q, k, v, mask, _F32(scale), out, 0, batch * heads)
+        _heads(q, k, v, mask, _F32(scale), out, 0, batch * heads, limits, chunk)
     return out

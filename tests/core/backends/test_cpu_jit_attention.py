@@ -106,6 +106,38 @@ def test_same_bits_on_one_thread_or_split():
     assert np.array_equal(kernel.attention(q, k, v, mask, 0.3, True), kernel.attention(q, k, v, mask, 0.3, False))
 
 
+@pytest.mark.parametrize("queries, dead_query", [(128, None), (100, None), (128, 70), (64, None)])
+@pytest.mark.parametrize("threads", [True, False])
+def test_a_causal_prompt_leaves_out_the_keys_its_query_chunks_cannot_see(queries, dead_query, threads,
+                                                                          monkeypatch):
+    """Under a causal mask (prompts after a cache's first positions) each chunk of queries is
+    taken over the keys its queries may attend only: the same bits as over every key (the
+    left-out keys add exact zeros), the float64 attention within float32 error; a query that
+    may attend nothing keeps every key for all, and 64 queries or fewer stay one chunk."""
+    from mindnlp.core.backends import cpu_jit_attention
+
+    kernel = _kernel()
+    keys = queries + 8
+    q = _heads_inside_rows(2, queries, 6, 32)
+    k, v = (_heads_inside_rows(2, keys, 3, 32) for _ in range(2))
+    mask = np.where(np.arange(keys)[None, :] <= np.arange(queries)[:, None] + 8, 0, np.finfo(_F32).min)
+    mask = mask.astype(_F32)[None, None]
+    if dead_query is not None:
+        mask[..., dead_query, :] = np.finfo(_F32).min
+    chunks = []
+    monkeypatch.setattr(cpu_jit_attention, "_key_limits", lambda *a, f=cpu_jit_attention._key_limits: chunks.append(
+        f(*a)) or chunks[-1])
+    out = kernel.attention(q, k, v, mask, 0.3, threads)
+    limits, chunk = chunks[0]
+    if dead_query is None and queries > 64:
+        assert chunk == 32 and list(limits) == [min(c + 32 + 8, keys) for c in range(0, queries, 32)]
+    else:
+        assert list(limits) == [keys] and chunk == queries
+    monkeypatch.setattr(cpu_jit_attention, "_key_limits", lambda m, n, s: (np.array([s], np.int64), n))
+    assert np.array_equal(out, kernel.attention(q, k, v, mask, 0.3, threads))
+    np.testing.assert_allclose(out, _reference(q, k, v, mask, 0.3), rtol=2e-5, atol=2e-6)
+
+
 def test_a_query_that_may_attend_nothing_gets_zeros_and_nan_stays_nan():
     kernel = _kernel()
     q, k, v = (_heads_inside_rows(1, 8, 2, 16) for _ in range(3))
