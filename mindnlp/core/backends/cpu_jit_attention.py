@@ -36,6 +36,7 @@ import numpy as np
 from . import cpu_jit_gemm
 from .cpu_jit import _EXP_POLY, _EXP_UNDERFLOW, _LN2_HI, _LN2_LO
 from .cpu_jit_parallel import _launch, parts
+from .cpu_kernels import DEAD_MASK
 
 _F32 = np.float32
 _LANES = 16
@@ -47,9 +48,6 @@ _SMALLEST_INT = np.int32(-2147483648)
 _OPTIONS = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 # Queries per chunk where a mask hides the later keys from the earlier queries (causal).
 _CHUNK = 32
-# Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
-# entries get exactly zero probability whenever their query has any other key.
-_DEAD = -1e30
 
 
 @numba.njit(**_OPTIONS)
@@ -141,7 +139,7 @@ def _key_limits(mask, queries, keys):
     if mask.shape[2] == 1 or queries <= 2 * _CHUNK:
         return whole
     # per query, one past its last key that any batch entry or head may attend (0: none)
-    ends = np.where(mask > _DEAD, np.arange(1, keys + 1, dtype=np.int64), 0).max(axis=-1).max(axis=(0, 1))
+    ends = np.where(mask > DEAD_MASK, np.arange(1, keys + 1, dtype=np.int64), 0).max(axis=-1).max(axis=(0, 1))
     if ends.min() == 0:
         return whole
     limits = np.maximum.reduceat(ends, np.arange(0, queries, _CHUNK))

@@ -780,7 +780,7 @@ _UNIT_SCORES = 1 << 18
 _MIN_UNIT_SCORES = 1 << 15
 # Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
 # entries get exactly zero probability whenever their row has any other key.
-_DEAD_MASK = -1e30
+DEAD_MASK = -1e30
 
 
 def _key_limits(mask, L, S, n_blocks):
@@ -791,7 +791,7 @@ def _key_limits(mask, L, S, n_blocks):
     later blocks. A block with a row that may attend nothing keeps every key, since such a
     row's result (zeros for -inf, uniform for finfo.min) depends on all of them.
     """
-    live = mask > _DEAD_MASK
+    live = mask > DEAD_MASK
     rows_any = live.any(axis=-1)
     last = S - np.argmax(live[..., ::-1], axis=-1)              # one past the last live key per row
     last = np.where(rows_any, last, S)
@@ -807,7 +807,7 @@ def _live_keys(mask, L, S):
     row attends nothing): the keys after them contribute exact zeros, and a prompt filling
     part of a static cache leaves the rest of it masked for every query. The last key's
     column is read first, so that a mask with nothing to trim costs one column."""
-    if mask.shape[-1] != S or not (mask.dtype.kind == "f" or mask.dtype == _BF16_DTYPE) or bool((mask[..., -1] > _DEAD_MASK).any()):
+    if mask.shape[-1] != S or not (mask.dtype.kind == "f" or mask.dtype == _BF16_DTYPE) or bool((mask[..., -1] > DEAD_MASK).any()):
         return S
     return _key_limits(mask, L, S, 1)[0]
 
@@ -873,7 +873,7 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
     # Only a mask with dead entries can hide keys; a learned position bias (T5's) or a mask
     # without padding takes one pass to rule that out, not the three that find each row's
     # last live key.
-    hides_keys = mask is not None and float(mask.min()) <= _DEAD_MASK
+    hides_keys = mask is not None and float(mask.min()) <= DEAD_MASK
     row_masked = mask is not None and mask.shape[-2] != 1
     n_blocks = max(1, -(-L // (_QUERY_BLOCK if row_masked and hides_keys else _UNMASKED_QUERY_BLOCK)))
     limits = _key_limits(mask, L, S, n_blocks) if hides_keys else [S] * n_blocks
@@ -1170,6 +1170,9 @@ def widen_half(x):
 
 
 _HALF_BINARY = {"add": "ADD", "subtract": "SUBTRACT", "multiply": "MULTIPLY"}   # NumPy's name -> cpu_jit_bits' op
+# The shortest repeated row binary_half takes: a scalar tensor against a large one would be a
+# loop of one element per row.
+_HALF_BINARY_MIN_ROW = 16
 
 
 def binary_half(name, a, b):
@@ -1177,14 +1180,16 @@ def binary_half(name, a, b):
     float32 and rounded once, as the half ops compute it, in one compiled pass over the 16-bit
     values (widening both operands, the NumPy operation and the rounding each pass over the
     arrays); None where it does not serve: other operations or dtypes, no numba, operands that
-    are not the same shape or one broadcast along the other's rows, not C-contiguous."""
+    are not the same shape or one repeated along the other's rows (of at least
+    _HALF_BINARY_MIN_ROW values), not C-contiguous."""
     bits = cpu_jit.half_bits()
     if bits is None or name not in _HALF_BINARY or a.dtype != b.dtype or a.dtype not in (_F16_DTYPE, _BF16_DTYPE):
         return None
     swapped = a.size < b.size
     long, short = (b, a) if swapped else (a, b)
     rows = long.shape[len(long.shape) - len(short.shape):] if short.ndim <= long.ndim else None
-    if rows is None or short.shape != rows or short.size == 0 or not (long.flags.c_contiguous and short.flags.c_contiguous):
+    if rows is None or short.shape != rows or short.size < _HALF_BINARY_MIN_ROW or not (
+            long.flags.c_contiguous and short.flags.c_contiguous):
         return None
     out = np.empty(long.shape, a.dtype)
     bits.binary_half(long.reshape(-1).view(np.uint16), short.reshape(-1).view(np.uint16), bits.kind_of(a.dtype),
