@@ -36,7 +36,7 @@ import numpy as np
 from . import cpu_jit_gemm
 from .cpu_jit import _EXP_POLY, _EXP_UNDERFLOW, _LN2_HI, _LN2_LO
 from .cpu_jit_parallel import _launch, parts
-from .cpu_kernels import DEAD_MASK
+from .cpu_kernels import key_ends
 
 _F32 = np.float32
 _LANES = 16
@@ -138,11 +138,10 @@ def _key_limits(mask, queries, keys):
     whole = np.array([keys], np.int64), queries
     if mask.shape[2] == 1 or queries <= 2 * _CHUNK:
         return whole
-    # per query, one past its last key that any batch entry or head may attend (0: none)
-    ends = np.where(mask > DEAD_MASK, np.arange(1, keys + 1, dtype=np.int64), 0).max(axis=-1).max(axis=(0, 1))
-    if ends.min() == 0:
+    ends = key_ends(mask, keys)
+    if ends.min() == 0:         # in some batch entry or head, a query that may attend nothing
         return whole
-    limits = np.maximum.reduceat(ends, np.arange(0, queries, _CHUNK))
+    limits = np.maximum.reduceat(ends.max(axis=(0, 1)), np.arange(0, queries, _CHUNK))
     return (limits, _CHUNK) if limits.min() < keys else whole
 
 

@@ -780,7 +780,13 @@ _UNIT_SCORES = 1 << 18
 _MIN_UNIT_SCORES = 1 << 15
 # Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
 # entries get exactly zero probability whenever their row has any other key.
-DEAD_MASK = -1e30
+_DEAD_MASK = -1e30
+
+
+def key_ends(mask, S):
+    """For each row of an additive mask (..., rows, S): one past the last key it may attend,
+    0 where it may attend none."""
+    return np.where(mask > _DEAD_MASK, np.arange(1, S + 1, dtype=np.int64), 0).max(axis=-1)
 
 
 def _key_limits(mask, L, S, n_blocks):
@@ -791,10 +797,8 @@ def _key_limits(mask, L, S, n_blocks):
     later blocks. A block with a row that may attend nothing keeps every key, since such a
     row's result (zeros for -inf, uniform for finfo.min) depends on all of them.
     """
-    live = mask > DEAD_MASK
-    rows_any = live.any(axis=-1)
-    last = S - np.argmax(live[..., ::-1], axis=-1)              # one past the last live key per row
-    last = np.where(rows_any, last, S)
+    ends = key_ends(mask, S)
+    last = np.where(ends > 0, ends, S)
     last = last.reshape(-1, last.shape[-1]).max(axis=0)       # over the mask's lead dims
     if last.shape[0] == 1:
         return [int(last[0])] * n_blocks
@@ -807,7 +811,7 @@ def _live_keys(mask, L, S):
     row attends nothing): the keys after them contribute exact zeros, and a prompt filling
     part of a static cache leaves the rest of it masked for every query. The last key's
     column is read first, so that a mask with nothing to trim costs one column."""
-    if mask.shape[-1] != S or not (mask.dtype.kind == "f" or mask.dtype == _BF16_DTYPE) or bool((mask[..., -1] > DEAD_MASK).any()):
+    if mask.shape[-1] != S or not (mask.dtype.kind == "f" or mask.dtype == _BF16_DTYPE) or bool((mask[..., -1] > _DEAD_MASK).any()):
         return S
     return _key_limits(mask, L, S, 1)[0]
 
@@ -873,7 +877,7 @@ def attention(q, k, v, mask, keep, scale, groups=1, need_probs=True):
     # Only a mask with dead entries can hide keys; a learned position bias (T5's) or a mask
     # without padding takes one pass to rule that out, not the three that find each row's
     # last live key.
-    hides_keys = mask is not None and float(mask.min()) <= DEAD_MASK
+    hides_keys = mask is not None and float(mask.min()) <= _DEAD_MASK
     row_masked = mask is not None and mask.shape[-2] != 1
     n_blocks = max(1, -(-L // (_QUERY_BLOCK if row_masked and hides_keys else _UNMASKED_QUERY_BLOCK)))
     limits = _key_limits(mask, L, S, n_blocks) if hides_keys else [S] * n_blocks

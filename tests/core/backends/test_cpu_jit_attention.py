@@ -106,14 +106,16 @@ def test_same_bits_on_one_thread_or_split():
     assert np.array_equal(kernel.attention(q, k, v, mask, 0.3, True), kernel.attention(q, k, v, mask, 0.3, False))
 
 
-@pytest.mark.parametrize("queries, dead_query", [(128, None), (100, None), (128, 70), (64, None)])
+@pytest.mark.parametrize("queries, dead_query", [(128, None), (100, None), (128, "everywhere"),
+                                                (128, "in one sequence"), (64, None)])
 @pytest.mark.parametrize("threads", [True, False])
 def test_a_causal_prompt_leaves_out_the_keys_its_query_chunks_cannot_see(queries, dead_query, threads,
                                                                           monkeypatch):
     """Under a causal mask (prompts after a cache's first positions) each chunk of queries is
     taken over the keys its queries may attend only: the same bits as over every key (the
     left-out keys add exact zeros), the float64 attention within float32 error; a query that
-    may attend nothing keeps every key for all, and 64 queries or fewer stay one chunk."""
+    may attend nothing, in any sequence (a left-padded batch's padding), keeps every key for
+    all, and 64 queries or fewer stay one chunk."""
     from mindnlp.core.backends import cpu_jit_attention
 
     kernel = _kernel()
@@ -121,9 +123,11 @@ def test_a_causal_prompt_leaves_out_the_keys_its_query_chunks_cannot_see(queries
     q = _heads_inside_rows(2, queries, 6, 32)
     k, v = (_heads_inside_rows(2, keys, 3, 32) for _ in range(2))
     mask = np.where(np.arange(keys)[None, :] <= np.arange(queries)[:, None] + 8, 0, np.finfo(_F32).min)
-    mask = mask.astype(_F32)[None, None]
-    if dead_query is not None:
-        mask[..., dead_query, :] = np.finfo(_F32).min
+    mask = np.repeat(mask.astype(_F32)[None, None], 2, axis=0)
+    if dead_query == "everywhere":
+        mask[..., 70, :] = np.finfo(_F32).min
+    elif dead_query == "in one sequence":
+        mask[0, :, 70, :] = np.finfo(_F32).min
     chunks = []
     monkeypatch.setattr(cpu_jit_attention, "_key_limits", lambda *a, f=cpu_jit_attention._key_limits: chunks.append(
         f(*a)) or chunks[-1])
