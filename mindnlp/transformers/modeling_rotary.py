@@ -18,7 +18,7 @@ import numpy as np
 from .. import core
 from ..core import nn
 from ..core.autograd.function import Function
-from ..core.backends import cpu_jit, cpu_kernels
+from ..core.backends import cpu_kernels
 from ..core.jit.kernels import host_operands, writing_into
 from ..core.jit.lower import generic_kernel, kernel_for
 from ..core.ops._helpers import HALF_NP, fused_kernel, narrow, xp_of
@@ -47,10 +47,6 @@ class _Rotary(Function):
         kernel = fused_kernel("rotary", x) if head_dim == 1 else None
         if kernel is not None:
             out = kernel(x._data, cos._data, sin._data)
-            if out is not None:
-                return out
-        if head_dim == 1 and x.dtype in (core.bfloat16, core.float16):
-            out = _rotate_half_bits(x._data, cos._data, sin._data)
             if out is not None:
                 return out
         xp = xp_of(x)
@@ -86,9 +82,8 @@ class _Rotary(Function):
 @kernel_for(_Rotary)
 def _rotary_kernel(node, graph):
     """The compiled rotation called directly in a replay (twice per layer and decoding step),
-    into the (B, L, H, D) array the replay hands it; the forward where it declines the arrays.
-    Half arrays take the loop the forward takes for them (_rotate_half_bits), writing the
-    (B, L, H, D) layout the forward's result has."""
+    into the (B, L, H, D) array the replay hands it (float32 or a half dtype, as the forward's
+    kernel takes them); the forward where it declines the arrays."""
     refs = host_operands(node, graph)
     if refs is None or len(refs) != 3 or node.args[3] != 1 or len(graph.slots[node.outputs[0]].shape) != 4:
         return None
@@ -97,40 +92,14 @@ def _rotary_kernel(node, graph):
     dtype = graph.slots[refs[0].slot].dtype
     if any(graph.slots[r.slot].dtype != dtype for r in refs):
         return None
-    if dtype == np.float32:
-        rotary = cpu_kernels.rotary
-
-        def rotate(x, cos, sin, out):
-            result = rotary(x, cos, sin, out)
-            return fallback(x, cos, sin) if result is None else result
-        return writing_into(rotate, ((batch, length, heads, depth), np.float32))
-    if dtype not in HALF_NP:
+    if dtype != np.float32 and dtype not in HALF_NP:
         return None
+    rotary = cpu_kernels.rotary
 
-    def rotate_half_dtype(x, cos, sin, out):
-        result = _rotate_half_bits(x, cos, sin, out.transpose(0, 2, 1, 3))
+    def rotate(x, cos, sin, out):
+        result = rotary(x, cos, sin, out)
         return fallback(x, cos, sin) if result is None else result
-    return writing_into(rotate_half_dtype, ((batch, length, heads, depth), dtype))
-
-
-def _rotate_half_bits(x, cos, sin, out=None):
-    """The half-dtype rotation of x (B, H, L, D) laid out as (B, L, H, D) (the projection's rows
-    split into heads) by cos, sin (B or 1, L, D), on the 16-bit values by one compiled loop
-    (cpu_jit_bits.rotary_half), rounding as the forward's half path does; into `out` (B, H, L,
-    D) viewing a (B, L, H, D) array, or a new one. None where the loop does not serve (another
-    layout, no numba)."""
-    bits = cpu_jit.half_bits()
-    if bits is None or x.ndim != 4 or cos.ndim != 3 or x.shape[3] % 2 or not isinstance(x, np.ndarray):
-        return None
-    rows = x.transpose(0, 2, 1, 3)
-    if not rows.flags.c_contiguous or cos.dtype != x.dtype or sin.dtype != x.dtype:
-        return None
-    if out is None:
-        out = np.empty(rows.shape, x.dtype).transpose(0, 2, 1, 3)
-    bits.rotary_half(rows.view(np.uint16), np.ascontiguousarray(cos).view(np.uint16),
-                     np.ascontiguousarray(sin).view(np.uint16), bits.kind_of(x.dtype),
-                     out.transpose(0, 2, 1, 3).view(np.uint16))
-    return out
+    return writing_into(rotate, ((batch, length, heads, depth), dtype))
 
 
 def apply_rotary(x, cos, sin, unsqueeze_dim=1):

@@ -1202,22 +1202,33 @@ def binary_half(name, a, b):
 
 
 def rotary(x, cos, sin, out=None):
-    """x cos + rotate_half(x) sin for x (B, H, L, D) and cos, sin (B or 1, L, D): the rotary
-    position embedding of attention heads; None where the compiled loop does not serve.
+    """x cos + rotate_half(x) sin for x (B, H, L, D) and cos, sin (B or 1, L, D) of one dtype:
+    the rotary position embedding of attention heads; None where the compiled loop does not
+    serve. float32, or bfloat16/float16 on their 16-bit values with each product and the sum
+    rounded to the dtype, as the op's composed half path rounds them (cpu_jit_bits.rotary_half).
 
     Heads split from a projection's rows are a view of (B, L, H, D) memory: the result keeps
     that layout (a view again), so rotating costs one pass and no transposing copy. It is
-    written into `out` (B, L, H, D), C-contiguous float32, where one is given.
+    written into `out` (B, L, H, D), C-contiguous, of x's dtype, where one is given.
     """
-    compiled = cpu_jit.load()
-    if compiled is None or x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not (
-            x.dtype == cos.dtype == sin.dtype == _F32_DTYPE):
+    if x.ndim != 4 or cos.ndim != 3 or x.shape[-1] % 2 or not (x.dtype == cos.dtype == sin.dtype):
         return None
     rows = x.transpose(0, 2, 1, 3)      # the method, not np.swapaxes: a decoding step calls this per layer
     if not rows.flags.c_contiguous:
         return None
-    out = np.empty(rows.shape, _F32_DTYPE) if out is None else out
-    compiled.rotary(rows, np.ascontiguousarray(cos), np.ascontiguousarray(sin), out)
+    if x.dtype == _F32_DTYPE:
+        compiled = cpu_jit.load()
+        if compiled is None:
+            return None
+        out = np.empty(rows.shape, _F32_DTYPE) if out is None else out
+        compiled.rotary(rows, np.ascontiguousarray(cos), np.ascontiguousarray(sin), out)
+        return out.transpose(0, 2, 1, 3)
+    bits = cpu_jit.half_bits() if x.dtype in (_F16_DTYPE, _BF16_DTYPE) else None
+    if bits is None:
+        return None
+    out = np.empty(rows.shape, x.dtype) if out is None else out
+    bits.rotary_half(rows.view(np.uint16), np.ascontiguousarray(cos).view(np.uint16),
+                     np.ascontiguousarray(sin).view(np.uint16), bits.kind_of(x.dtype), out.view(np.uint16))
     return out.transpose(0, 2, 1, 3)
 
 

@@ -81,7 +81,7 @@ def test_compiled_half_decoding_equals_eager_bit_for_bit(dtype):
         names = {kernels[f"k{i}"].__name__ for i, node in enumerate(graph.nodes)
                  if node.name in ("_Rotary", "linear_many", "Cast", "ScaledDotProductAttention") and
                  of_half_arrays(node)}
-        assert names == {"rotate_half_dtype", "half_linears", "widen", "narrow", "attention_half_dtype"}
+        assert names == {"rotate", "half_linears", "widen", "narrow", "attention_half_dtype"}
 
 
 # One family of each sliding-window kind (window 4 in the fixtures): Mistral slides on every
