@@ -170,10 +170,12 @@ def _mask_4d(mask, shape):
 
 def attention(q, k, v, mask, scale, threads):
     """softmax(q k^T scale + mask) v for q (B, H, L, E), k (B, H / groups, S, E) and v (B, H /
-    groups, S, Ev), float32 with contiguous rows (any other strides), mask additive float32
-    broadcastable to (B, H, L, S) or None; returned (B, H, L, Ev) laid out as (B, L, H, Ev)
-    in memory, split over numba's threads where `threads`. None, with nothing computed, where
-    this does not serve: E or Ev not a multiple of 16, no keys, other dtypes or layouts. (The
+    groups, S, Ev), float32 with contiguous rows (any other strides); q and k may instead both
+    be bfloat16 bits (uint16, E a multiple of 32) where the CPU has the bfloat16 dot
+    instruction, which then gives the scores. mask additive float32 broadcastable to (B, H, L,
+    S) or None; returned (B, H, L, Ev) laid out as (B, L, H, Ev) in memory, split over numba's
+    threads where `threads`. None, with nothing computed, where this does not serve: E or Ev
+    not a multiple of 16, no keys, other dtypes or layouts. (The
     module is reached through cpu_jit.short_attention, which has checked `usable`.)"""
     scores_from = (_F32, np.dtype(np.uint16)) if cpu_jit_gemm.usable("bfloat16") else (_F32,)
     if not (_rows_in_place(q, scores_from) and _rows_in_place(k, (q.dtype,)) and _rows_in_place(v)):
