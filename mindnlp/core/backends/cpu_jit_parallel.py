@@ -246,11 +246,11 @@ def _check_half(a, half):
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 def _attention_scores(q, k, scores, lo, hi, kind):
     """scores[b H + h, i, s] = q[b, h, i] . k[b, h // groups, s] for the query heads b H + h
-    in [lo, hi), reading the keys' rows in place (float32, or a half cache's bits of that
-    `kind`), four keys per pass (four independent sums share each load of the query, as
+    in [lo, hi) and the keys s the scores are wide for, reading the keys' rows in place
+    (float32, or a half cache's bits of that `kind`), four keys per pass (four independent sums share each load of the query, as
     _rows does with weight rows)."""
     heads, length, depth = q.shape[1], q.shape[2], q.shape[3]
-    groups, n = heads // k.shape[1], k.shape[2]
+    groups, n = heads // k.shape[1], scores.shape[2]
     for item in range(lo, hi):
         b, h = item // heads, item % heads
         keys = k[b, h // groups]
@@ -280,12 +280,12 @@ def _attention_scores(q, k, scores, lo, hi, kind):
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 def _attention_values(probs, v, out, lo, hi, kind):
     """out[b, h, i] = sum over s of probs[b H + h, i, s] v[b, h // groups, s] for the query
-    heads b H + h in [lo, hi) (v float32, or a half cache's bits of that `kind`), four value
-    rows per pass: the sum _column_band makes of longer rows eight at a time, which on a
-    head's short rows (64 values) read a cold decoding cache slower (SmolLM2's 3 key/value
-    heads at 2048 positions: 236-244 against 168-181 us)."""
+    heads b H + h in [lo, hi) and the keys s probs is wide for (v float32, or a half cache's
+    bits of that `kind`), four value rows per pass: the sum _column_band makes of longer rows
+    eight at a time, which on a head's short rows (64 values) read a cold decoding cache slower
+    (SmolLM2's 3 key/value heads at 2048 positions: 236-244 against 168-181 us)."""
     heads, length, depth = out.shape[1], out.shape[2], out.shape[3]
-    groups, n = heads // v.shape[1], v.shape[2]
+    groups, n = heads // v.shape[1], probs.shape[2]
     for item in range(lo, hi):
         b, h = item // heads, item % heads
         values = v[b, h // groups]
@@ -325,18 +325,41 @@ def _split_attention(q, k, v, kind, mask, scale, scores, out, parts):
         _attention_items(q, k, v, kind, mask, scale, scores, out, items * part // parts, items * (part + 1) // parts)
 
 
-def attention(q, k, v, mask, scale, out, split, half=None):
+@numba.njit(nogil=True, cache=True)
+def live_keys(mask, n, dead):
+    """One past the last of the first n keys that some row of mask (m, rows, >= n) may attend
+    (a value above `dead`): the keys after it get probability 0, a static cache's unfilled
+    positions. n where mask is None, or where a row may attend none of them (its result
+    depends on every key)."""
+    if mask is None:
+        return n
+    width = 0
+    for m in range(mask.shape[0]):
+        for i in range(mask.shape[1]):
+            row = mask[m, i]
+            j = n
+            while j > 0 and row[j - 1] <= dead:
+                j -= 1
+            if j == 0:
+                return n
+            width = max(width, j)
+    return width
+
+
+def attention(q, k, v, mask, scale, out, split, half=None, keys=None):
     """out = softmax(q k^T scale + mask) v for q (B, H, L, E), k and v (B, H / groups, S, E)
     and out (B, H, L, E), all C-contiguous float32, mask None or (1 or B H, 1 or L, S), in one
     compiled call: a decoding step runs it in every layer, and three calls (scores, softmax,
     values) cost it more than their work. With `half` (a cpu_jit_bits kind), k and v are a half
     cache's bits (uint16), widened where read: half the bytes of a float32 copy, and no copy.
+    With `keys` (live_keys), only the first keys are read: the result is then the bits the
+    cache holding only those would give, and a static cache's unfilled end costs nothing.
 
     With `split` the query heads are split over numba's threads (a cache long enough that
     reading it outweighs waking them); otherwise all run on the calling thread."""
     _check_half(k, half)
     items = q.shape[0] * q.shape[1]
-    scores = np.empty((items, q.shape[2], k.shape[2]), np.float32)
+    scores = np.empty((items, q.shape[2], k.shape[2] if keys is None else keys), np.float32)
     kind = _FLOAT32 if half is None else half
     if split:
         with _launch:

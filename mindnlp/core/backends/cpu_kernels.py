@@ -778,9 +778,11 @@ _UNMASKED_QUERY_BLOCK = 256
 _UNIT_SCORES = 1 << 18
 # ... and, split over the threads, at least this many (about 0.1 ms of work).
 _MIN_UNIT_SCORES = 1 << 15
-# Mask values at or below this are "never attend" (torch's finfo.min masks and -inf): such
-# entries get exactly zero probability whenever their row has any other key.
-_DEAD_MASK = -1e30
+# Mask values at or below this are "never attend": the lowest value of the mask's dtype that
+# HF's masks hold there (finfo.min; float16's, the narrowest, is -65504) and -inf. Such an
+# entry gets exactly zero probability whenever its row may attend another key: its exponent
+# stays below float32's underflow unless a score beats the row's best by more than 65000.
+_DEAD_MASK = float(np.finfo(np.float16).min)
 
 
 def key_ends(mask, S):
@@ -1035,7 +1037,8 @@ def small_attention(q, k, v, mask, scale, groups=1):
         if half is not None:
             k, v = k.view(np.uint16), v.view(np.uint16)
         parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, half=half,
-                           split=4 * (k.size + v.size) >= _SPLIT_ATTENTION_BYTES and not workers.inside())
+                           split=4 * (k.size + v.size) >= _SPLIT_ATTENTION_BYTES and not workers.inside(),
+                           keys=parallel.live_keys(mask, S, _DEAD_MASK))
         return _in_rows_layout(out)
     rows = groups * L
     # (E, rows) C-contiguous: OpenBLAS multiplies a few columns several times faster in this
@@ -1071,7 +1074,7 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale, half=Non
     # one row of mask for every head (a padding mask, or the causal mask's row of this step):
     # the (1, 1, S) view _softmax_mask would make of it
     shared_row = mask_shape is not None and mask_shape[-1] == keys and all(d == 1 for d in mask_shape[:-1])
-    small = small_attention
+    small, live_keys = small_attention, parallel.live_keys
 
     def attention(q, k, v, *mask_and_out):
         mask, out = mask_and_out if len(mask_and_out) == 2 else (None, mask_and_out[0])
@@ -1082,7 +1085,7 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale, half=Non
         if mask is not None:
             mask = mask.reshape(1, 1, keys) if shared_row else _softmax_mask(mask, scores_shape, batch * heads, L)
         parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, split=split and not workers.inside(),
-                           half=half)
+                           half=half, keys=live_keys(mask, keys, _DEAD_MASK))
         return out
     return attention
 

@@ -269,6 +269,44 @@ def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_s
     assert K.decode_attention_plan((batch, kv_heads * groups, 2, depth), k.shape, v.shape, None, 0.3) is None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.float16])
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("rows", [1, 3])
+def test_decoding_over_a_static_cache_gives_the_bits_of_its_filled_keys(dtype, split, rows, kernel_flavour,
+                                                                         monkeypatch):
+    """Queries over a static cache of 40 positions with 23 filled, the rest hidden by the mask
+    as HF hides them (the dtype's lowest value: float16's is only -65504; or -inf): the
+    loops read the filled keys only, so the result is bit for bit that of a cache holding just
+    them, without a mask (a dynamic cache), whether small_attention or a replay's plan runs
+    it. A row that attends nothing keeps every key."""
+    if kernel_flavour == "numpy":      # the loops are numba's
+        return
+    if split:
+        monkeypatch.setattr(K, "_SPLIT_ATTENTION_BYTES", 0)
+    filled, S = 23, 40
+    q = RNG.standard_normal((2, 6, rows, 16)).astype(np.float32).astype(dtype)
+    k, v = (RNG.standard_normal((2, 2, S, 16)).astype(np.float32).astype(dtype) for _ in range(2))
+    lowest = np.finfo(np.float16 if dtype == np.float16 else np.float32).min
+    for fill in (lowest, -np.inf):
+        causal = np.arange(S)[None, :] <= np.arange(filled - rows, filled)[:, None]
+        mask = np.where(causal, 0.0, fill).astype(np.float32).astype(dtype)[None, None]
+        out = K.small_attention(q, k, v, mask, 0.3, 3)
+        live = [np.ascontiguousarray(a[:, :, :filled]) for a in (k, v)]
+        dynamic = K.small_attention(q, *live, np.ascontiguousarray(mask[..., :filled]) if rows > 1 else None, 0.3, 3)
+        np.testing.assert_array_equal(out, dynamic)
+        if rows == 1:
+            kind = None if dtype == np.float32 else K._half_kind(np.dtype(dtype))
+            plan = K.decode_attention_plan(q.shape, k.shape, v.shape, mask.shape, 0.3, half=kind)
+            planned = np.empty(out.shape, np.float32)
+            np.testing.assert_array_equal(plan(q.astype(np.float32), k, v, mask.astype(np.float32), planned), out)
+    if dtype == np.float16:     # -65504 + a score keeps a few bits of it: no stable reference
+        return
+    dead = np.full((1, 1, rows, S), lowest, np.float32).astype(dtype)
+    wide = [np.asarray(a, np.float64) for a in (q, np.repeat(k, 3, axis=1), np.repeat(v, 3, axis=1), dead)]
+    expected, _ = _composed_forward(np, *wide, None, 0.3)
+    np.testing.assert_allclose(K.small_attention(q, k, v, dead, 0.3, 3), expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
 @pytest.mark.parametrize("q_shape,kv_shape,mask_shape,groups", [
     ((1, 6, 1, 16), (1, 2, 40, 16), (1, 1, 1, 40), 3),     # a decoding step: the loops read the half cache
