@@ -574,7 +574,7 @@ def test_half_decoding_step_replays_through_direct_kernels(dtype):
     assert compiled.breaks == [] and len(compiled.graphs) == 1
     assert _kernels_by_op(compiled) == {"_LayerNorm": ["layer_norm_half_dtype"], "elementwise_chain": [
         "elementwise_chain", "elementwise_chain"], "linear_many": ["half_linears"],
-        "_GatedProduct": ["on_float32_values"], "_Linear": ["half_linears"]}
+        "_GatedProduct": ["activation_half"], "_Linear": ["half_linears"]}
 
 
 @pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
@@ -604,7 +604,7 @@ def test_norm_of_a_half_array_cast_to_float32_and_back_is_one_node(dtype):
 def test_half_gpt2_like_step_replays_through_direct_kernels(dtype):
     """GPT-2's block in a half dtype: layer norms with half weight and bias, Conv1D products by
     weights stored (in, out) with biases (addmm) or without, and tanh-GELU replay through
-    compiled kernels on the arrays' float32 values, rounded as the ops round, to the bit."""
+    compiled kernels on the arrays' 16-bit values, rounded as the ops round, to the bit."""
     from mindnlp.core.backends import cpu_jit
 
     if cpu_jit.parallel() is None:
@@ -626,7 +626,7 @@ def test_half_gpt2_like_step_replays_through_direct_kernels(dtype):
     assert compiled.breaks == [] and len(compiled.graphs) == 1
     names = _kernels_by_op(compiled)
     assert {kernel for op in ("_LayerNorm", "BiasedMatMul", "MatMul", "_GeluTanh") for kernel in names[op]} == {
-        "layer_norm_half_dtype", "half_columns", "on_float32_values"}
+        "layer_norm_half_dtype", "half_columns", "activation_half"}
 
 
 @pytest.mark.parametrize("bits,group_size,scheme,bias", [

@@ -44,7 +44,8 @@ MIN_WORK = {
 # at any size (small inputs run inline on the calling thread), e.g. a decoding step's norms.
 COMPILED_AT_ANY_SIZE = ("quantized_matmul", "half_matmul", "small_attention", "layer_norm", "layer_norm_backward",
                         "gelu", "gelu_tanh",
-                        "silu", "gated_silu", "gated_gelu_tanh", "rotary", "binary_half")
+                        "silu", "gated_silu", "gated_gelu_tanh", "rotary", "binary_half", "silu_half",
+                        "gelu_tanh_half", "gated_silu_half", "gated_gelu_tanh_half")
 
 
 def min_work(name):
@@ -92,21 +93,26 @@ def _map_blocks(block_fn, shape, *inputs):
 
 
 def _map_chunks(loop, *inputs):
-    """loop(*input_parts, out_part) over one contiguous part of the flat inputs per worker
-    (the compiled loops release the GIL)."""
+    """loop(*input_parts, out_part) over one contiguous part of the flat float32 inputs per
+    worker (the compiled loops release the GIL)."""
     flats = [_flat(a) for a in inputs]
     out = np.empty(flats[0].size, dtype=_F32)
+    _run_chunks(loop, flats, out)
+    return out.reshape(inputs[0].shape)
+
+
+def _run_chunks(loop, flats, out):
+    """loop(*parts of flats, part of out) over one contiguous part of the flat arrays per worker."""
     blocks = -(-out.size // BLOCK)
     if blocks < 2 * _BLOCKS_PER_THREAD:  # one worker's share at most: called directly, no pool
         loop(*flats, out)
-        return out.reshape(inputs[0].shape)
+        return
 
     def task(lo, hi):
         start, stop = lo * BLOCK, min(hi * BLOCK, out.size)
         loop(*(f[start:stop] for f in flats), out[start:stop])
 
     workers.run(task, blocks, min_items=_BLOCKS_PER_THREAD)
-    return out.reshape(inputs[0].shape)
 
 
 def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, maximize, scalars):
@@ -240,6 +246,52 @@ def _compiled_activation(x, up, tanh_gelu):
         kernel(inputs[0], inputs[1] if up is not None else None, out)
 
     return _map_chunks(loop, x, *(() if up is None else (up,)))
+
+
+def _half_activation(x, up, tanh_gelu):
+    """act(x) (* up) of half arrays (SiLU or tanh-GELU) in one compiled pass over their 16-bit
+    values, rounded as the composed half ops round (cpu_jit_bits.activation_half); None where
+    it does not serve (no numba, not a half dtype, up of another dtype or shape)."""
+    bits = cpu_jit.half_bits()
+    if bits is None or x.dtype not in (_F16_DTYPE, _BF16_DTYPE) or (
+            up is not None and (up.dtype != x.dtype or up.shape != x.shape)):
+        return None
+    kind = bits.kind_of(x.dtype)
+    flats = [_flat_bits(a) for a in ((x,) if up is None else (x, up))]
+    out = np.empty(x.shape, x.dtype)
+
+    def loop(*parts):
+        bits.activation_half(parts[0], None if up is None else parts[1], kind, tanh_gelu, parts[-1])
+
+    _run_chunks(loop, flats, out.reshape(-1).view(np.uint16))
+    return out
+
+
+def _flat_bits(a):
+    """A half array's elements as flat uint16 bits, in row order (a copy only when strided)."""
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint16)
+
+
+def silu_half(x):
+    """silu(x) of a bfloat16/float16 array, its result in that dtype; None where not served."""
+    return _half_activation(x, None, False)
+
+
+def gelu_tanh_half(x):
+    """gelu_tanh(x) of a bfloat16/float16 array, its result in that dtype; None where not served."""
+    return _half_activation(x, None, True)
+
+
+def gated_silu_half(gate, up):
+    """silu(gate) * up of bfloat16/float16 arrays, each rounded as the composed ops round
+    (silu's result, then the product); None where not served."""
+    return _half_activation(gate, up, False)
+
+
+def gated_gelu_tanh_half(gate, up):
+    """gelu_tanh(gate) * up of bfloat16/float16 arrays, rounded as gated_silu_half; None where
+    not served."""
+    return _half_activation(gate, up, True)
 
 
 def gated_silu(gate, up):
@@ -1273,4 +1325,6 @@ KERNELS = {
     "gated_silu": gated_silu, "gated_gelu_tanh": gated_gelu_tanh, "rotary": rotary,
     "quantized_matmul": quantized_matmul, "small_attention": small_attention, "half_matmul": half_matmul,
     "round_half": round_half, "widen_half": widen_half, "binary_half": binary_half,
+    "silu_half": silu_half, "gelu_tanh_half": gelu_tanh_half, "gated_silu_half": gated_silu_half,
+    "gated_gelu_tanh_half": gated_gelu_tanh_half,
 }

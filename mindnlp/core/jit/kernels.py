@@ -541,7 +541,7 @@ def _layer_norm(node, graph):
 @kernel_for(_GatedProduct)
 def _gated_product(node, graph):
     """act(gate) * up of a few rows: the compiled loop over the flat arrays, once; for half
-    arrays, over their float32 values, the result rounded to the dtype (the op's compute_float)."""
+    arrays the loop over their 16-bit values that the op's forward runs (cpu_jit_bits)."""
     compiled = cpu_jit.load()
     refs = host_operands(node, graph)
     if compiled is None or refs is None or len(refs) != 2:
@@ -549,31 +549,47 @@ def _gated_product(node, graph):
     (gate, up), dtype = (graph.slots[r.slot].shape for r in refs), graph.slots[refs[0].slot].dtype
     if gate != up or math.prod(gate) > _INLINE or graph.slots[refs[1].slot].dtype != dtype:
         return None
-    loop = getattr(compiled, "gated_" + node.args[2])
     if dtype == _F32:
+        loop = getattr(compiled, "gated_" + node.args[2])
+
         def gated(g, u, out):
             loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
             return out
         return writing_into(gated, (gate, _F32))
-    return _on_float32_values(loop, 2, gate, dtype)
+    return _half_activation(node.args[2] == "gelu_tanh", True, gate, dtype)
 
 
-def _on_float32_values(loop, count, shape, dtype):
-    """The replay's kernel of a half op whose forward computes in float32 (compute_float):
-    its `count` half inputs of this shape widened into float32 scratch, loop(*inputs, out)
-    over the flat float32 arrays, and the result rounded into the half output; None where
-    the half loops are not here or the dtype is not a half one."""
+def _half_activation(tanh_gelu, gated, shape, dtype):
+    """The replay's kernel of SiLU or tanh-GELU (times up where `gated`) on half arrays:
+    cpu_jit_bits.activation_half, the loop the eager op runs on these sizes; None where the
+    half loops are not here or the dtype is not a half one."""
+    bits = cpu_jit.half_bits()
+    if dtype not in HALF_NP or bits is None:
+        return None
+    kind = bits.kind_of(dtype)
+
+    def activation_half(x, *up_and_out):
+        out = up_and_out[-1]
+        bits.activation_half(_flat_bits(x), _flat_bits(up_and_out[0]) if gated else None, kind, tanh_gelu,
+                             out.reshape(-1).view(np.uint16))
+        return out
+    return writing_into(activation_half, (shape, dtype))
+
+
+def _on_float32_values(loop, shape, dtype):
+    """The replay's kernel of a half op whose forward computes in float32 (compute_float): its
+    half input of this shape widened into float32 scratch, loop(input, out) over the flat
+    float32 arrays, and the result rounded into the half output; None where the half loops are
+    not here or the dtype is not a half one."""
     bits = cpu_jit.half_bits()
     if dtype not in HALF_NP or bits is None:
         return None
     kind, size = bits.kind_of(dtype), math.prod(shape)
-    inputs, out32 = [np.empty(size, _F32) for _ in range(count)], np.empty(size, _F32)
+    widened, out32 = np.empty(size, _F32), np.empty(size, _F32)
 
-    def on_float32_values(*arrays_and_out):
-        for array, widened in zip(arrays_and_out, inputs):
-            bits.widen_into(_flat_bits(array), kind, widened)
-        loop(*inputs, out32)
-        out = arrays_and_out[-1]
+    def on_float32_values(x, out):
+        bits.widen_into(_flat_bits(x), kind, widened)
+        loop(widened, out32)
         bits.narrow_into(out32, kind, out.reshape(-1).view(np.uint16))
         return out
     return writing_into(on_float32_values, (shape, dtype))
@@ -635,7 +651,9 @@ def _activation(node, graph):
             loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
             return out
         return writing_into(activation, (shape, _F32))
-    return _on_float32_values(loop, 1, shape, dtype)
+    if node.op is not _GeluExact:
+        return _half_activation(node.op is _GeluTanh, False, shape, dtype)
+    return _on_float32_values(loop, shape, dtype)
 
 
 @kernel_for(ScaledDotProductAttention)

@@ -13,7 +13,7 @@ import math
 from ... import _dtype, ops, random
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops._helpers import array_op, compute_float, fused_kernel, special_of, widen, xp_of
+from ...ops._helpers import HALF_NP, array_op, compute_float, fused_kernel, special_of, widen, xp_of
 from ...ops.inplace import apply_inplace
 from ...amp.autocast_mode import autocast_op
 
@@ -27,6 +27,18 @@ _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_TANH_COEF = 0.044715
+
+
+def _fused(name, x, *others):
+    """The result of the backend's fused kernel `name` on x's array (and the others'), or None
+    where none serves. A half x goes to the kernel of its own ("<name>_half": 16-bit values in
+    and out, rounded as the composed ops round), the others to the float32 one, whose
+    compute_float matches the composed op where the op rounds once."""
+    if x._data.dtype in HALF_NP:
+        kernel = fused_kernel(name + "_half", x)
+        return None if kernel is None else kernel(x._data, *(o._data for o in others))
+    kernel = fused_kernel(name, x)
+    return None if kernel is None else compute_float(lambda a: kernel(a, *(widen(o._data) for o in others)), x._data)
 
 
 def _maybe_inplace(fn, input, inplace, *args):
@@ -64,9 +76,9 @@ class _GeluTanh(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        kernel = fused_kernel("gelu_tanh", x)
-        if kernel is not None:
-            return compute_float(kernel, x._data)
+        fused = _fused("gelu_tanh", x)
+        if fused is not None:
+            return fused
         xp = xp_of(x)
         return compute_float(
             lambda a: 0.5 * a * (1.0 + xp.tanh(_SQRT_2_OVER_PI * (a + _GELU_TANH_COEF * a * a * a))), x._data)
@@ -105,9 +117,9 @@ class _Silu(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        kernel = fused_kernel("silu", x)
-        if kernel is not None:
-            return compute_float(kernel, x._data)
+        fused = _fused("silu", x)
+        if fused is not None:
+            return fused
         xp = xp_of(x)
 
         def silu_array(a):
@@ -144,15 +156,17 @@ _GATE_ACTIVATIONS = {
 
 class _GatedProduct(Function):
     """act(gate) * up as one node: the fused kernel reads both inputs once and writes once,
-    where the composed ops make four passes and two temporaries of the feed-forward width."""
+    where the composed ops make four passes and two temporaries of the feed-forward width. Half
+    inputs give the composed ops' bits: act's result is rounded before the product is."""
 
     @staticmethod
     def forward(ctx, gate, up, activation):
         ctx.save_for_backward(gate, up)
         ctx.activation = activation
-        kernel = fused_kernel("gated_" + activation, gate)
-        if kernel is not None and gate.dtype == up.dtype and gate.shape == up.shape:
-            return compute_float(lambda g: kernel(g, widen(up._data)), gate._data)
+        if gate.dtype == up.dtype and gate.shape == up.shape:
+            fused = _fused("gated_" + activation, gate, up)
+            if fused is not None:
+                return fused
         return ops.mul(_GATE_ACTIVATIONS[activation][0](gate), up)._data
 
     @staticmethod
