@@ -11,23 +11,19 @@ loop cannot do this (a table lookup is a gather), hence the loop written here in
 through numba's intrinsic API. The table values are the dequantized weights themselves,
 computed as `dequantize_weight` computes them.
 
-The inner loop reads, per group, its bytes in chunks of one vector of lanes, each lane 1, 2 or
-4 bytes (`_lane_bytes`: the widest whose chunks tile the group). The permute reads only an
-index's low four bits, so a lane of 4 bytes yields its eight nibbles' lookups by shifts alone,
-where 1-byte lanes need a zero-extension (a shuffle, on the permute's own execution ports) for
-every two lookups: GPT-2's 2304x768 affine int4 weight in cache, 36.6 -> 31.7 us. The lookups of
-one chunk then stand for x values strided across the group, so x is first copied into the order
-they read it (`_in_lane_order`, a few thousand values per call). One row of x (decoding) takes
-four weight rows at a time so that each load of x serves four of them; several rows of x (a
-batch, beams, a draft to verify) take one weight row at a time, whose lookups serve up to eight
-rows of x (and so does one row of x against long weight rows, see _SIDE_BY_SIDE_BYTES). Each
+The inner loop reads, per group, its bytes in chunks of one vector width (16 bytes, or 8
+with AVX2), the low nibbles against the group's first half of x and the high ones against
+its second half (cpu_jit_quant's layout). One row of x (decoding) takes four weight rows at a
+time so that each load of x serves four of them; several rows of x (a batch, beams, a draft
+to verify) take one weight row at a time, whose lookups serve up to eight rows of x (and so
+does one row of x against long weight rows, see _SIDE_BY_SIDE_BYTES). Each
 product's two halves have their own accumulators (the additions of one accumulator wait on
 each other).
 """
 import numba
 import numpy as np
 from llvmlite import ir
-from numba import errors, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -52,8 +48,7 @@ _PREFETCH_BYTES = 2048
 
 class _Lookup:
     """The table lookups of one group at width W: one permute of the whole table with AVX-512;
-    with AVX2 a permute of each half of it, the high half chosen where the nibble is >= 8. Only
-    an index's low four bits count (the bits above them may hold other nibbles)."""
+    with AVX2 a permute of each half of it, the high half chosen where the nibble is >= 8."""
 
     def __init__(self, builder, width):
         self.builder, self.width = builder, width
@@ -79,21 +74,16 @@ class _Lookup:
         if self.width == 16:
             return b.call(self.permute, [table[0], codes])
         low, high = (b.call(self.permute, [half, codes]) for half in table)
-        upper = b.and_(codes, ir.Constant(self.vi, [8] * 8))
-        return b.select(b.icmp_unsigned("!=", upper, ir.Constant(self.vi, None)), high, low)
+        return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
 
 
 def _rows_dot(rows, xrows, width):
-    """An intrinsic: the dot products of x's rows r .. r + xrows - 1 (in `_in_lane_order`) with
-    weight rows i .. i + rows - 1, as a tuple (weight row by weight row), reading the weight's
-    bytes in lanes of `lanes` bytes (a literal: 1, 2 or 4). `offsets` None (a format without
-    them) compiles a loop that neither reads nor adds them."""
-    @intrinsic(prefer_literal=True)
-    def rows_dot(typingctx, q, i, x, r, scales, offsets, base, lanes):
-        if not isinstance(lanes, types.IntegerLiteral):
-            raise errors.TypingError("the lane width must be a literal")
-        lane_bytes = lanes.literal_value
-        signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, base, lanes)
+    """An intrinsic: the dot products of x's rows r .. r + xrows - 1 with weight rows i .. i +
+    rows - 1, as a tuple (weight row by weight row). `offsets` None (a format without them)
+    compiles a loop that neither reads nor adds them."""
+    @intrinsic
+    def rows_dot(typingctx, q, i, x, r, scales, offsets, base):
+        signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, base)
 
         def codegen(context, builder, sig, args):
             q_arr, x_arr, s_arr, base_arr = (context.make_array(sig.args[k])(context, builder, args[k])
@@ -104,10 +94,9 @@ def _rows_dot(rows, xrows, width):
             x_width = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             groups = cgutils.unpack_tuple(builder, s_arr.shape, 2)[1]
             half = builder.sdiv(row_bytes, groups)           # bytes of a group = half its weights
-            chunk_bytes = width * lane_bytes
-            chunks = builder.sdiv(half, _I64(chunk_bytes))
+            chunks = builder.sdiv(half, _I64(width))
             look = _Lookup(builder, width)
-            vf, vi, lane_vector = look.vf, look.vi, ir.VectorType(ir.IntType(8 * lane_bytes), width)
+            vf, vi, vb = look.vf, look.vi, ir.VectorType(_I8, width)
             fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
                                                  f"llvm.fma.v{width}f32")
             prefetch = cgutils.get_or_insert_function(
@@ -120,7 +109,7 @@ def _rows_dot(rows, xrows, width):
             o_rows = [builder.gep(o_arr.data, [builder.mul(w, groups)]) for w in row_index] if affine else None
             x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[3], _I64(t)), x_width)])
                       for t in range(xrows)]
-            lookups = 2 * lane_bytes      # nibbles per lane
+            low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
             zero = ir.Constant(vf, None)
             n_accs = 2 * rows * xrows     # accumulator 2 (w xrows + t) + h: weight row w, x row t, half h
 
@@ -140,27 +129,26 @@ def _rows_dot(rows, xrows, width):
             q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
             for q_group in q_groups:  # a read (0) into every cache level (3) of the data cache (1)
                 builder.call(prefetch, [builder.gep(q_group, [_I64(_PREFETCH_BYTES)]), _I32(0), _I32(3), _I32(1)])
-            x_groups = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
+            x_lows = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
+            x_highs = [builder.gep(x_low, [half]) for x_low in x_lows]
             builder.branch(chunk_loop)
 
             builder.position_at_end(chunk_loop)
             c = builder.phi(_I64)
             c.add_incoming(_I64(0), group_loop)
             accs = loop_phis(builder, vf, n_accs, group_accs, group_loop)
-            x_chunks = [builder.gep(x_group, [builder.mul(c, _I64(2 * chunk_bytes))]) for x_group in x_groups]
-            xs = [[builder.load(builder.bitcast(builder.gep(x_chunk, [_I64(n * width)]), vf.as_pointer()), align=4)
-                   for n in range(lookups)] for x_chunk in x_chunks]
-            at = builder.mul(c, _I64(chunk_bytes))
-            updated = list(accs)
+            at = builder.mul(c, _I64(width))
+            xs = [[builder.load(builder.bitcast(builder.gep(half_ptr, [at]), vf.as_pointer()), align=4)
+                   for half_ptr in (x_lows[t], x_highs[t])] for t in range(xrows)]
+            updated = [None] * n_accs
             for w in range(rows):
-                packed = builder.load(builder.bitcast(builder.gep(q_groups[w], [at]), lane_vector.as_pointer()),
-                                      align=1)
-                codes = packed if lane_bytes == 4 else builder.zext(packed, vi)
-                for n in range(lookups):
-                    value = look(tables[w], codes if n == 0 else builder.lshr(codes, ir.Constant(vi, [4 * n] * width)))
-                    for t in range(xrows):
-                        k = 2 * (w * xrows + t) + n % 2
-                        updated[k] = builder.call(fma, [value, xs[t][n], updated[k]])
+                codes = builder.zext(builder.load(builder.bitcast(builder.gep(q_groups[w], [at]), vb.as_pointer()),
+                                                  align=1), vi)
+                values = (look(tables[w], builder.and_(codes, low_mask)), look(tables[w], builder.lshr(codes, shift)))
+                for t in range(xrows):
+                    for h in range(2):
+                        k = 2 * (w * xrows + t) + h
+                        updated[k] = builder.call(fma, [values[h], xs[t][h], accs[k]])
             next_iteration(builder, c, chunks, accs, updated, chunk_loop, group_end)
 
             builder.position_at_end(group_end)
@@ -180,101 +168,54 @@ if WIDTH is not None:
     _dot_x8, _dot_x4, _dot_x2 = (_rows_dot(1, xrows, WIDTH) for xrows in (8, 4, 2))
 
     @numba.njit(nogil=True, cache=True)
-    def _band(x, q, scales, offsets, base, out, lo, hi, lanes):
-        """out[:, lo:hi] = x @ w[lo:hi].T for the 4-bit weight (q, scales, offsets), x in
-        `_in_lane_order` for lanes of `lanes` bytes: one thread's band of output features."""
-        numba.literally(lanes)
+    def _band(x, q, scales, offsets, base, out, lo, hi):
+        """out[:, lo:hi] = x @ w[lo:hi].T for the 4-bit weight (q, scales, offsets): one
+        thread's band of output features."""
         m = x.shape[0]
         i = lo
         if m == 1 and q.shape[1] < _SIDE_BY_SIDE_BYTES:
             while i + _ROWS <= hi:
-                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets,
-                                                                                   base, lanes)
+                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets, base)
                 i += _ROWS
         while i < hi:
             r = 0
             while r + 8 <= m:
-                values = _dot_x8(q, i, x, r, scales, offsets, base, lanes)
+                values = _dot_x8(q, i, x, r, scales, offsets, base)
                 for t in range(8):
                     out[r + t, i] = values[t]
                 r += 8
             if r + 4 <= m:
-                values4 = _dot_x4(q, i, x, r, scales, offsets, base, lanes)
+                values4 = _dot_x4(q, i, x, r, scales, offsets, base)
                 for t in range(4):
                     out[r + t, i] = values4[t]
                 r += 4
             if r + 2 <= m:
-                out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base, lanes)
+                out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base)
                 r += 2
             if r < m:
-                out[r, i] = _dot_one(q, i, x, r, scales, offsets, base, lanes)[0]
+                out[r, i] = _dot_one(q, i, x, r, scales, offsets, base)[0]
             i += 1
-
-    @numba.njit(nogil=True, cache=True)
-    def _band_in_lanes(x, q, scales, offsets, base, out, lo, hi, lanes):
-        """_band at the lane width `lanes` (a run-time value) names."""
-        if lanes == 4:
-            _band(x, q, scales, offsets, base, out, lo, hi, 4)
-        elif lanes == 2:
-            _band(x, q, scales, offsets, base, out, lo, hi, 2)
-        else:
-            _band(x, q, scales, offsets, base, out, lo, hi, 1)
-
-    @numba.njit(nogil=True, cache=True)
-    def _lane_bytes(half):
-        """The widest lane (4, 2 or 1 bytes) whose chunks of WIDTH lanes tile a group's bytes."""
-        if half % (4 * WIDTH) == 0:
-            return 4
-        if half % (2 * WIDTH) == 0:
-            return 2
-        return 1
-
-    @numba.njit(nogil=True, cache=True)
-    def _in_lane_order(x, half, lanes):
-        """x's values in the order the lookups read them, a group (2 half values) at a time:
-        chunk c of the group, its n-th lookup, lane j at x'[2 c WIDTH lanes + n WIDTH + j],
-        stands for the nibble n of the lane's bytes: byte c WIDTH lanes + lanes j + n // 2 of
-        the group, whose low nibble is the group's value at that byte and high nibble the one
-        at half past it."""
-        m, k = x.shape
-        ordered = np.empty_like(x)
-        chunk = WIDTH * lanes
-        for r in range(m):
-            for start in range(0, k, 2 * half):
-                for at in range(0, half, chunk):
-                    into = start + 2 * at
-                    for n in range(2 * lanes):
-                        source = start + at + n // 2 + half * (n % 2)
-                        for j in range(WIDTH):
-                            ordered[r, into + n * WIDTH + j] = x[r, source + lanes * j]
-        return ordered
 
     @numba.njit(nogil=True, cache=True, parallel=True)
     def _rows_lut4(x, q, scales, offsets, base, bias, out, parts):
         """out = x @ w.T (+ bias), the output features split in `parts` bands, one per thread."""
         n = q.shape[0]
-        half = q.shape[1] // scales.shape[1]
-        lanes = _lane_bytes(half)
-        ordered = _in_lane_order(x, half, lanes)
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts
-            _band_in_lanes(ordered, q, scales, offsets, base, out, lo, hi, lanes)
+            _band(x, q, scales, offsets, base, out, lo, hi)
             if bias is not None:
                 add_bias(out, bias, lo, hi)
 
     @numba.njit(nogil=True, cache=True, parallel=True)
     def _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts):
-        """_rows_lut4 for each weight of the tuples (one format, groups of one size), in one
-        launch: each thread takes its band of every weight, the same band as alone, so each
-        output is bitwise the same as its own launch's."""
-        half = qs[0].shape[1] // scales[0].shape[1]
-        lanes = _lane_bytes(half)
-        ordered = _in_lane_order(x, half, lanes)
+        """_rows_lut4 for each weight of the tuples (one format), in one launch: each thread
+        takes its band of every weight, the same band as alone, so each output is bitwise the
+        same as its own launch's."""
         for part in numba.prange(parts):
             for t in range(len(qs)):
                 n = qs[t].shape[0]
                 lo, hi = n * part // parts, n * (part + 1) // parts
-                _band_in_lanes(ordered, qs[t], scales[t], offsets[t], base, outs[t], lo, hi, lanes)
+                _band(x, qs[t], scales[t], offsets[t], base, outs[t], lo, hi)
                 if biases[t].shape[0] > 0:
                     add_bias(outs[t], biases[t], lo, hi)
 
@@ -302,9 +243,8 @@ usable = checked_once(WIDTH is not None, _probe)
 
 def _serves(qs, scales, offsets):
     """Whether the kernel reads these weights: AVX-512/AVX2 here, C-contiguous arrays, groups of
-    a whole number of vector widths of bytes and of one size in all of them (x is put in the
-    order of their lookups once for all)."""
-    if not usable() or len({q.shape[1] // s.shape[1] for q, s in zip(qs, scales)}) != 1:
+    a whole number of vector widths of bytes."""
+    if not usable():
         return False
     for q, s, o in zip(qs, scales, offsets):
         groups = s.shape[1]
