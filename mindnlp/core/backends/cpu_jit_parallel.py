@@ -247,8 +247,8 @@ def _check_half(a, half):
 def _attention_scores(q, k, scores, lo, hi, kind):
     """scores[b H + h, i, s] = q[b, h, i] . k[b, h // groups, s] for the query heads b H + h
     in [lo, hi) and the keys s the scores are wide for, reading the keys' rows in place
-    (float32, or a half cache's bits of that `kind`), four keys per pass (four independent sums share each load of the query, as
-    _rows does with weight rows)."""
+    (float32, or a half cache's bits of that `kind`), four keys per pass (four independent
+    sums share each load of the query, as _rows does with weight rows)."""
     heads, length, depth = q.shape[1], q.shape[2], q.shape[3]
     groups, n = heads // k.shape[1], scores.shape[2]
     for item in range(lo, hi):

@@ -34,6 +34,8 @@ from . import passes
 from .graph import SlotRef
 from .lower import generic_kernel, kernel_for
 
+_flat_bits = cpu_kernels._flat_bits
+
 _F32 = np.dtype(np.float32)
 # Work an eager kernel keeps on the calling thread (cpu_kernels' workers split only more):
 # the direct kernels below serve these sizes, where the eager op makes the same single call.
@@ -593,11 +595,6 @@ def _on_float32_values(loop, shape, dtype):
         bits.narrow_into(out32, kind, out.reshape(-1).view(np.uint16))
         return out
     return writing_into(on_float32_values, (shape, dtype))
-
-
-def _flat_bits(a):
-    """A half array's elements as flat uint16 bits, in row order."""
-    return np.ascontiguousarray(a).reshape(-1).view(np.uint16)
 
 
 @kernel_for(conversion.Cast)

@@ -30,15 +30,11 @@ _GELU_TANH_COEF = 0.044715
 
 
 def _fused(name, x, *others):
-    """The result of the backend's fused kernel `name` on x's array (and the others'), or None
-    where none serves. A half x goes to the kernel of its own ("<name>_half": 16-bit values in
-    and out, rounded as the composed ops round), the others to the float32 one, whose
-    compute_float matches the composed op where the op rounds once."""
-    if x._data.dtype in HALF_NP:
-        kernel = fused_kernel(name + "_half", x)
-        return None if kernel is None else kernel(x._data, *(o._data for o in others))
-    kernel = fused_kernel(name, x)
-    return None if kernel is None else compute_float(lambda a: kernel(a, *(widen(o._data) for o in others)), x._data)
+    """The result of the backend's fused kernel `name` on the arrays of x and others (of x's
+    dtype), or None where none serves (float64, no kernel). A half x takes the kernel of its
+    own, "<name>_half": 16-bit values in and out, rounded as the composed ops round."""
+    kernel = fused_kernel(name + "_half" if x._data.dtype in HALF_NP else name, x)
+    return None if kernel is None else kernel(x._data, *(o._data for o in others))
 
 
 def _maybe_inplace(fn, input, inplace, *args):
