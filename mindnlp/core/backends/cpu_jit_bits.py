@@ -158,3 +158,29 @@ def activation_half(x, up, kind, tanh_gelu, out):
             ups = up[start:start + _ACTIVATION_BLOCK]
             for j in range(xs.shape[0]):
                 outs[j] = narrow(widen(narrow(acts[j], kind), kind) * widen(ups[j], kind), kind)
+
+
+_layer_norm_loop = _float32_loops.layer_norm
+
+
+@numba.njit(nogil=True, cache=True)
+def layer_norm_half(x, kind, weight, bias, eps, centered, out, mean, rstd):
+    """Rows of a half array x (rows, width; bits) normalised as cpu_jit's layer_norm does on
+    their float32 values (weight and bias float32), each result rounded to the half dtype into
+    out (bits), a few rows at a time through L1-sized blocks: the op's widening, float32 norm
+    and rounding, without their whole-array passes and copies."""
+    rows, width = x.shape
+    block = max(1, _ACTIVATION_BLOCK // width)
+    wide, normed = np.empty((block, width), np.float32), np.empty((block, width), np.float32)
+    for start in range(0, rows, block):
+        stop = min(start + block, rows)
+        values, results = wide[:stop - start], normed[:stop - start]
+        for r in range(stop - start):
+            source, row = x[start + r], values[r]
+            for j in range(width):
+                row[j] = widen(source[j], kind)
+        _layer_norm_loop(values, weight, bias, eps, centered, results, mean[start:stop], rstd[start:stop])
+        for r in range(stop - start):
+            result, target = results[r], out[start + r]
+            for j in range(width):
+                target[j] = narrow(result[j], kind)

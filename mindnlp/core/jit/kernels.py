@@ -498,8 +498,8 @@ def _elementwise_chain(node, graph):
 @kernel_for(_LayerNorm)
 def _layer_norm(node, graph):
     """Layer or RMS norm over the last dims of a few rows: the compiled row loop, once; for a
-    half x, over its float32 values (and the weight's and bias's, widened once), the result
-    rounded to its dtype, as the op computes it."""
+    half x, the loop over its 16-bit values the op runs (cpu_jit_bits.layer_norm_half), the
+    weight and bias widened once."""
     compiled = cpu_jit.load()
     refs = host_operands(node, graph)
     x_shape = graph.slots[node.args[0].slot].shape
@@ -524,18 +524,15 @@ def _layer_norm(node, graph):
             norm(np.ascontiguousarray(x).reshape(rows, width), w, b, eps, centered, out, mean, rstd)
             return out.reshape(x_shape)
         return writing_into(layer_norm, ((rows, width), _F32))
-    kind = bits.kind_of(dtype)
+    kind, norm_half = bits.kind_of(dtype), bits.layer_norm_half
     widened = _PlanFor(lambda arrays: [np.ascontiguousarray(a, dtype=_F32).reshape(width) for a in arrays])
-    x32, out32 = np.empty((rows, width), _F32), np.empty((rows, width), _F32)
 
     def layer_norm_half_dtype(x, *arrays):      # (weight,) (bias,) out
         parameters = widened(arrays[:-1])
         w = parameters[0] if has_weight else ones
         b = parameters[has_weight] if has_bias else zeros
-        bits.widen_into(_flat_bits(x), kind, x32.reshape(-1))
-        norm(x32, w, b, eps, centered, out32, mean, rstd)
         out = arrays[-1]
-        bits.narrow_into(out32.reshape(-1), kind, out.reshape(-1).view(np.uint16))
+        norm_half(_flat_bits(x).reshape(rows, width), kind, w, b, eps, centered, out.view(np.uint16), mean, rstd)
         return out.reshape(x_shape)
     return writing_into(layer_norm_half_dtype, ((rows, width), dtype))
 

@@ -637,6 +637,29 @@ def test_layer_norm_matches_reference(centered, shape, n_dims):
         assert mean is None
 
 
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+@pytest.mark.parametrize("centered", [True, False])
+@pytest.mark.parametrize("shape", [(3, 100), (5, 7, 576), (2 * K._BLOCKS_PER_THREAD * (K.BLOCK // 96) + 3, 96)])
+def test_half_layer_norm_is_the_float32_norm_rounded(dtype, centered, shape, kernel_flavour):
+    """A bfloat16/float16 x gives its dtype's out: the float32 norm of its values rounded once,
+    to the bit, whether in a block of rows, across blocks or over the workers; the statistics
+    are the float32 ones. Without numba the float32 result comes back, for the op to round."""
+    x = (RNG.standard_normal(shape) * 3 + 1).astype(np.float32).astype(dtype)
+    weight = RNG.standard_normal(shape[-1]).astype(np.float32).astype(dtype)
+    bias = RNG.standard_normal(shape[-1]).astype(np.float32).astype(dtype) if centered else None
+    out, mean, rstd = K.layer_norm(x, weight, bias, 1e-5, centered, 1)
+    out32, mean32, rstd32 = K.layer_norm(x.astype(np.float32), weight.astype(np.float32),
+                                         None if bias is None else bias.astype(np.float32), 1e-5, centered, 1)
+    if kernel_flavour == "compiled":
+        assert out.dtype == np.dtype(dtype) and out.shape == x.shape
+        np.testing.assert_array_equal(out.astype(np.float32), out32.astype(dtype).astype(np.float32))
+    else:       # the float32 result, which the op rounds
+        np.testing.assert_array_equal(out, out32)
+    np.testing.assert_array_equal(rstd, rstd32)
+    if centered:
+        np.testing.assert_array_equal(mean, mean32)
+
+
 def test_layer_norm_op_fused_gradient_matches_float64():
     data = RNG.standard_normal((64, 2, 384)).astype(np.float32)
     w = RNG.standard_normal(384).astype(np.float32)

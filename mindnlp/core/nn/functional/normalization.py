@@ -70,12 +70,12 @@ class _LayerNorm(Function):
     def forward(ctx, x, weight, bias, dims, eps, centered):
         xp = xp_of(x)
         dtype = _compute_dtype(x._data)
-        a = widen(x._data).astype(dtype, copy=False)
         kernel = fused_kernel("layer_norm", x)
-        if kernel is not None:
-            out, mean, rstd = kernel(a, _param(weight, dtype), _param(bias, dtype), eps, centered, len(dims))
+        if kernel is not None:      # a half x's out comes in its dtype (the kernel rounds it)
+            out, mean, rstd = kernel(x._data, _param(weight, dtype), _param(bias, dtype), eps, centered, len(dims))
             mean = mean if centered else np.zeros((), dtype)
         else:
+            a = widen(x._data).astype(dtype, copy=False)
             xhat, mean, rstd = _forward_stats(xp, a, dims, eps, centered)
             out = xhat
             if weight is not None:
