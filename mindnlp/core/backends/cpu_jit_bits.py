@@ -125,11 +125,13 @@ def binary_half(a, b, kind, op, swapped, out):
             res[j] = narrow(value, kind)
 
 
-# The float32 activation loops (cpu_jit's, exp taken a block at a time), run on each block of
-# widened values; a block stays in L1 from its widening to its rounding.
-_ACTIVATION_BLOCK = 2048
+# Values widened at a time for cpu_jit's float32 loops (the activations, whose exp is taken a
+# block at a time, and the norms, whole rows of about this many): a block stays in L1 from its
+# widening to its rounding.
+_BLOCK_VALUES = 2048
 _float32_loops = load()
 _silu_loop, _gelu_tanh_loop = _float32_loops.gated_silu, _float32_loops.gated_gelu_tanh
+_layer_norm_loop = _float32_loops.layer_norm
 
 
 @numba.njit(nogil=True, cache=True)
@@ -139,9 +141,9 @@ def activation_half(x, up, kind, tanh_gelu, out):
     then, gated, its product with up in float32 rounded again (the multiplication's own
     rounding; fusing the two would round once, 1 ulp off torch's result on about a quarter of
     the elements)."""
-    wide, activated = np.empty(_ACTIVATION_BLOCK, np.float32), np.empty(_ACTIVATION_BLOCK, np.float32)
-    for start in range(0, x.shape[0], _ACTIVATION_BLOCK):
-        xs, outs = x[start:start + _ACTIVATION_BLOCK], out[start:start + _ACTIVATION_BLOCK]
+    wide, activated = np.empty(_BLOCK_VALUES, np.float32), np.empty(_BLOCK_VALUES, np.float32)
+    for start in range(0, x.shape[0], _BLOCK_VALUES):
+        xs, outs = x[start:start + _BLOCK_VALUES], out[start:start + _BLOCK_VALUES]
         values, acts = wide[:xs.shape[0]], activated[:xs.shape[0]]
         for j in range(xs.shape[0]):
             values[j] = widen(xs[j], kind)
@@ -155,12 +157,10 @@ def activation_half(x, up, kind, tanh_gelu, out):
             for j in range(xs.shape[0]):
                 outs[j] = narrow(acts[j], kind)
         else:
-            ups = up[start:start + _ACTIVATION_BLOCK]
+            ups = up[start:start + _BLOCK_VALUES]
             for j in range(xs.shape[0]):
                 outs[j] = narrow(widen(narrow(acts[j], kind), kind) * widen(ups[j], kind), kind)
 
-
-_layer_norm_loop = _float32_loops.layer_norm
 
 
 @numba.njit(nogil=True, cache=True)
@@ -170,7 +170,7 @@ def layer_norm_half(x, kind, weight, bias, eps, centered, out, mean, rstd):
     out (bits), a few rows at a time through L1-sized blocks: the op's widening, float32 norm
     and rounding, without their whole-array passes and copies."""
     rows, width = x.shape
-    block = max(1, _ACTIVATION_BLOCK // width)
+    block = max(1, _BLOCK_VALUES // width)
     wide, normed = np.empty((block, width), np.float32), np.empty((block, width), np.float32)
     for start in range(0, rows, block):
         stop = min(start + block, rows)
