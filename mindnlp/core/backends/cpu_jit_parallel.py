@@ -172,15 +172,18 @@ def _add_rows(x, b, total, lo, hi, kind):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _column_band(x, b, total, lo, hi, kind):
+def _column_band(x, b, total, lo, hi, kind, side_by_side):
     """total += x[lo:hi] @ b[lo:hi] for one row x (b float32, or a half weight's bits of that
-    `kind`): eight rows of b per pass over the running sums, which then cost a load and a
-    store per eight multiply-adds. Against four rows a pass, GPT-2 small's 48 Conv1D weights
-    read 30.1 instead of 28.5 GB/s, and a compiled GPT-2 step took 13.2 instead of 14.4 ms,
-    and 18.4 instead of 19.4 in another run (medians of alternating steps in one process)."""
+    `kind`). The band is one contiguous stream of memory; how to read it follows the rows
+    kernel's choice for this machine (side_by_side()): where four streams side by side read
+    faster, eight rows of b per pass over the running sums (eight streams; against four, GPT-2
+    small's 48 Conv1D weights read 30.1 instead of 28.5 GB/s); where one stream does, a row at
+    a time, in memory order (on a 2-core AMD EPYC, 32-46 GB/s where eight rows a pass read
+    30-37, and a compiled GPT-2 decoding step 4% faster in float32 and 13% in bfloat16,
+    medians of alternating steps in one process)."""
     n = b.shape[1]
     t = lo
-    while t + 8 <= hi:
+    while side_by_side and t + 8 <= hi:
         c0, c1, c2, c3, c4, c5, c6, c7 = x[t], x[t + 1], x[t + 2], x[t + 3], x[t + 4], x[t + 5], x[t + 6], x[t + 7]
         b0, b1, b2, b3, b4, b5, b6, b7 = b[t], b[t + 1], b[t + 2], b[t + 3], b[t + 4], b[t + 5], b[t + 6], b[t + 7]
         for j in range(n):
@@ -192,7 +195,7 @@ def _column_band(x, b, total, lo, hi, kind):
 
 
 @numba.njit(nogil=True, cache=True, parallel=True, error_model="numpy", fastmath={"contract", "reassoc"})
-def _columns(x, b, bias, out, parts, kind):
+def _columns(x, b, bias, out, parts, kind, side_by_side):
     """Each thread sums x's products with its own band of b's rows (a contiguous stream of
     memory, which DRAM serves best); the bands' partial sums are added at the end. Each row of
     x is summed alone, so a row gives the same bits alone as in a batch."""
@@ -201,7 +204,7 @@ def _columns(x, b, bias, out, parts, kind):
     partial = np.zeros((parts, m, n), np.float32)
     for part in numba.prange(parts):
         for r in range(m):
-            _column_band(x[r], b, partial[part, r], k * part // parts, k * (part + 1) // parts, kind)
+            _column_band(x[r], b, partial[part, r], k * part // parts, k * (part + 1) // parts, kind, side_by_side)
     for r in range(m):
         for j in range(n):
             value = partial[0, r, j]
@@ -231,8 +234,9 @@ def matvec_columns(x, b, bias, out, half=None):
     """out = x @ b (+ bias): x (m, k), b (k, n) and out (m, n) C-contiguous float32; with `half`
     (a cpu_jit_bits kind), b is a half weight's bits (uint16), widened where read."""
     _check_half(b, half)
+    four = side_by_side()
     with _launch:
-        _columns(x, b, bias, out, parts(), _FLOAT32 if half is None else half)
+        _columns(x, b, bias, out, parts(), _FLOAT32 if half is None else half, four)
 
 
 def _check_half(a, half):
@@ -281,8 +285,8 @@ def _attention_scores(q, k, scores, lo, hi, kind):
 def _attention_values(probs, v, out, lo, hi, kind):
     """out[b, h, i] = sum over s of probs[b H + h, i, s] v[b, h // groups, s] for the query
     heads b H + h in [lo, hi) and the keys s probs is wide for (v float32, or a half cache's
-    bits of that `kind`), four value rows per pass: the sum _column_band makes of longer rows
-    eight at a time, which on a head's short rows (64 values) read a cold decoding cache slower
+    bits of that `kind`), four value rows per pass: eight at a time (as _column_band may sum
+    longer rows), on a head's short rows (64 values), read a cold decoding cache slower
     (SmolLM2's 3 key/value heads at 2048 positions: 236-244 against 168-181 us)."""
     heads, length, depth = out.shape[1], out.shape[2], out.shape[3]
     groups, n = heads // v.shape[1], probs.shape[2]

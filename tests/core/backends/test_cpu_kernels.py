@@ -441,15 +441,18 @@ def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side
 
 
 @pytest.mark.parametrize("k", [5, 16, 131])
-def test_matrix_vector_columns_in_passes_of_eight_rows(k):
+@pytest.mark.parametrize("eight_side_by_side", [True, False])
+def test_matrix_vector_columns_in_passes_of_eight_rows_or_one(k, eight_side_by_side, monkeypatch):
     """x @ b for a weight stored (k, n) (GPT-2's Conv1D): each thread's band of b's rows in passes
-    of eight and the rows left over, for bands shorter than a pass, a whole pass and several
-    with a rest; a row of x gives the same bits alone as in a batch."""
+    of eight and the rows left over (a machine where streams side by side read faster), for
+    bands shorter than a pass, a whole pass and several with a rest, or a row at a time; a row
+    of x gives the same bits alone as in a batch."""
     from mindnlp.core.backends import cpu_jit
 
     kernels = cpu_jit.parallel()
     if kernels is None:
         pytest.skip("no numba pool here")
+    monkeypatch.setattr(kernels, "_side_by_side", [eight_side_by_side])
     b = RNG.standard_normal((k, 70)).astype(np.float32)
     bias = RNG.standard_normal(70).astype(np.float32)
     a = RNG.standard_normal((3, k)).astype(np.float32)
