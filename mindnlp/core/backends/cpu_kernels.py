@@ -846,8 +846,9 @@ _DEAD_MASK = float(np.finfo(np.float16).min)
 
 def key_ends(mask, S):
     """For each row of an additive mask (..., rows, S): one past the last key it may attend,
-    0 where it may attend none."""
-    return np.where(mask > _DEAD_MASK, np.arange(1, S + 1, dtype=np.int64), 0).max(axis=-1)
+    0 where it may attend none. A NaN counts as attended: it makes the row's result NaN, as in
+    torch, so the key holding it is never left out (as decoding's live_keys keeps it)."""
+    return np.where(~(mask <= _DEAD_MASK), np.arange(1, S + 1, dtype=np.int64), 0).max(axis=-1)
 
 
 def _key_limits(mask, L, S, n_blocks):
@@ -872,7 +873,7 @@ def _live_keys(mask, L, S):
     row attends nothing): the keys after them contribute exact zeros, and a prompt filling
     part of a static cache leaves the rest of it masked for every query. The last key's
     column is read first, so that a mask with nothing to trim costs one column."""
-    if mask.shape[-1] != S or not (mask.dtype.kind == "f" or mask.dtype == _BF16_DTYPE) or bool((mask[..., -1] > _DEAD_MASK).any()):
+    if mask.shape[-1] != S or not (mask.dtype.kind == "f" or mask.dtype == _BF16_DTYPE) or bool((~(mask[..., -1] <= _DEAD_MASK)).any()):
         return S
     return _key_limits(mask, L, S, 1)[0]
 

@@ -388,6 +388,23 @@ def test_attention_skips_keys_a_causal_mask_hides_without_changing_results(fill,
     np.testing.assert_allclose(out, expected_out, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("L,S", [(1, 40), (3, 40), (40, 40), (40, 200), (401, 401)])
+def test_a_nan_in_the_mask_past_every_live_key_still_makes_its_row_nan(L, S):
+    """A NaN in an additive mask makes its row's scores, and so its output, NaN, as in torch,
+    even where it lies past the last key any row attends: the paths that leave out keys a mask
+    hides (a causal prompt's later keys, a static cache's unfilled end; decoding over a static
+    cache) count it as attended. The other rows keep their results."""
+    q, k, v, _, _ = _attention_case((1, 4, L, 16), (1, 4, S, 16), None)
+    mask = np.where(np.arange(S)[None, :] <= np.arange(S - L, S)[:, None] - (S > L) * (S - L) // 2, 0.0,
+                    np.finfo(np.float32).min).astype(np.float32)[None, None]
+    mask[..., 0, S - 1] = np.nan
+    expected, _ = _composed_forward(np, *(a.astype(np.float64) for a in (q, k, v, mask)), None, 0.25)
+    assert np.isnan(expected[:, :, 0]).all() and not np.isnan(expected[:, :, 1:]).any()
+    out = F.scaled_dot_product_attention(*(core.tensor(a) for a in (q, k, v, mask)), scale=0.25).numpy()
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("mask_shape", [None, (2, 1, 1, 70), (2, 6, 50, 70)])
 def test_attention_serves_query_head_groups_from_shared_key_heads(mask_shape):
     q, _, _, mask, keep = _attention_case((2, 6, 50, 16), (2, 6, 70, 16), mask_shape, dropout=True)
