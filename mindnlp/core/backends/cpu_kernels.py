@@ -115,6 +115,45 @@ def _run_chunks(loop, flats, out):
     workers.run(task, blocks, min_items=_BLOCKS_PER_THREAD)
 
 
+# Values from which the activation and norm loops run split over numba's pool
+# (cpu_jit_parallel.activation, layer_norm): below, waking its threads costs more than they save.
+_POOL_VALUES = 1 << 14
+
+
+def _pool_for(size):
+    """cpu_jit_parallel where numba's pool serves and `size` values of work outweigh waking it."""
+    return cpu_jit.parallel() if size >= _POOL_VALUES else None
+
+
+def activation_into(x, up, tanh_gelu, out, kind=None):
+    """out = silu(x) or gelu_tanh(x) (times up, where not None) over flat C-contiguous arrays,
+    float32 or (`kind`) half arrays' bits, on numba's pool where the work is large enough, else
+    on this thread; the same bits either way. Only with numba."""
+    pool = _pool_for(out.size)
+    if pool is not None:
+        pool.activation(x, up, tanh_gelu, out, kind)
+    elif kind is None:
+        compiled = cpu_jit.load()
+        (compiled.gated_gelu_tanh if tanh_gelu else compiled.gated_silu)(x, up, out)
+    else:
+        cpu_jit.half_bits().activation_half(x, up, kind, tanh_gelu, out)
+    return out
+
+
+def layer_norm_into(x, weight, bias, eps, centered, out, mean, rstd, kind=None):
+    """The rows of x (rows, width; float32, or with `kind` half bits, out the same) normalised
+    into out, mean and rstd as cpu_jit's layer_norm (cpu_jit_bits.layer_norm_half) computes
+    them, on numba's pool where the rows are enough work, else on this thread. Only with numba."""
+    pool = _pool_for(x.size) if x.shape[0] > 1 else None
+    if pool is not None:
+        pool.layer_norm(x, weight, bias, eps, centered, out, mean, rstd, kind)
+    elif kind is None:
+        cpu_jit.load().layer_norm(x, weight, bias, _F32(eps), centered, out, mean, rstd)
+    else:
+        cpu_jit.half_bits().layer_norm_half(x, kind, weight, bias, _F32(eps), centered, out, mean, rstd)
+    return out
+
+
 def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, maximize, scalars):
     """Adam's update in place, one compiled pass over contiguous parts of the flat float32
     arrays per worker; False (nothing done) where the compiled loop cannot serve: numba
@@ -237,7 +276,12 @@ def _gelu_tanh_backward_block(out, grad, x):
 
 
 def _compiled_activation(x, up, tanh_gelu):
-    """act(x) (* up) with cpu_jit's compiled loop, chunked over the workers."""
+    """act(x) (* up) with cpu_jit's compiled loop, split over numba's pool or chunked over the
+    workers."""
+    if _pool_for(x.size) is not None:
+        flats = [_flat(a) for a in (x,) + (() if up is None else (up,))]
+        out = activation_into(flats[0], flats[1] if up is not None else None, tanh_gelu, np.empty(flats[0].size, _F32))
+        return out.reshape(x.shape)
     compiled = cpu_jit.load()
     kernel = compiled.gated_gelu_tanh if tanh_gelu else compiled.gated_silu
 
@@ -259,6 +303,9 @@ def _half_activation(x, up, tanh_gelu):
     kind = bits.kind_of(x.dtype)
     flats = [_flat_bits(a) for a in ((x,) if up is None else (x, up))]
     out = np.empty(x.shape, x.dtype)
+    if _pool_for(x.size) is not None:
+        activation_into(flats[0], flats[1] if up is not None else None, tanh_gelu, out.reshape(-1).view(np.uint16), kind)
+        return out
 
     def loop(*parts):
         bits.activation_half(parts[0], None if up is None else parts[1], kind, tanh_gelu, parts[-1])
@@ -423,6 +470,12 @@ def layer_norm(x, weight, bias, eps, centered, n_dims):
     rstd = np.empty(rows.shape[0], dtype=_F32)
     per_block = max(1, BLOCK // max(width, 1))
     eps = _F32(eps)
+    stats_shape = x.shape[:x.ndim - n_dims] + (1,) * n_dims
+    if compiled is not None and rows.shape[0] > 1 and _pool_for(rows.size) is not None:
+        kind = bits.kind_of(rows.dtype) if half else None
+        layer_norm_into(rows.view(np.uint16) if half else rows, w, b, eps, centered, out.view(np.uint16) if half else out,
+                        mean, rstd, kind)
+        return out.reshape(x.shape), mean.reshape(stats_shape) if centered else None, rstd.reshape(stats_shape)
 
     def task(lo, hi):
         start, stop = lo * per_block, min(hi * per_block, rows.shape[0])
@@ -440,7 +493,6 @@ def layer_norm(x, weight, bias, eps, centered, n_dims):
                              rstd[first:last, None])
 
     workers.run(task, -(-rows.shape[0] // per_block), min_items=_BLOCKS_PER_THREAD)
-    stats_shape = x.shape[:x.ndim - n_dims] + (1,) * n_dims
     return out.reshape(x.shape), mean.reshape(stats_shape) if centered else None, rstd.reshape(stats_shape)
 
 

@@ -514,8 +514,10 @@ def _layer_norm(node, graph):
     rows = math.prod(x_shape) // max(width, 1)
     ones, zeros = np.ones(width, _F32), np.zeros(width, _F32)
     mean, rstd = np.zeros(rows, _F32), np.empty(rows, _F32)     # scratch: the replay keeps no statistics
-    eps, norm = np.float32(eps), compiled.layer_norm
-    has_weight, has_bias = weight is not None, bias is not None
+    eps, has_weight, has_bias = np.float32(eps), weight is not None, bias is not None
+    # a prompt's rows split over numba's pool; a decoding step's row, the loop itself
+    split = rows > 1 and cpu_kernels._pool_for(rows * width) is not None
+    norm = cpu_kernels.layer_norm_into if split else compiled.layer_norm
     if not half:
         def layer_norm(x, *arrays):      # (weight,) (bias,) out
             w = arrays[0].reshape(width) if has_weight else ones
@@ -525,6 +527,9 @@ def _layer_norm(node, graph):
             return out.reshape(x_shape)
         return writing_into(layer_norm, ((rows, width), _F32))
     kind, norm_half = bits.kind_of(dtype), bits.layer_norm_half
+    if split:
+        def norm_half(x, kind, w, b, eps, centered, out, mean, rstd):
+            cpu_kernels.layer_norm_into(x, w, b, eps, centered, out, mean, rstd, kind)
     widened = _PlanFor(lambda arrays: [np.ascontiguousarray(a, dtype=_F32).reshape(width) for a in arrays])
 
     def layer_norm_half_dtype(x, *arrays):      # (weight,) (bias,) out
@@ -550,6 +555,11 @@ def _gated_product(node, graph):
         return None
     if dtype == _F32:
         loop = getattr(compiled, "gated_" + node.args[2])
+        if cpu_kernels._pool_for(math.prod(gate)) is not None:       # a prompt's rows: split over numba's pool
+            tanh_gelu = node.args[2] == "gelu_tanh"
+
+            def loop(x, up, out):
+                cpu_kernels.activation_into(x, up, tanh_gelu, out)
 
         def gated(g, u, out):
             loop(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(u).reshape(-1), out.reshape(-1))
@@ -566,11 +576,14 @@ def _half_activation(tanh_gelu, gated, shape, dtype):
     if dtype not in HALF_NP or bits is None:
         return None
     kind = bits.kind_of(dtype)
+    loop = bits.activation_half
+    if cpu_kernels._pool_for(math.prod(shape)) is not None:     # a prompt's rows: split over numba's pool
+        def loop(x, up, kind, tanh_gelu, out):
+            cpu_kernels.activation_into(x, up, tanh_gelu, out, kind)
 
     def activation_half(x, *up_and_out):
         out = up_and_out[-1]
-        bits.activation_half(_flat_bits(x), _flat_bits(up_and_out[0]) if gated else None, kind, tanh_gelu,
-                             out.reshape(-1).view(np.uint16))
+        loop(_flat_bits(x), _flat_bits(up_and_out[0]) if gated else None, kind, tanh_gelu, out.reshape(-1).view(np.uint16))
         return out
     return writing_into(activation_half, (shape, dtype))
 
@@ -640,6 +653,11 @@ def _activation(node, graph):
     if math.prod(shape) > _INLINE:
         return None
     loop = _ACTIVATIONS[node.op](compiled)
+    if node.op is not _GeluExact and cpu_kernels._pool_for(math.prod(shape)) is not None:
+        tanh_gelu = node.op is _GeluTanh        # a prompt's rows: split over numba's pool
+
+        def loop(x, out):
+            cpu_kernels.activation_into(x, None, tanh_gelu, out)
     if dtype == _F32:
         def activation(x, out):
             loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))

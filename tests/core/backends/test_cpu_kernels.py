@@ -680,6 +680,47 @@ def test_half_layer_norm_is_the_float32_norm_rounded(dtype, centered, shape, ker
         np.testing.assert_array_equal(mean, mean32)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.float16])
+@pytest.mark.parametrize("rows", [1, 3, 77])
+def test_activations_and_norms_split_over_the_pool_give_the_one_thread_bits(dtype, rows, kernel_flavour):
+    """A prompt's activations and norms (at least _POOL_VALUES values) run split over numba's
+    pool: every element of SiLU and tanh-GELU, gated or not, and every normalised row with its
+    statistics are the bits the loop gives on one thread; a decoding step's row runs the loop
+    itself."""
+    if kernel_flavour == "numpy" or cpu_jit.parallel() is None:
+        return
+    bits = cpu_jit.half_bits()
+    kind = None if dtype == np.float32 else bits.kind_of(np.dtype(dtype))
+    width = 3 * K._POOL_VALUES // 7 + 5         # 77 rows are 33 times the pool's minimum, odd in every split
+    x, up = ((RNG.standard_normal((rows, width)) * 3).astype(np.float32).astype(dtype) for _ in range(2))
+    as_bits = (lambda a: a) if kind is None else (lambda a: a.view(np.uint16))
+    compiled = cpu_jit.load()
+    for tanh_gelu in (False, True):
+        for gate in (None, up):
+            flat_gate = None if gate is None else as_bits(gate.reshape(-1))
+            split = K.activation_into(as_bits(x.reshape(-1)), flat_gate, tanh_gelu, as_bits(np.empty(x.size, dtype)), kind)
+            alone = as_bits(np.empty(x.size, dtype))
+            if kind is None:
+                (compiled.gated_gelu_tanh if tanh_gelu else compiled.gated_silu)(x.reshape(-1), flat_gate, alone)
+            else:
+                bits.activation_half(x.reshape(-1).view(np.uint16), flat_gate, kind, tanh_gelu, alone)
+            np.testing.assert_array_equal(split, alone)
+    weight, bias = (RNG.standard_normal(width).astype(np.float32) for _ in range(2))
+    for centered in (False, True):
+        results = []
+        for norm in ("split", "alone"):
+            out, mean, rstd = as_bits(np.empty(x.shape, dtype)), np.zeros(rows, np.float32), np.empty(rows, np.float32)
+            if norm == "split":
+                K.layer_norm_into(as_bits(x), weight, bias, 1e-5, centered, out, mean, rstd, kind)
+            elif kind is None:
+                compiled.layer_norm(x, weight, bias, np.float32(1e-5), centered, out, mean, rstd)
+            else:
+                bits.layer_norm_half(x.view(np.uint16), kind, weight, bias, np.float32(1e-5), centered, out, mean, rstd)
+            results.append((out, mean, rstd))
+        for split, alone in zip(*results):
+            np.testing.assert_array_equal(split, alone)
+
+
 def test_layer_norm_op_fused_gradient_matches_float64():
     data = RNG.standard_normal((64, 2, 384)).astype(np.float32)
     w = RNG.standard_normal(384).astype(np.float32)
