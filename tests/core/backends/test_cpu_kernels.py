@@ -388,6 +388,25 @@ def test_attention_skips_keys_a_causal_mask_hides_without_changing_results(fill,
     np.testing.assert_allclose(out, expected_out, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+def test_key_ends_find_each_rows_last_attended_key(dtype):
+    """One past each row's last key above the dead level (float16's lowest value: what HF's
+    masks of every dtype hold at or below), a NaN counting as attended, 0 for a row that
+    attends nothing, in masks of either dtype and broadcast ones."""
+    levels = np.array([0.0, -1.0, np.finfo(np.float16).min, np.finfo(np.float32).min, -np.inf, np.nan], np.float32)
+    mask = RNG.choice(levels, (2, 3, 7, 9), p=[0.3, 0.2, 0.15, 0.15, 0.15, 0.05]).astype(dtype)
+    mask[0, 0, 0] = -np.inf
+    mask[1, 2, 3, -1] = np.nan
+    expected = np.zeros(mask.shape[:-1], np.int64)
+    for index in np.ndindex(*mask.shape[:-1]):
+        live = [j for j, value in enumerate(np.asarray(mask[index], np.float32)) if not value <= np.finfo(np.float16).min]
+        expected[index] = live[-1] + 1 if live else 0
+    assert expected[0, 0, 0] == 0 and expected[1, 2, 3] == 9
+    np.testing.assert_array_equal(K.key_ends(mask, 9), expected)
+    np.testing.assert_array_equal(K.key_ends(np.broadcast_to(mask[:1, :1], (2, 3, 7, 9)), 9),
+                                  np.broadcast_to(expected[:1, :1], (2, 3, 7)))
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("L,S", [(1, 40), (3, 40), (40, 40), (40, 200), (401, 401)])
 def test_a_nan_in_the_mask_past_every_live_key_still_makes_its_row_nan(L, S):
