@@ -7,8 +7,9 @@ and takes tens of microseconds, too short for a hand-off to Python worker thread
 exactly where OpenBLAS's threads would be woken (and then spin, slowing what follows).
 Each weight is read once for all of x's rows, and its rows (or columns) are split over
 numba's threads. Attention of a step's query reads the whole KV cache, memory-bound the
-same way: its query heads are split over the threads. cpu_jit.parallel() decides whether
-numba's pool qualifies.
+same way: its query heads are split over the threads. A prompt's activations and norms,
+a few hundred microseconds each, are split over them too: the Python workers' hand-off
+costs tens. cpu_jit.parallel() decides whether numba's pool qualifies.
 """
 import os
 import threading
