@@ -162,7 +162,6 @@ def activation_half(x, up, kind, tanh_gelu, out):
                 outs[j] = narrow(widen(narrow(acts[j], kind), kind) * widen(ups[j], kind), kind)
 
 
-
 @numba.njit(nogil=True, cache=True)
 def layer_norm_half(x, kind, weight, bias, eps, centered, out, mean, rstd):
     """Rows of a half array x (rows, width; bits) normalised as cpu_jit's layer_norm does on

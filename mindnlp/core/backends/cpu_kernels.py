@@ -125,6 +125,12 @@ def _pool_for(size):
     return cpu_jit.parallel() if size >= _POOL_VALUES else None
 
 
+def _norm_pool(rows, width):
+    """_pool_for a norm of `rows` rows of `width`: a single row (a decoding step's) stays on
+    the calling thread."""
+    return _pool_for(rows * width) if rows > 1 else None
+
+
 def activation_into(x, up, tanh_gelu, out, kind=None):
     """out = silu(x) or gelu_tanh(x) (times up, where not None) over flat C-contiguous arrays,
     float32 or (`kind`) half arrays' bits, on numba's pool where the work is large enough, else
@@ -144,7 +150,7 @@ def layer_norm_into(x, weight, bias, eps, centered, out, mean, rstd, kind=None):
     """The rows of x (rows, width; float32, or with `kind` half bits, out the same) normalised
     into out, mean and rstd as cpu_jit's layer_norm (cpu_jit_bits.layer_norm_half) computes
     them, on numba's pool where the rows are enough work, else on this thread. Only with numba."""
-    pool = _pool_for(x.size) if x.shape[0] > 1 else None
+    pool = _norm_pool(*x.shape)
     if pool is not None:
         pool.layer_norm(x, weight, bias, eps, centered, out, mean, rstd, kind)
     elif kind is None:
@@ -278,9 +284,11 @@ def _gelu_tanh_backward_block(out, grad, x):
 def _compiled_activation(x, up, tanh_gelu):
     """act(x) (* up) with cpu_jit's compiled loop, split over numba's pool or chunked over the
     workers."""
-    if _pool_for(x.size) is not None:
+    pool = _pool_for(x.size)
+    if pool is not None:
         flats = [_flat(a) for a in (x,) + (() if up is None else (up,))]
-        out = activation_into(flats[0], flats[1] if up is not None else None, tanh_gelu, np.empty(flats[0].size, _F32))
+        out = np.empty(flats[0].size, _F32)
+        pool.activation(flats[0], flats[1] if up is not None else None, tanh_gelu, out)
         return out.reshape(x.shape)
     compiled = cpu_jit.load()
     kernel = compiled.gated_gelu_tanh if tanh_gelu else compiled.gated_silu
@@ -303,8 +311,9 @@ def _half_activation(x, up, tanh_gelu):
     kind = bits.kind_of(x.dtype)
     flats = [_flat_bits(a) for a in ((x,) if up is None else (x, up))]
     out = np.empty(x.shape, x.dtype)
-    if _pool_for(x.size) is not None:
-        activation_into(flats[0], flats[1] if up is not None else None, tanh_gelu, out.reshape(-1).view(np.uint16), kind)
+    pool = _pool_for(x.size)
+    if pool is not None:
+        pool.activation(flats[0], flats[1] if up is not None else None, tanh_gelu, out.reshape(-1).view(np.uint16), kind)
         return out
 
     def loop(*parts):
@@ -471,10 +480,10 @@ def layer_norm(x, weight, bias, eps, centered, n_dims):
     per_block = max(1, BLOCK // max(width, 1))
     eps = _F32(eps)
     stats_shape = x.shape[:x.ndim - n_dims] + (1,) * n_dims
-    if compiled is not None and rows.shape[0] > 1 and _pool_for(rows.size) is not None:
-        kind = bits.kind_of(rows.dtype) if half else None
-        layer_norm_into(rows.view(np.uint16) if half else rows, w, b, eps, centered, out.view(np.uint16) if half else out,
-                        mean, rstd, kind)
+    pool = _norm_pool(*rows.shape)
+    if pool is not None:
+        pool.layer_norm(rows.view(np.uint16) if half else rows, w, b, eps, centered, out.view(np.uint16) if half else out,
+                        mean, rstd, bits.kind_of(rows.dtype) if half else None)
         return out.reshape(x.shape), mean.reshape(stats_shape) if centered else None, rstd.reshape(stats_shape)
 
     def task(lo, hi):

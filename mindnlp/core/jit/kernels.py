@@ -516,7 +516,7 @@ def _layer_norm(node, graph):
     mean, rstd = np.zeros(rows, _F32), np.empty(rows, _F32)     # scratch: the replay keeps no statistics
     eps, has_weight, has_bias = np.float32(eps), weight is not None, bias is not None
     # a prompt's rows split over numba's pool; a decoding step's row, the loop itself
-    split = rows > 1 and cpu_kernels._pool_for(rows * width) is not None
+    split = cpu_kernels._norm_pool(rows, width) is not None
     norm = cpu_kernels.layer_norm_into if split else compiled.layer_norm
     if not half:
         def layer_norm(x, *arrays):      # (weight,) (bias,) out
@@ -653,12 +653,13 @@ def _activation(node, graph):
     if math.prod(shape) > _INLINE:
         return None
     loop = _ACTIVATIONS[node.op](compiled)
-    if node.op is not _GeluExact and cpu_kernels._pool_for(math.prod(shape)) is not None:
-        tanh_gelu = node.op is _GeluTanh        # a prompt's rows: split over numba's pool
-
-        def loop(x, out):
-            cpu_kernels.activation_into(x, None, tanh_gelu, out)
     if dtype == _F32:
+        if node.op is not _GeluExact and cpu_kernels._pool_for(math.prod(shape)) is not None:
+            tanh_gelu = node.op is _GeluTanh        # a prompt's rows: split over numba's pool
+
+            def loop(x, out):
+                cpu_kernels.activation_into(x, None, tanh_gelu, out)
+
         def activation(x, out):
             loop(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
             return out

@@ -415,7 +415,11 @@ def test_a_nan_in_the_mask_past_every_live_key_still_makes_its_row_nan(L, S):
     hides (a causal prompt's later keys, a static cache's unfilled end; decoding over a static
     cache) count it as attended. The other rows keep their results."""
     q, k, v, _, _ = _attention_case((1, 4, L, 16), (1, 4, S, 16), None)
-    mask = np.where(np.arange(S)[None, :] <= np.arange(S - L, S)[:, None] - (S > L) * (S - L) // 2, 0.0,
+    # the queries are the last L of `filled` positions, causal; a cache longer than the prompt
+    # (S > L) keeps S - filled unfilled keys at its end, hidden from every query
+    filled = S if S == L else S - (S - L) // 2
+    positions = np.arange(filled - L, filled)
+    mask = np.where(np.arange(S)[None, :] <= positions[:, None], 0.0,
                     np.finfo(np.float32).min).astype(np.float32)[None, None]
     mask[..., 0, S - 1] = np.nan
     expected, _ = _composed_forward(np, *(a.astype(np.float64) for a in (q, k, v, mask)), None, 0.25)
