@@ -600,6 +600,60 @@ def test_norm_of_a_half_array_cast_to_float32_and_back_is_one_node(dtype):
         assert names.count("Cast") == casts + 1 and names.count("_LayerNorm") == 1     # + the input's cast
 
 
+@pytest.mark.parametrize("dtype", [core.float32, core.bfloat16, core.float16])
+def test_a_residual_add_and_its_norm_replay_as_one_node(dtype):
+    """A residual add and the norm of its sum (Llama's RMS norm: in float32 with its weight,
+    in a half dtype HF's `weight * norm(x.float()).to(dtype)`; GPT-2's layer norm with weight
+    and bias) replay as one residual_norm node giving the sum, which the caller still gets, and
+    the normed rows, bit for bit as eager; passes.residual_norm, the node's reference, gives
+    the same bits. Where the half norm's own result is read elsewhere, its weight product
+    stays a node of its own; a prompt's many rows keep the separate nodes."""
+    from mindnlp.core.backends import cpu_jit
+    from mindnlp.core.jit import passes
+
+    if cpu_jit.parallel() is None:
+        pytest.skip("the fused kernel is numba's")
+    rng = np.random.default_rng(0)
+    half = dtype != core.float32
+    weight, gamma, beta = (core.tensor(rng.standard_normal(96).astype(np.float32)).to(dtype) for _ in range(3))
+
+    def rms(x, h):
+        total = x + h
+        if half:
+            return total, weight * F.rms_norm(total.float(), (96,), eps=1e-6).to(dtype)
+        return total, F.rms_norm(total, (96,), weight, 1e-6)
+
+    def layer(x, h):
+        total = x + h
+        return total, F.layer_norm(total, (96,), gamma, beta, 1e-5)
+
+    def rms_read_twice(x, h):
+        normed = F.rms_norm((x + h).float(), (96,), eps=1e-6).to(dtype)
+        return weight * normed, normed
+
+    w, g, b = (p.numpy() for p in (weight, gamma, beta))
+    # (fn, shape, the nodes replayed, the reference's (weight, bias, eps, centered, scale))
+    rms_reference = (None, None, 1e-6, False, w) if half else (w, None, 1e-6, False, None)
+    cases = [(rms, (1, 2, 96), ["residual_norm"], rms_reference),
+             (layer, (1, 2, 96), ["residual_norm"], (g, b, 1e-5, True, None)),
+             (layer, (1, 3000, 96), ["elementwise_chain" if half else "Add", "_LayerNorm"], None)]
+    if half:
+        cases.append((rms_read_twice, (1, 2, 96), ["residual_norm", "elementwise_chain"], None))
+    for fn, shape, names, reference in cases:
+        compiled = core.compile(fn)
+        with core.no_grad():
+            for _ in range(3):
+                x, h = (core.tensor(rng.standard_normal(shape).astype(np.float32)).to(dtype) for _ in range(2))
+                _assert_same(compiled(x, h), fn(x, h))
+        assert compiled.breaks == [] and len(compiled.graphs) == 1
+        (entry,) = compiled._cache.values()
+        assert [node.name for node in entry.compiled.graph.nodes if node.name != "Cast"] == names
+        if reference is not None:
+            p_weight, p_bias, eps, centered, scale = reference
+            total, normed = passes.residual_norm(x.numpy(), h.numpy(), p_weight, p_bias, (2,), eps, centered, scale)
+            _assert_same((core.tensor(total), core.tensor(normed)), fn(x, h))
+
+
 @pytest.mark.parametrize("dtype", [core.bfloat16, core.float16])
 def test_half_gpt2_like_step_replays_through_direct_kernels(dtype):
     """GPT-2's block in a half dtype: layer norms with half weight and bias, Conv1D products by

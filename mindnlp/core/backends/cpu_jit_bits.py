@@ -183,3 +183,41 @@ def layer_norm_half(x, kind, weight, bias, eps, centered, out, mean, rstd):
             result, target = results[r], out[start + r]
             for j in range(width):
                 target[j] = narrow(result[j], kind)
+
+
+@numba.njit(nogil=True, cache=True)
+def residual_norm_half(a, b, kind, weight, bias, eps, centered, scale, total, out, wide, normed, mean, rstd):
+    """A residual add and the norm of its sum over rows of half arrays (bits, (rows, width)),
+    as the add, the norm and the scaling that follows it compute them one after the other:
+    total = a + b rounded to the half dtype; out = its norm in float32 (cpu_jit's layer_norm
+    of the rounded sums, with the float32 weight and bias) rounded, then, where `scale` (the
+    half weight widened, float32 (width,)) is given, times it and rounded again (HF's half
+    RMSNorm: `weight * norm(x).to(dtype)`). `wide` and `normed` are float32 scratch rows."""
+    rows, width = a.shape
+    for r in range(rows):
+        xa, xb, sums, values = a[r], b[r], total[r], wide[r]
+        for j in range(width):
+            t = narrow(widen(xa[j], kind) + widen(xb[j], kind), kind)
+            sums[j] = t
+            values[j] = widen(t, kind)
+    _layer_norm_loop(wide, weight, bias, eps, centered, normed, mean, rstd)
+    for r in range(rows):
+        result, target = normed[r], out[r]
+        if scale is None:
+            for j in range(width):
+                target[j] = narrow(result[j], kind)
+        else:
+            for j in range(width):
+                target[j] = narrow(widen(narrow(result[j], kind), kind) * scale[j], kind)
+
+
+@numba.njit(nogil=True, cache=True)
+def residual_norm_float32(a, b, weight, bias, eps, centered, total, out, mean, rstd):
+    """residual_norm_half for float32 rows: total = a + b, out = the norm of total (cpu_jit's
+    layer_norm, the float32 norm's own loop)."""
+    rows, width = a.shape
+    for r in range(rows):
+        xa, xb, sums = a[r], b[r], total[r]
+        for j in range(width):
+            sums[j] = xa[j] + xb[j]
+    _layer_norm_loop(total, weight, bias, eps, centered, out, mean, rstd)

@@ -39,7 +39,7 @@ _flat_bits = cpu_kernels._flat_bits
 _F32 = np.dtype(np.float32)
 # Work an eager kernel keeps on the calling thread (cpu_kernels' workers split only more):
 # the direct kernels below serve these sizes, where the eager op makes the same single call.
-_INLINE = cpu_kernels.BLOCK * cpu_kernels._BLOCKS_PER_THREAD
+_INLINE = cpu_kernels.INLINE
 
 _HALF = (np.dtype(np.float16),)
 
@@ -540,6 +540,49 @@ def _layer_norm(node, graph):
         norm_half(_flat_bits(x).reshape(rows, width), kind, w, b, eps, centered, out.view(np.uint16), mean, rstd)
         return out.reshape(x_shape)
     return writing_into(layer_norm_half_dtype, ((rows, width), dtype))
+
+
+@kernel_for(passes.residual_norm)
+def _residual_norm(node, graph):
+    """A residual add and its norm (passes.fuse_residual_norms) in one compiled loop: the sum
+    and the norm's float32 loop as the Add and _LayerNorm kernels compute them (for half rows,
+    cpu_jit_bits' widening and rounding, and the weight product rounded on its own); the
+    parameters widened to float32 once."""
+    compiled, bits = cpu_jit.load(), cpu_jit.half_bits()
+    refs = host_operands(node, graph)
+    a_ref, _, weight, bias, dims, eps, centered, scale = node.args
+    shape, dtype = graph.slots[a_ref.slot].shape, graph.slots[a_ref.slot].dtype
+    half = dtype in HALF_NP
+    if compiled is None or bits is None or refs is None or math.prod(shape) > _INLINE:
+        return None
+    width = math.prod(shape[len(shape) - len(dims):])
+    rows = math.prod(shape) // max(width, 1)
+    present = [p is not None for p in (weight, bias, scale)]
+    ones, zeros = np.ones(width, _F32), np.zeros(width, _F32)
+    mean, rstd = np.zeros(rows, _F32), np.empty(rows, _F32)     # scratch: the replay keeps no statistics
+    wide, normed = np.empty((rows, width), _F32), np.empty((rows, width), _F32)
+    eps = np.float32(eps)
+    widened = _PlanFor(lambda arrays: [np.ascontiguousarray(a, dtype=_F32).reshape(width) for a in arrays])
+    kind = bits.kind_of(dtype) if half else None
+
+    def parameters(arrays):
+        given = iter(widened(arrays) if arrays else ())
+        w, b, s = (next(given) if p else None for p in present)
+        return (ones if w is None else w), (zeros if b is None else b), s
+
+    def residual_norm(a, b, *arrays):       # (weight,) (bias,) (scale,) total out
+        w, bb, s = parameters(arrays[:-2])
+        total, out = arrays[-2:]
+        if half:
+            bits.residual_norm_half(_flat_bits(a).reshape(rows, width), _flat_bits(b).reshape(rows, width), kind, w, bb,
+                                    eps, centered, s, total.view(np.uint16), out.view(np.uint16), wide, normed, mean,
+                                    rstd)
+        else:
+            bits.residual_norm_float32(np.ascontiguousarray(a).reshape(rows, width),
+                                       np.ascontiguousarray(b).reshape(rows, width), w, bb, eps, centered, total, out,
+                                       mean, rstd)
+        return total.reshape(shape), out.reshape(shape)
+    return writing_into(residual_norm, ((rows, width), dtype), ((rows, width), dtype))
 
 
 @kernel_for(_GatedProduct)

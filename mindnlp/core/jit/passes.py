@@ -18,6 +18,13 @@ Norm casts: a half array cast to float32, normalised and cast back (HF's RMSNorm
 model: `norm(x.float()).to(dtype)`, twice a layer) becomes one norm of the half array, which
 computes in float32 and rounds its result once itself: the same bits, two nodes fewer.
 
+Residual norms: a residual add whose sum is normalised (a decoder layer's two `x = x + h;
+norm(x)`), and, for a half norm without weight, the multiplication by the weight that HF's
+half RMSNorm rounds on its own (`weight * norm(x).to(dtype)`), become one `residual_norm`
+node giving both the sum (the residual stream, read on) and the normed rows, for a decoding
+step's few rows: one compiled loop where two or three nodes each paid a kernel call, each
+result rounded as its op rounded it.
+
 Shared-input linears: the linear layers of a decoding step that read the same few rows
 (Llama's query/key/value projections, its gate and up projections) become one `linear_many`
 node, whose matrix-vector kernel streams all their weights in one launch: one wake-up of the
@@ -38,9 +45,12 @@ chains even alone: NumPy's half arithmetic is a slow per-element call, where the
 computes in float32 and rounds as the op does.
 """
 import collections
+import math
 
 import numpy as np
 
+from .. import _tensor
+from ..autograd import function as _function
 from ..backends import cpu_jit, cpu_kernels
 from ..nn.functional.linear import _Linear
 from ..nn.functional.normalization import _LayerNorm
@@ -53,12 +63,14 @@ _F32 = np.dtype(np.float32)
 
 
 def optimize(graph, arrays):
-    """Fold constants, drop dead nodes, fuse bias adds, shared-input linears and elementwise
-    chains. `arrays` maps slots to their captured arrays."""
+    """Fold constants, drop dead nodes, fuse bias adds, residual norms, shared-input linears
+    and elementwise chains. `arrays` maps slots to their captured arrays."""
     fold_constants(graph, arrays)
     eliminate_dead_code(graph)
     fuse_bias_add(graph)
     fold_norm_casts(graph)
+    if cpu_jit.load() is not None:
+        fuse_residual_norms(graph)
     fuse_shared_input_linears(graph)
     if cpu_jit.chains() is not None:
         fuse_elementwise(graph)
@@ -196,6 +208,99 @@ def fold_norm_casts(graph):
         fused[id(widen)] = fused[id(narrow_back)] = None
     if fused:
         graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
+
+
+_ADD, _MUL = (("add", ("in", 0), ("in", 1)),), (("mul", ("in", 0), ("in", 1)),)
+
+
+def residual_norm(a, b, weight, bias, dims, eps, centered, scale):
+    """(a + b, the norm of a + b, times `scale` where given) for host arrays of one dtype
+    (float32 or half), as the Add, _LayerNorm and Mul nodes fuse_residual_norms replaced
+    computed them, each result rounded to the dtype."""
+    total = elementwise_chain(_ADD, a, b)
+    wrap = _tensor._wrap
+    normed = _LayerNorm.forward(_function.Node(_LayerNorm), wrap(total), None if weight is None else wrap(weight),
+                                None if bias is None else wrap(bias), dims, eps, centered)
+    return total, normed if scale is None else elementwise_chain(_MUL, normed, scale)
+
+
+def fuse_residual_norms(graph):
+    """Replace each residual add and norm (and half weight multiplication) the module
+    docstring describes by one residual_norm node at the add's place, for results of a few
+    rows (the replay's single-call sizes); the add's sum stays an output, the norm's (or the
+    multiplication's) result the other."""
+    slots, readers = graph.slots, _readers(graph)
+    kept_out, viewed = graph.escaping_slots(), _viewed(slots)
+    position = {id(node): i for i, node in enumerate(graph.nodes)}
+    producer = {o: node for node in graph.nodes for o in node.outputs if o is not None}
+    fused = {}
+    for norm in graph.nodes:
+        add = _residual_add(norm, producer, slots, viewed)
+        if add is None or id(add) in fused or _written_between(graph, position[id(add)], position[id(norm)],
+                                                                {slots[add.outputs[0]].root}):
+            continue
+        weight, bias, dims, eps, centered = norm.args[1:]
+        scale, last = None, norm
+        if slots[add.outputs[0]].dtype in HALF_NP and weight is None and bias is None:
+            mul = _weight_product(norm, readers, slots, kept_out, viewed)
+            if mul is not None and not _written_between(graph, position[id(norm)], position[id(mul)],
+                                                        {slots[norm.outputs[0]].root}):
+                scale, last = next(a for a in mul.args if a.slot != norm.outputs[0]), mul
+        fused[id(add)] = Node(residual_norm, (*add.args, weight, bias, dims, eps, centered, scale), {},
+                              [add.outputs[0], last.outputs[0]], True)
+        fused[id(norm)] = fused[id(last)] = None
+    if fused:
+        graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
+
+
+def _residual_add(norm, producer, slots, viewed):
+    """The Add node whose sum `norm` normalises, when both are the plain case: a _LayerNorm
+    over the last dimension of host float32 or half rows with parameters (not computed in the
+    graph), of the sum of two arrays of its shape and dtype, few enough values for one call;
+    else None."""
+    if norm.op is not _LayerNorm or norm.kwargs or norm.writes is not None or norm.expect is not NO_GUARD or \
+            type(norm.args[0]) is not SlotRef or norm.args[0].array:
+        return None
+    x = slots[norm.args[0].slot]
+    if len(norm.args[3]) != 1:      # over the last dimension alone, the width a scale vector has
+        return None
+    parameters = [a for a in norm.args[1:3] if a is not None]
+    if any(type(p) is not SlotRef or p.array or slots[p.slot].kind not in ("external", "const") or
+           slots[p.slot].dtype not in (_F32, x.dtype) for p in parameters):
+        return None
+    add = producer.get(x.index)
+    if add is None or add.op is not elementwise.Add or add.kwargs or add.writes is not None or \
+            add.expect is not NO_GUARD or len(add.args) != 2 or x.index in viewed:
+        return None
+    if not all(type(a) is SlotRef and not a.array for a in add.args) or add.args[0].slot == add.args[1].slot:
+        return None
+    operands = [slots[a.slot] for a in add.args]
+    if x.dtype not in _CHAIN_DTYPES or getattr(x.device, "type", "cpu") != "cpu" or not x.shape or \
+            math.prod(x.shape) > cpu_kernels.INLINE or \
+            any(o.shape != x.shape or o.dtype != x.dtype or getattr(o.device, "type", "cpu") != "cpu" for o in operands):
+        return None
+    return add
+
+
+def _weight_product(norm, readers, slots, kept_out, viewed):
+    """The Mul node that is the only reader of a half norm's result, multiplying it by a
+    parameter vector of its dtype along the last dimension (HF's half RMSNorm); else None."""
+    out = norm.outputs[0]
+    users = readers.get(out, [])
+    if len(users) != 1 or out in kept_out or out in viewed:
+        return None
+    mul = users[0]
+    if mul.op is not elementwise.Mul or mul.kwargs or mul.writes is not None or mul.expect is not NO_GUARD or \
+            len(mul.args) != 2 or not all(type(a) is SlotRef and not a.array for a in mul.args):
+        return None
+    others = [slots[a.slot] for a in mul.args if a.slot != out]
+    if len(others) != 1 or slots[mul.outputs[0]].shape != slots[out].shape:
+        return None
+    scale, width = others[0], slots[out].shape[-1]
+    if scale.kind not in ("external", "const") or scale.dtype != slots[out].dtype or not scale.shape or \
+            scale.shape[-1] != width or math.prod(scale.shape) != width:
+        return None
+    return mul
 
 
 def _plain_cast(node):
