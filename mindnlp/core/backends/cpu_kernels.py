@@ -56,9 +56,6 @@ def min_work(name):
 # Blocks each thread must get before a kernel splits its work: a hand-off to a worker costs
 # tens of microseconds, as much as a few blocks of work.
 _BLOCKS_PER_THREAD = 8
-# Work a kernel keeps on the calling thread: the sizes a replay's direct kernels serve with
-# the single call the eager op makes (jit.kernels), and a fused node's (jit.passes).
-INLINE = BLOCK * _BLOCKS_PER_THREAD
 
 _F32 = np.float32
 _BF16 = ml_dtypes.bfloat16

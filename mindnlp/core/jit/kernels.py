@@ -39,7 +39,7 @@ _flat_bits = cpu_kernels._flat_bits
 _F32 = np.dtype(np.float32)
 # Work an eager kernel keeps on the calling thread (cpu_kernels' workers split only more):
 # the direct kernels below serve these sizes, where the eager op makes the same single call.
-_INLINE = cpu_kernels.INLINE
+_INLINE = cpu_kernels.BLOCK * cpu_kernels._BLOCKS_PER_THREAD
 
 _HALF = (np.dtype(np.float16),)
 

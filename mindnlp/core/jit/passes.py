@@ -22,8 +22,8 @@ Residual norms: a residual add whose sum is normalised (a decoder layer's two `x
 norm(x)`), and, for a half norm without weight, the multiplication by the weight that HF's
 half RMSNorm rounds on its own (`weight * norm(x).to(dtype)`), become one `residual_norm`
 node giving both the sum (the residual stream, read on) and the normed rows, for a decoding
-step's few rows: one compiled loop where two or three nodes each paid a kernel call, each
-result rounded as its op rounded it.
+step's rows: one compiled loop where two or three nodes each paid a kernel call, each result
+rounded as its op rounded it.
 
 Shared-input linears: the linear layers of a decoding step that read the same few rows
 (Llama's query/key/value projections, its gate and up projections) become one `linear_many`
@@ -226,9 +226,9 @@ def residual_norm(a, b, weight, bias, dims, eps, centered, scale):
 
 def fuse_residual_norms(graph):
     """Replace each residual add and norm (and half weight multiplication) the module
-    docstring describes by one residual_norm node at the add's place, for results of a few
-    rows (the replay's single-call sizes); the add's sum stays an output, the norm's (or the
-    multiplication's) result the other."""
+    docstring describes by one residual_norm node at the add's place, for a decoding step's
+    rows (a prompt's norm runs split over numba's pool, which the fused loop would not); the
+    add's sum stays an output, the norm's (or the multiplication's) result the other."""
     slots, readers = graph.slots, _readers(graph)
     kept_out, viewed = graph.escaping_slots(), _viewed(slots)
     position = {id(node): i for i, node in enumerate(graph.nodes)}
@@ -256,8 +256,8 @@ def fuse_residual_norms(graph):
 def _residual_add(norm, producer, slots, viewed):
     """The Add node whose sum `norm` normalises, when both are the plain case: a _LayerNorm
     over the last dimension of host float32 or half rows with parameters (not computed in the
-    graph), of the sum of two arrays of its shape and dtype, few enough values for one call;
-    else None."""
+    graph), of the sum of two arrays of its shape and dtype, rows the norm normalises on the
+    calling thread (a decoding step's; a prompt's split over numba's pool); else None."""
     if norm.op is not _LayerNorm or norm.kwargs or norm.writes is not None or norm.expect is not NO_GUARD or \
             type(norm.args[0]) is not SlotRef or norm.args[0].array:
         return None
@@ -276,7 +276,7 @@ def _residual_add(norm, producer, slots, viewed):
         return None
     operands = [slots[a.slot] for a in add.args]
     if x.dtype not in _CHAIN_DTYPES or getattr(x.device, "type", "cpu") != "cpu" or not x.shape or \
-            math.prod(x.shape) > cpu_kernels.INLINE or \
+            cpu_kernels._norm_pool(math.prod(x.shape[:-1]), x.shape[-1]) is not None or \
             any(o.shape != x.shape or o.dtype != x.dtype or getattr(o.device, "type", "cpu") != "cpu" for o in operands):
         return None
     return add
