@@ -605,10 +605,10 @@ def test_a_residual_add_and_its_norm_replay_as_one_node(dtype):
     """A residual add and the norm of its sum (Llama's RMS norm: in float32 with its weight,
     in a half dtype HF's `weight * norm(x.float()).to(dtype)`; GPT-2's layer norm with weight
     and bias) replay as one residual_norm node giving the sum, which the caller still gets, and
-    the normed rows, bit for bit as eager; passes.residual_norm, the node's reference, gives
-    the same bits. Where the half norm's own result is read elsewhere, its weight product
-    stays a node of its own; a prompt's rows, whose norm runs split over numba's pool, keep
-    the separate nodes."""
+    the normed rows, bit for bit as eager, whether the add's operands are laid out in rows or
+    strided views; passes.residual_norm, the node's reference, gives the same bits. Where the
+    half norm's own result is read elsewhere, its weight product stays a node of its own; a
+    prompt's rows, whose norm runs split over numba's pool, keep the separate nodes."""
     from mindnlp.core.backends import cpu_jit
     from mindnlp.core.jit import passes
 
@@ -628,6 +628,9 @@ def test_a_residual_add_and_its_norm_replay_as_one_node(dtype):
         total = x + h
         return total, F.layer_norm(total, (96,), gamma, beta, 1e-5)
 
+    def layer_of_strided(x, h):     # the add's operands are views with strides (every other feature)
+        return layer(x[..., ::2], h[..., ::2])
+
     def rms_read_twice(x, h):
         normed = F.rms_norm((x + h).float(), (96,), eps=1e-6).to(dtype)
         return weight * normed, normed
@@ -637,7 +640,8 @@ def test_a_residual_add_and_its_norm_replay_as_one_node(dtype):
     rms_reference = (None, None, 1e-6, False, w) if half else (w, None, 1e-6, False, None)
     cases = [(rms, (1, 2, 96), ["residual_norm"], rms_reference),
              (layer, (1, 2, 96), ["residual_norm"], (g, b, 1e-5, True, None)),
-             (layer, (1, 200, 96), ["elementwise_chain" if half else "Add", "_LayerNorm"], None)]
+             (layer, (1, 200, 96), ["elementwise_chain" if half else "Add", "_LayerNorm"], None),
+             (layer_of_strided, (1, 2, 192), ["Slice", "Slice", "residual_norm"], None)]
     if half:
         cases.append((rms_read_twice, (1, 2, 96), ["residual_norm", "elementwise_chain"], None))
     for fn, shape, names, reference in cases:
