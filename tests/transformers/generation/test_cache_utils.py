@@ -157,13 +157,18 @@ def test_layers_follow_the_config():
 
 
 def test_static_cache_is_allocated_once_and_refuses_overflow():
+    """Each update writes its positions after the filled ones, into storage allocated once."""
     cache = StaticCache(config=MistralConfig(num_hidden_layers=1, sliding_window=None), max_cache_len=5)
-    cache.update(core.randn(1, 2, 3, 4), core.randn(1, 2, 3, 4), 0)
+    first = [core.randn(1, 2, 3, 4) for _ in range(2)]
+    cache.update(*first, 0)
     storage = cache.layers[0]._key_storage
     assert storage.shape == (1, 2, 5, 4)
-    keys, _ = cache.update(core.randn(1, 2, 2, 4), core.randn(1, 2, 2, 4), 0)
+    second = [core.randn(1, 2, 2, 4) for _ in range(2)]
+    keys, values = cache.update(*second, 0)
     assert keys.shape == (1, 2, 5, 4) and cache.layers[0]._key_storage is storage
-    assert cache.get_max_length() == 5
+    for held, (a, b) in zip((keys, values), zip(first, second)):
+        np.testing.assert_array_equal(held.numpy(), np.concatenate([a.numpy(), b.numpy()], axis=2))
+    assert cache.get_max_length() == 5 and cache.get_seq_length() == 5
     with pytest.raises(IndexError, match="StaticCache is full"):
         cache.update(core.randn(1, 2, 1, 4), core.randn(1, 2, 1, 4), 0)
 
