@@ -339,27 +339,28 @@ class StaticLayer(CacheLayerMixin):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         n = key_states.shape[2]
-        compiling = core.compiler.is_compiling()
-        start = None if compiling else self.get_seq_length()
+        start = None if core.compiler.is_compiling() else self.get_seq_length()
         if start is not None and start + n > self.max_cache_len:
             # (A replayed graph that overflows fails on the write's index instead.)
             raise IndexError(
                 f"StaticCache is full: it holds {self.max_cache_len} positions, {start} are used and {n} more were given"
             )
-        if _recording(key_states, value_states, self._key_storage, self._value_storage):
-            positions = self._length + core.arange(n, device=self._length.device)
-            self._key_storage = self._key_storage.index_copy(2, positions, key_states)
-            self._value_storage = self._value_storage.index_copy(2, positions, value_states)
-        elif compiling:
-            # positions from the length tensor: a replay writes where the tensor says
-            positions = self._length + core.arange(n, device=self._length.device)
-            self._key_storage[:, :, positions] = key_states
-            self._value_storage[:, :, positions] = value_states
-        else:
+        recording = _recording(key_states, value_states, self._key_storage, self._value_storage)
+        if start is not None and not recording:
             # the length is known here: a slice copies where an index array scatters (a
             # prompt's keys 2x faster)
             self._key_storage[:, :, start:start + n] = key_states
             self._value_storage[:, :, start:start + n] = value_states
+        else:
+            # positions from the length tensor: a replay writes where the tensor says, and
+            # autograd records an index_copy
+            positions = self._length + core.arange(n, device=self._length.device)
+            if recording:
+                self._key_storage = self._key_storage.index_copy(2, positions, key_states)
+                self._value_storage = self._value_storage.index_copy(2, positions, value_states)
+            else:
+                self._key_storage[:, :, positions] = key_states
+                self._value_storage[:, :, positions] = value_states
         self._length += n
         return self.keys, self.values
 
