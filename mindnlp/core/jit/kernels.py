@@ -387,10 +387,10 @@ class _PlanFor:
     weights every step, so their checks are made once."""
 
     def __init__(self, make):
-        self.make, self.arrays, self.plan = make, (), None
+        self.make, self.arrays, self.plan = make, None, None     # no call yet: the first one makes a plan
 
     def __call__(self, arrays):
-        if len(arrays) != len(self.arrays) or not all(map(operator.is_, arrays, self.arrays)):
+        if self.arrays is None or len(arrays) != len(self.arrays) or not all(map(operator.is_, arrays, self.arrays)):
             self.arrays, self.plan = arrays, self.make(arrays)
         return self.plan
 
@@ -566,7 +566,7 @@ def _residual_norm(node, graph):
     kind = bits.kind_of(dtype) if half else None
 
     def parameters(arrays):
-        given = iter(widened(arrays) if arrays else ())
+        given = iter(widened(arrays))
         w, b, s = (next(given) if p else None for p in present)
         return (ones if w is None else w), (zeros if b is None else b), s
 
