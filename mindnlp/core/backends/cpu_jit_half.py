@@ -10,10 +10,10 @@ vector of 16-bit values is loaded and widened where it is used: bfloat16 by shif
 into a float's upper half (exact), float16 by the CPU's conversion instruction (exact too).
 The products are float32 sums, as in the composed op.
 
-Like cpu_jit_lut4 (whose loop layout this follows): one row of x takes four weight rows at a
-time sharing each load of x where this machine streams four rows side by side faster
-(cpu_jit_parallel.side_by_side), else one; several rows of x take one weight row whose widened
-values serve up to eight of them, each product in its own accumulator.
+Like cpu_jit_lut4 (whose loop layout this follows): one row of x takes four weight rows per
+pass, a quarter of the thread's band apart, sharing each load of x, where this machine streams
+them faster so (cpu_jit_parallel.side_by_side measures it), else one; several rows of x take one
+weight row whose widened values serve up to eight of them, each product in its own accumulator.
 """
 import numba
 import numpy as np
@@ -42,22 +42,23 @@ def _widen(builder, raw, kind, width):
 
 
 def _dot(rows, xrows, width, kind):
-    """An intrinsic: x's rows r .. r + xrows - 1 dotted with weight rows i .. i + rows - 1 (w the
-    16-bit weight's bits as uint16), a tuple weight row by weight row."""
+    """An intrinsic: x's rows r .. r + xrows - 1 dotted with weight rows i, i + step, ..., i +
+    (rows - 1) step (w the 16-bit weight's bits as uint16), a tuple weight row by weight row."""
     @intrinsic
-    def dot(typingctx, w, i, x, r):
-        signature = types.UniTuple(types.float32, rows * xrows)(w, i, x, r)
+    def dot(typingctx, w, i, step, x, r):
+        signature = types.UniTuple(types.float32, rows * xrows)(w, i, step, x, r)
 
         def codegen(context, builder, sig, args):
-            w_arr, x_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2))
+            w_arr, x_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 3))
             k = cgutils.unpack_tuple(builder, w_arr.shape, 2)[1]
             x_width = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             chunks = builder.sdiv(k, I64(width))
             vf, vh = ir.VectorType(FLOAT, width), ir.VectorType(I16, width)
             fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
                                                  f"llvm.fma.v{width}f32")
-            w_rows = [builder.gep(w_arr.data, [builder.mul(builder.add(args[1], I64(v)), k)]) for v in range(rows)]
-            x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[3], I64(t)), x_width)])
+            w_rows = [builder.gep(w_arr.data, [builder.mul(builder.add(args[1], builder.mul(args[2], I64(v))), k)])
+                      for v in range(rows)]
+            x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[4], I64(t)), x_width)])
                       for t in range(xrows)]
             count = rows * xrows            # accumulator v xrows + t: weight row v, x row t
 
@@ -99,29 +100,30 @@ if WIDTH is not None:
         m = x.shape[0]
         i = lo
         if m == 1 and side_by_side:
-            while i + _ROWS <= hi:
+            q = (hi - lo) // _ROWS
+            for s in range(lo, lo + q):
                 if kind == _BF16:
-                    out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _four_bf16(w, i, x, 0)
+                    out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _four_bf16(w, s, q, x, 0)
                 else:
-                    out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _four_f16(w, i, x, 0)
-                i += _ROWS
+                    out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _four_f16(w, s, q, x, 0)
+            i = lo + _ROWS * q
         while i < hi:
             r = 0
             while r + 8 <= m:
-                values = _eight_bf16(w, i, x, r) if kind == _BF16 else _eight_f16(w, i, x, r)
+                values = _eight_bf16(w, i, 1, x, r) if kind == _BF16 else _eight_f16(w, i, 1, x, r)
                 for t in range(8):
                     out[r + t, i] = values[t]
                 r += 8
             if r + 4 <= m:
-                values4 = _by4_bf16(w, i, x, r) if kind == _BF16 else _by4_f16(w, i, x, r)
+                values4 = _by4_bf16(w, i, 1, x, r) if kind == _BF16 else _by4_f16(w, i, 1, x, r)
                 for t in range(4):
                     out[r + t, i] = values4[t]
                 r += 4
             if r + 2 <= m:
-                out[r, i], out[r + 1, i] = _two_bf16(w, i, x, r) if kind == _BF16 else _two_f16(w, i, x, r)
+                out[r, i], out[r + 1, i] = _two_bf16(w, i, 1, x, r) if kind == _BF16 else _two_f16(w, i, 1, x, r)
                 r += 2
             if r < m:
-                out[r, i] = (_one_bf16(w, i, x, r) if kind == _BF16 else _one_f16(w, i, x, r))[0]
+                out[r, i] = (_one_bf16(w, i, 1, x, r) if kind == _BF16 else _one_f16(w, i, 1, x, r))[0]
             i += 1
 
     @numba.njit(nogil=True, cache=True)
@@ -153,7 +155,14 @@ if WIDTH is not None:
                     _narrow_band(out, kind, narrowed[t], lo, hi)
 
 
-def _probe():
+def _probe(w, mode):
+    """side_by_side's measure: one row against the probe's weight as bfloat16 bits."""
+    bits = w.view(np.uint16)
+    _rows_half(_NO_ROWS, np.ones((1, bits.shape[1]), np.float32), _BF16, (bits,), (_NO_BIAS,),
+               (np.empty((1, bits.shape[0]), np.float32),), (_NO_ROWS,), parts(), mode)
+
+
+def _computes():
     """A small product of each kind against the float64 product of the same values."""
     rng = np.random.default_rng(0)
     x = rng.random((3, 2 * WIDTH), dtype=np.float32)
@@ -169,7 +178,7 @@ def _probe():
 
 
 # Whether the kernels compile and compute here (tried once on a small product of each kind).
-usable = checked_once(WIDTH is not None, _probe)
+usable = checked_once(WIDTH is not None, _computes)
 
 
 def rows_half(x, w, bias, out):
@@ -179,7 +188,7 @@ def rows_half(x, w, bias, out):
     if not serves(x.shape[1], (w,)) or not x.flags.c_contiguous:
         return False
     kind = kind_of(w.dtype)
-    four = side_by_side()
+    four = side_by_side("half rows", _probe)
     with _launch:
         _rows_half(_NO_ROWS, x, kind, (w.view(np.uint16),), (_NO_BIAS if bias is None else bias,), (out,),
                    (_NO_ROWS,), parts(), four)
@@ -201,7 +210,7 @@ def half_linears(x16, x, weights, biases, outs, narrowed):
     kind = kind_of(x16.dtype)
     biases = tuple(_NO_BIAS if b is None else b for b in biases)
     bits = tuple(w.view(np.uint16) for w in weights)
-    four = side_by_side()
+    four = side_by_side("half rows", _probe)
     with _launch:
         _rows_half(x16.view(np.uint16), x, kind, bits, biases, tuple(outs), tuple(n.view(np.uint16) for n in narrowed),
                    parts(), four)

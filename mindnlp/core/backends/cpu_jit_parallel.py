@@ -22,7 +22,7 @@ from numba import types
 from numba.extending import overload
 
 from .cpu_jit import load
-from .cpu_jit_bits import activation_half, layer_norm_half, widen
+from .cpu_jit_bits import BFLOAT16, activation_half, layer_norm_half, widen
 
 _ZERO = np.float32(0.0)
 # cpu_jit's loops called inside the kernels here: the attention's softmax, the activations and
@@ -51,35 +51,39 @@ def set_parts(n):
     _parts[:] = [n]
 
 
-# Whether the matrix-vector kernels read four weight rows side by side: each load of x then
-# serves four rows and four memory streams are in flight, where one row at a time is a
-# single stream. Which streams faster from memory depends on the CPU's prefetchers: on one
-# Intel Xeon four rows gave 1.16-1.27x, on an AMD EPYC one row gave 1.3x (576x576 float32
-# 20 -> 26 GB/s, a SmolLM-shaped compiled decoding step 25 -> 21.5 ms). So it is measured
-# once per process (MINDNLP_SIDE_BY_SIDE=1/0 decides instead).
-_side_by_side = []
-_PROBE_ROWS, _PROBE_WIDTH, _PROBE_WEIGHTS = 2048, 1024, 5      # 40 MB: more than the caches hold
+# Whether a matrix-vector kernel reads several weight rows per pass, spread over the thread's
+# band (four or eight rows a band's quarter or eighth apart, each a sequential stream of its
+# own, all sharing each load of x), or one row at a time in memory order (one stream). Which
+# streams faster from memory depends on the CPU's prefetchers: on one AMD EPYC (AVX-512) one
+# row at a time read 576x576 float32 at 26 GB/s where four adjacent rows read 20; on another
+# (AVX2) four spread rows read 16-25 GB/s where one row read 11-18 (four adjacent rows, 8-16),
+# bfloat16 rows 14-22 against 10-13. So each kernel measures both ways once per process, over
+# weights larger than the caches (MINDNLP_SIDE_BY_SIDE=1/0 decides for all instead).
+_side_by_side = {}
+_PROBE_ROWS, _PROBE_WIDTH, _PROBE_WEIGHTS = 2048, 1024, 5      # 40 MB of float32: more than the caches hold
 
 
-def side_by_side():
-    """Whether four weight rows are read side by side on this machine (measured once)."""
-    if not _side_by_side:
+def side_by_side(kernel, run):
+    """Whether `kernel` (a name) reads several weight rows per pass on this machine: measured
+    the first time, by `run(weight, mode)`, which runs the kernel once over one of the probe's
+    float32 (2048, 1024) weights (viewed as it needs) reading them that way."""
+    choice = _side_by_side.get(kernel)
+    if choice is None:
         asked = os.environ.get("MINDNLP_SIDE_BY_SIDE")
-        _side_by_side.append(bool(int(asked)) if asked is not None else _faster_side_by_side())
-    return _side_by_side[0]
+        choice = _side_by_side[kernel] = bool(int(asked)) if asked is not None else _faster_side_by_side(run)
+    return choice
 
 
-def _faster_side_by_side():
-    """Time _rows both ways over weights larger than the caches, the best of three turns each."""
+def _faster_side_by_side(run):
+    """Time `run` both ways over the probe's weights, the best of three turns each."""
     weights = [np.full((_PROBE_ROWS, _PROBE_WIDTH), 0.5, np.float32) for _ in range(_PROBE_WEIGHTS)]
-    x, out = np.ones((1, _PROBE_WIDTH), np.float32), np.empty((1, _PROBE_ROWS), np.float32)
     best = {True: float("inf"), False: float("inf")}
     with _launch:
         for _ in range(3):
             for mode in best:
                 start = time.perf_counter()
                 for w in weights:
-                    _rows(x, (w,), (_NO_BIAS,), (out,), parts(), mode)
+                    run(w, mode)
                 best[mode] = min(best[mode], time.perf_counter() - start)
     return best[True] < best[False]
 
@@ -125,9 +129,10 @@ def _rows(x, weights, biases, outs, parts, side_by_side):
     one launch for all (a decoding step's query/key/value projections share their input).
 
     Each thread takes a band of every weight's rows, one at a time or, `side_by_side`, four
-    at a time (see side_by_side()). A weight's bands are the same whether it comes alone or
-    with others, so each output is bitwise the same. One row of x (a decoding step) runs
-    _one_row, the same sums in the same order as a row of several."""
+    per pass a quarter of the band apart (see side_by_side()), the rows left over one at a
+    time. A weight's bands are the same whether it comes alone or with others, so each output
+    is bitwise the same. One row of x (a decoding step) runs _one_row, the same sums in the
+    same order as a row of several."""
     m = x.shape[0]
     for part in numba.prange(parts):
         for t in range(len(weights)):
@@ -135,19 +140,22 @@ def _rows(x, weights, biases, outs, parts, side_by_side):
             n, k = w.shape
             lo, hi = n * part // parts, n * (part + 1) // parts
             i = lo
-            while side_by_side and i + 4 <= hi:
-                w0, w1, w2, w3 = w[i], w[i + 1], w[i + 2], w[i + 3]
-                for r in range(m):
-                    xr = x[r]
-                    t0 = t1 = t2 = t3 = _ZERO
-                    for j in range(k):
-                        v = xr[j]
-                        t0 += w0[j] * v
-                        t1 += w1[j] * v
-                        t2 += w2[j] * v
-                        t3 += w3[j] * v
-                    out[r, i], out[r, i + 1], out[r, i + 2], out[r, i + 3] = t0, t1, t2, t3
-                i += 4
+            if side_by_side:
+                q = (hi - lo) // 4
+                for s in range(q):
+                    i0, i1, i2, i3 = lo + s, lo + q + s, lo + 2 * q + s, lo + 3 * q + s
+                    w0, w1, w2, w3 = w[i0], w[i1], w[i2], w[i3]
+                    for r in range(m):
+                        xr = x[r]
+                        t0 = t1 = t2 = t3 = _ZERO
+                        for j in range(k):
+                            v = xr[j]
+                            t0 += w0[j] * v
+                            t1 += w1[j] * v
+                            t2 += w2[j] * v
+                            t3 += w3[j] * v
+                        out[r, i0], out[r, i1], out[r, i2], out[r, i3] = t0, t1, t2, t3
+                i = lo + 4 * q
             if m == 1:
                 _one_row(x[0], w, out[0], i, hi)
                 i = hi
@@ -177,23 +185,22 @@ def _add_rows(x, b, total, lo, hi, kind):
 @numba.njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc"})
 def _column_band(x, b, total, lo, hi, kind, side_by_side):
     """total += x[lo:hi] @ b[lo:hi] for one row x (b float32, or a half weight's bits of that
-    `kind`). The band is one contiguous stream of memory; how to read it follows the rows
-    kernel's choice for this machine (side_by_side()): where four streams side by side read
-    faster, eight rows of b per pass over the running sums (eight streams; against four, GPT-2
-    small's 48 Conv1D weights read 30.1 instead of 28.5 GB/s); where one stream does, a row at
-    a time, in memory order (on a 2-core AMD EPYC, 32-46 GB/s where eight rows a pass read
-    30-37, and a compiled GPT-2 decoding step 4% faster in float32 and 13% in bfloat16,
-    medians of alternating steps in one process)."""
+    `kind`), the band's rows a row at a time in memory order or, `side_by_side` (the machine's
+    measured choice for this kernel), eight per pass over the running sums, an eighth of the
+    band apart: eight sequential streams (GPT-2 small's Conv1D weights on a 2-core AVX2 EPYC:
+    17-24 GB/s, against 15-18 for eight adjacent rows and 12-15 for one row at a time)."""
     n = b.shape[1]
-    t = lo
-    while side_by_side and t + 8 <= hi:
-        c0, c1, c2, c3, c4, c5, c6, c7 = x[t], x[t + 1], x[t + 2], x[t + 3], x[t + 4], x[t + 5], x[t + 6], x[t + 7]
-        b0, b1, b2, b3, b4, b5, b6, b7 = b[t], b[t + 1], b[t + 2], b[t + 3], b[t + 4], b[t + 5], b[t + 6], b[t + 7]
+    q = (hi - lo) // 8 if side_by_side else 0
+    for t in range(lo, lo + q):
+        c0, c1, c2, c3, c4, c5, c6, c7 = (x[t], x[t + q], x[t + 2 * q], x[t + 3 * q], x[t + 4 * q], x[t + 5 * q],
+                                          x[t + 6 * q], x[t + 7 * q])
+        b0, b1, b2, b3, b4, b5, b6, b7 = (b[t], b[t + q], b[t + 2 * q], b[t + 3 * q], b[t + 4 * q], b[t + 5 * q],
+                                          b[t + 6 * q], b[t + 7 * q])
         for j in range(n):
             total[j] += (c0 * _value(b0, j, kind) + c1 * _value(b1, j, kind) + c2 * _value(b2, j, kind) +
                          c3 * _value(b3, j, kind)) + (c4 * _value(b4, j, kind) + c5 * _value(b5, j, kind) +
                                                       c6 * _value(b6, j, kind) + c7 * _value(b7, j, kind))
-        t += 8
+    t = lo + 8 * q
     _add_rows(x, b, total, t, hi, kind)
 
 
@@ -293,18 +300,36 @@ def matvec_rows_many(x, weights, biases, outs):
     """outs[t] = x @ weights[t].T (+ biases[t] where not None) in one launch: x (m, k), each
     weight (n_t, k) and output (m, n_t) C-contiguous float32, each bias (n_t,) or None."""
     biases = tuple(_NO_BIAS if b is None else b for b in biases)
-    four = side_by_side()
+    four = side_by_side("rows", _probe_rows)
     with _launch:
         _rows(x, tuple(weights), biases, tuple(outs), parts(), four)
+
+
+def _probe_rows(w, mode):
+    _rows(np.ones((1, w.shape[1]), np.float32), (w,), (_NO_BIAS,), (np.empty((1, w.shape[0]), np.float32),), parts(),
+          mode)
 
 
 def matvec_columns(x, b, bias, out, half=None):
     """out = x @ b (+ bias): x (m, k), b (k, n) and out (m, n) C-contiguous float32; with `half`
     (a cpu_jit_bits kind), b is a half weight's bits (uint16), widened where read."""
     _check_half(b, half)
-    four = side_by_side()
+    four = side_by_side("columns", _probe_columns) if half is None else side_by_side("half columns",
+                                                                                      _probe_half_columns)
     with _launch:
         _columns(x, b, bias, out, parts(), _FLOAT32 if half is None else half, four)
+
+
+def _probe_columns(w, mode):
+    b = w.reshape(w.shape[1], w.shape[0])
+    _columns(np.ones((1, b.shape[0]), np.float32), b, None, np.empty((1, b.shape[1]), np.float32), parts(), _FLOAT32,
+             mode)
+
+
+def _probe_half_columns(w, mode):
+    b = w.view(np.uint16).reshape(w.shape[1], 2 * w.shape[0])
+    _columns(np.ones((1, b.shape[0]), np.float32), b, None, np.empty((1, b.shape[1]), np.float32), parts(),
+             BFLOAT16, mode)
 
 
 def _check_half(a, half):

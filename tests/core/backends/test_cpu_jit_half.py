@@ -34,12 +34,12 @@ def _assert_float32_close(out, x, w, bias):
 @pytest.mark.parametrize("rows", [1, 2, 3, 7, 15])
 @pytest.mark.parametrize("four_side_by_side", [True, False])
 def test_rows_against_a_16_bit_weight(half, dtype, rows, four_side_by_side, monkeypatch):
-    """103 weight rows leave three after the blocks of four (one row of x, where this machine
-    reads four weight rows side by side; both ways are tried); 1-15 rows of x take the blocks
-    of eight, four, two and one."""
+    """103 weight rows, two threads' bands of 51 and 52, leave three after the passes of four
+    spread rows (one row of x, where this machine reads several weight rows per pass; both
+    ways are tried); 1-15 rows of x take the blocks of eight, four, two and one."""
     from mindnlp.core.backends import cpu_jit_parallel
 
-    monkeypatch.setattr(cpu_jit_parallel, "_side_by_side", [four_side_by_side])
+    monkeypatch.setattr(cpu_jit_parallel, "_side_by_side", {"half rows": four_side_by_side})
     w = RNG.standard_normal((103, 256)).astype(np.float32).astype(DTYPES[dtype])
     x = RNG.standard_normal((rows, 256)).astype(np.float32)
     bias = RNG.standard_normal(103).astype(np.float32)

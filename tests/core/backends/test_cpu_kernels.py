@@ -468,8 +468,9 @@ def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side
     kernels = cpu_jit.parallel()
     if kernels is None:
         pytest.skip("no numba pool here")
-    assert kernels.side_by_side() in (True, False) and kernels.side_by_side() is kernels.side_by_side()
-    monkeypatch.setattr(kernels, "_side_by_side", [four_side_by_side])
+    chosen = kernels.side_by_side("rows", kernels._probe_rows)
+    assert chosen in (True, False) and kernels.side_by_side("rows", None) is chosen     # measured once, then kept
+    monkeypatch.setattr(kernels, "_side_by_side", {"rows": four_side_by_side})
     w = RNG.standard_normal((131, 96)).astype(np.float32)
     a = RNG.standard_normal((3, 96)).astype(np.float32)
     outs = {}
@@ -482,24 +483,29 @@ def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side
 
 @pytest.mark.parametrize("k", [5, 16, 131])
 @pytest.mark.parametrize("eight_side_by_side", [True, False])
-def test_matrix_vector_columns_in_passes_of_eight_rows_or_one(k, eight_side_by_side, monkeypatch):
-    """x @ b for a weight stored (k, n) (GPT-2's Conv1D): each thread's band of b's rows in passes
-    of eight and the rows left over (a machine where streams side by side read faster), for
-    bands shorter than a pass, a whole pass and several with a rest, or a row at a time; a row
-    of x gives the same bits alone as in a batch."""
+@pytest.mark.parametrize("half", [False, True])
+def test_matrix_vector_columns_in_passes_of_eight_rows_or_one(k, eight_side_by_side, half, monkeypatch):
+    """x @ b for a weight stored (k, n) (GPT-2's Conv1D), float32 or bfloat16 bits: each
+    thread's band of b's rows in passes of eight spread rows and the rows left over (a machine
+    where several streams read faster), for bands shorter than a pass, a whole pass and several
+    with a rest, or a row at a time; a row of x gives the same bits alone as in a batch."""
     from mindnlp.core.backends import cpu_jit
+    from mindnlp.core.backends.cpu_jit_bits import BFLOAT16
 
     kernels = cpu_jit.parallel()
     if kernels is None:
         pytest.skip("no numba pool here")
-    monkeypatch.setattr(kernels, "_side_by_side", [eight_side_by_side])
+    monkeypatch.setattr(kernels, "_side_by_side", {"half columns" if half else "columns": eight_side_by_side})
     b = RNG.standard_normal((k, 70)).astype(np.float32)
+    if half:
+        bits = (b.view(np.uint32) >> 16).astype(np.uint16)
+        b = (bits.astype(np.uint32) << 16).view(np.float32)        # the values the bits hold
     bias = RNG.standard_normal(70).astype(np.float32)
     a = RNG.standard_normal((3, k)).astype(np.float32)
     outs = {}
     for m in (1, 3):
         outs[m] = np.empty((m, 70), np.float32)
-        kernels.matvec_columns(a[:m], b, bias, outs[m])
+        kernels.matvec_columns(a[:m], bits if half else b, bias, outs[m], half=BFLOAT16 if half else None)
         expected = a[:m].astype(np.float64) @ b.astype(np.float64) + bias
         np.testing.assert_allclose(outs[m], expected, rtol=1e-5, atol=1e-4)
     np.testing.assert_array_equal(outs[1], outs[3][:1])
