@@ -13,12 +13,13 @@ computed as `dequantize_weight` computes them.
 
 The inner loop reads, per group, its bytes in chunks of one vector width (16 bytes, or 8
 with AVX2), the low nibbles against the group's first half of x and the high ones against
-its second half (cpu_jit_quant's layout). One row of x (decoding) takes four weight rows at a
-time so that each load of x serves four of them; several rows of x (a batch, beams, a draft
-to verify) take one weight row at a time, whose lookups serve up to eight rows of x (and so
-does one row of x against long weight rows, see _SIDE_BY_SIDE_BYTES). Each
-product's two halves have their own accumulators (the additions of one accumulator wait on
-each other).
+its second half (cpu_jit_quant's layout). One row of x (decoding) takes four weight rows per
+pass, a quarter of the thread's band apart, so that each load of x serves four of them and
+four sequential streams are in flight, where this machine reads faster so
+(cpu_jit_parallel.side_by_side measures it; else one row at a time); several rows of x (a
+batch, beams, a draft to verify) take one weight row at a time, whose lookups serve up to
+eight rows of x. Each product's two halves have their own accumulators (the additions of one
+accumulator wait on each other).
 """
 import numba
 import numpy as np
@@ -29,16 +30,14 @@ from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT as _FLOAT, I8 as _I8, I32 as _I32, I64 as _I64
 from .cpu_jit_ir import WIDTH, checked_once, lane_sums, loop_phis, next_iteration
-from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts
+from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts, side_by_side
 
 _F32 = np.float32
-_ROWS = 4           # weight rows per pass
-# ... but only for weight rows shorter than this many bytes. Four rows read side by side are
-# four streams in the same few pages, which the CPU's prefetcher follows only while the rows
-# are short; for longer rows, read from memory (a decoding step's weights are never in cache),
-# one row per pass streams faster (2048x2048 affine int4 11 -> 21 GB/s, 576x1536 11 -> 18, while
-# 576x576's 288-byte rows lose a third when read one by one).
-_SIDE_BY_SIDE_BYTES = 512
+_ROWS = 4           # weight rows per pass of one row of x
+# Whether one row of x computes an affine or symmetric weight's values (_Convert) instead of
+# looking them up: with AVX2, whose lookups take two permutes and a select (AVX-512 looks up
+# sixteen values in one permute).
+_CONVERTS = WIDTH == 8
 # Each group asks the CPU to fetch the bytes of its weight rows this far ahead: a decoding
 # step's weights stream from memory, and the lookups leave too few loads in flight for the
 # hardware prefetcher to keep up (SmolLM2-135M's 30 layers of int4 products on a 2-core EPYC:
@@ -77,13 +76,37 @@ class _Lookup:
         return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
 
 
-def _rows_dot(rows, xrows, width):
-    """An intrinsic: the dot products of x's rows r .. r + xrows - 1 with weight rows i .. i +
-    rows - 1, as a tuple (weight row by weight row). `offsets` None (a format without them)
-    compiles a loop that neither reads nor adds them."""
+class _Convert(_Lookup):
+    """A table's values computed where a lookup would read them (an affine or symmetric format):
+    the nibble converted to a float (exact), less 8 where symmetric (exact), times the scale,
+    plus the offset where affine: the table's own roundings, so the same values. With AVX2 a
+    lookup is two permutes and a select, whose registers (two per table, four tables per pass)
+    spill; a 2-core AVX2 EPYC looked up 3.3-3.9 GB/s of 4-bit weights from cache or memory."""
+
+    def __init__(self, builder, width, symmetric):
+        super().__init__(builder, width)
+        self.symmetric = symmetric
+
+    def table(self, bases, scale, offset):
+        return self.splat(scale), None if offset is None else self.splat(offset)
+
+    def __call__(self, table, codes):
+        b = self.builder
+        values = b.sitofp(codes, self.vf)
+        if self.symmetric:
+            values = b.fsub(values, ir.Constant(self.vf, [8.0] * self.width))
+        values = b.fmul(values, table[0])
+        return values if table[1] is None else b.fadd(values, table[1])
+
+
+def _rows_dot(rows, xrows, width, convert=False):
+    """An intrinsic: the dot products of x's rows r .. r + xrows - 1 with weight rows i, i +
+    step, ..., i + (rows - 1) step, as a tuple (weight row by weight row). `offsets` None (a
+    format without them) compiles a loop that neither reads nor adds them; `convert` computes
+    the values (_Convert) instead of looking them up, for formats without a codebook."""
     @intrinsic
-    def rows_dot(typingctx, q, i, x, r, scales, offsets, base):
-        signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, base)
+    def rows_dot(typingctx, q, i, x, r, scales, offsets, base, step):
+        signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, base, step)
 
         def codegen(context, builder, sig, args):
             q_arr, x_arr, s_arr, base_arr = (context.make_array(sig.args[k])(context, builder, args[k])
@@ -95,7 +118,7 @@ def _rows_dot(rows, xrows, width):
             groups = cgutils.unpack_tuple(builder, s_arr.shape, 2)[1]
             half = builder.sdiv(row_bytes, groups)           # bytes of a group = half its weights
             chunks = builder.sdiv(half, _I64(width))
-            look = _Lookup(builder, width)
+            look = _Convert(builder, width, not affine) if convert else _Lookup(builder, width)
             vf, vi, vb = look.vf, look.vi, ir.VectorType(_I8, width)
             fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
                                                  f"llvm.fma.v{width}f32")
@@ -103,7 +126,7 @@ def _rows_dot(rows, xrows, width):
                 builder.module, ir.FunctionType(ir.VoidType(), [_I8.as_pointer(), _I32, _I32, _I32]), "llvm.prefetch.p0i8")
             bases = [builder.load(builder.bitcast(builder.gep(base_arr.data, [_I64(k)]), vf.as_pointer()), align=4)
                      for k in range(0, 16, width)]
-            row_index = [builder.add(args[1], _I64(w)) for w in range(rows)]
+            row_index = [builder.add(args[1], builder.mul(args[7], _I64(w))) for w in range(rows)]
             q_rows = [builder.gep(q_arr.data, [builder.mul(w, row_bytes)]) for w in row_index]
             s_rows = [builder.gep(s_arr.data, [builder.mul(w, groups)]) for w in row_index]
             o_rows = [builder.gep(o_arr.data, [builder.mul(w, groups)]) for w in row_index] if affine else None
@@ -165,49 +188,59 @@ if WIDTH is not None:
     # one x row: four weight rows per pass share each load of x; several x rows: one weight
     # row's lookups serve up to eight x rows (the accumulators fill the registers)
     _dot_four, _dot_one = _rows_dot(_ROWS, 1, WIDTH), _rows_dot(1, 1, WIDTH)
+    _convert_four, _convert_one = _rows_dot(_ROWS, 1, WIDTH, True), _rows_dot(1, 1, WIDTH, True)
     _dot_x8, _dot_x4, _dot_x2 = (_rows_dot(1, xrows, WIDTH) for xrows in (8, 4, 2))
 
     @numba.njit(nogil=True, cache=True)
-    def _band(x, q, scales, offsets, base, out, lo, hi):
+    def _band(x, q, scales, offsets, base, out, lo, hi, side_by_side, convert):
         """out[:, lo:hi] = x @ w[lo:hi].T for the 4-bit weight (q, scales, offsets): one
-        thread's band of output features."""
+        thread's band of output features; one row of x computes the values instead of looking
+        them up where `convert` (see _CONVERTS)."""
         m = x.shape[0]
         i = lo
-        if m == 1 and q.shape[1] < _SIDE_BY_SIDE_BYTES:
-            while i + _ROWS <= hi:
-                out[0, i], out[0, i + 1], out[0, i + 2], out[0, i + 3] = _dot_four(q, i, x, 0, scales, offsets, base)
-                i += _ROWS
+        if m == 1 and side_by_side:
+            quarter = (hi - lo) // _ROWS
+            for s in range(lo, lo + quarter):
+                if convert:
+                    values = _convert_four(q, s, x, 0, scales, offsets, base, quarter)
+                else:
+                    values = _dot_four(q, s, x, 0, scales, offsets, base, quarter)
+                out[0, s], out[0, s + quarter], out[0, s + 2 * quarter], out[0, s + 3 * quarter] = values
+            i = lo + _ROWS * quarter
+        while m == 1 and convert and i < hi:
+            out[0, i] = _convert_one(q, i, x, 0, scales, offsets, base, 1)[0]
+            i += 1
         while i < hi:
             r = 0
             while r + 8 <= m:
-                values = _dot_x8(q, i, x, r, scales, offsets, base)
+                values = _dot_x8(q, i, x, r, scales, offsets, base, 1)
                 for t in range(8):
                     out[r + t, i] = values[t]
                 r += 8
             if r + 4 <= m:
-                values4 = _dot_x4(q, i, x, r, scales, offsets, base)
+                values4 = _dot_x4(q, i, x, r, scales, offsets, base, 1)
                 for t in range(4):
                     out[r + t, i] = values4[t]
                 r += 4
             if r + 2 <= m:
-                out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base)
+                out[r, i], out[r + 1, i] = _dot_x2(q, i, x, r, scales, offsets, base, 1)
                 r += 2
             if r < m:
-                out[r, i] = _dot_one(q, i, x, r, scales, offsets, base)[0]
+                out[r, i] = _dot_one(q, i, x, r, scales, offsets, base, 1)[0]
             i += 1
 
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _rows_lut4(x, q, scales, offsets, base, bias, out, parts):
+    def _rows_lut4(x, q, scales, offsets, base, bias, out, parts, side_by_side, convert):
         """out = x @ w.T (+ bias), the output features split in `parts` bands, one per thread."""
         n = q.shape[0]
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts
-            _band(x, q, scales, offsets, base, out, lo, hi)
+            _band(x, q, scales, offsets, base, out, lo, hi, side_by_side, convert)
             if bias is not None:
                 add_bias(out, bias, lo, hi)
 
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts):
+    def _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts, side_by_side, convert):
         """_rows_lut4 for each weight of the tuples (one format), in one launch: each thread
         takes its band of every weight, the same band as alone, so each output is bitwise the
         same as its own launch's."""
@@ -215,7 +248,7 @@ if WIDTH is not None:
             for t in range(len(qs)):
                 n = qs[t].shape[0]
                 lo, hi = n * part // parts, n * (part + 1) // parts
-                _band(x, qs[t], scales[t], offsets[t], base, outs[t], lo, hi)
+                _band(x, qs[t], scales[t], offsets[t], base, outs[t], lo, hi, side_by_side, convert)
                 if biases[t].shape[0] > 0:
                     add_bias(outs[t], biases[t], lo, hi)
 
@@ -229,11 +262,20 @@ def _probe():
     q = rng.integers(0, 256, (6, 2 * WIDTH), dtype=np.uint8)
     scales, x = rng.random((6, 2), dtype=_F32), rng.random((1, 4 * WIDTH), dtype=_F32)
     out = np.empty((1, 6), _F32)
-    _rows_lut4(x, q, scales, None, _BASES["symmetric"], None, out, parts())
+    _rows_lut4(x, q, scales, None, _BASES["symmetric"], None, out, parts(), True, False)
     half = q.reshape(6, 2, WIDTH)
     codes = np.concatenate([half & 15, half >> 4], axis=2).astype(_F32) - _F32(8.0)
     expected = ((codes * scales[:, :, None]).reshape(6, -1) @ x[0].astype(np.float64))
     return np.allclose(out[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def _probe_rows(w, mode):
+    """side_by_side's measure: one row against the probe's weight as symmetric 4-bit bytes in
+    groups of 64."""
+    q = w.view(np.uint8)
+    scales = np.ones((q.shape[0], q.shape[1] // 32), _F32)
+    _rows_lut4(np.ones((1, 2 * q.shape[1]), _F32), q, scales, None, _BASES["symmetric"], None,
+               np.empty((1, q.shape[0]), _F32), parts(), mode, _CONVERTS)
 
 
 # Whether the kernel compiles and computes here (a CPU or LLVM without the permute
@@ -274,12 +316,14 @@ def plan(qs, scales, offsets, codebook, biases):
     if not _serves(qs, scales, offsets):
         return None
     base = _table_base(offsets[0], codebook)
+    four = side_by_side("int4 rows", _probe_rows)
+    convert = _CONVERTS and codebook is None
     if len(qs) == 1:
         q, s, o, bias = qs[0], scales[0], offsets[0], biases[0]
 
         def launch_one(x, outs):
             with _launch:
-                _rows_lut4(x, q, s, o, base, bias, outs[0], parts())
+                _rows_lut4(x, q, s, o, base, bias, outs[0], parts(), four, convert)
             return outs
         return launch_one
     qs, scales = tuple(qs), tuple(scales)
@@ -287,6 +331,6 @@ def plan(qs, scales, offsets, codebook, biases):
 
     def launch(x, outs):
         with _launch:
-            _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts())
+            _rows_lut4_many(x, qs, scales, offsets, base, biases, outs, parts(), four, convert)
         return outs
     return launch

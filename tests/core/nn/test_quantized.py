@@ -265,6 +265,48 @@ def test_table_lookup_kernel_equals_dequantize_then_matmul(group_size, scheme):
         _assert_float32_close(out, x, dense, bias)
 
 
+@pytest.mark.parametrize("group_size,scheme", [(32, "symmetric"), (64, "affine"), (128, "affine")])
+@pytest.mark.parametrize("spread", [True, False])
+def test_computed_4_bit_values_equal_the_looked_up_ones(group_size, scheme, spread):
+    """One row of x against an affine or symmetric 4-bit weight may compute each value (the
+    nibble converted, less 8, times the scale, plus the offset) instead of looking it up in the
+    group's table (AVX2 machines do): the same values summed in the same order, so the same
+    bits, four weight rows per pass or one at a time."""
+    from mindnlp.core.backends import cpu_jit_lut4
+
+    if not cpu_jit_lut4.usable():
+        pytest.skip("no AVX-512 or AVX2 here (or numba compiles for another CPU)")
+    (q, scales, offsets, _), dense = _quantized(_weight(103, 256), 4, group_size, scheme)
+    q, scales = q.numpy(), scales.numpy()
+    offsets = None if offsets is None else offsets.numpy()
+    base = cpu_jit_lut4._table_base(offsets, None)
+    x = RNG.standard_normal((1, 256)).astype(np.float32)
+    outs = {}
+    for convert in (False, True):
+        outs[convert] = np.empty((1, 103), np.float32)
+        cpu_jit_lut4._rows_lut4(x, q, scales, offsets, base, None, outs[convert], 2, spread, convert)
+    np.testing.assert_array_equal(outs[True], outs[False])
+    _assert_float32_close(outs[True], x, dense)
+
+
+@pytest.mark.parametrize("group_size,scheme", [(None, "symmetric"), (32, "symmetric"), (32, "affine")])
+@pytest.mark.parametrize("spread", [True, False])
+def test_8_bit_rows_read_four_per_pass_or_one_at_a_time(group_size, scheme, spread, monkeypatch):
+    """Both ways a machine may choose to read an 8-bit weight's rows (cpu_jit_parallel's
+    side_by_side for "int8 rows"): 103 rows in two bands leave rows after the passes of four."""
+    from mindnlp.core.backends import cpu_jit_parallel
+
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None:
+        pytest.skip("the quantized kernels are numba's")
+    monkeypatch.setattr(cpu_jit_parallel, "_side_by_side", {"int8 rows": spread})
+    (q, scales, offsets, _), dense = _quantized(_weight(103, 256), 8, group_size, scheme)
+    bias = RNG.standard_normal(103).astype(np.float32)
+    for rows in (1, 3):
+        x = RNG.standard_normal((rows, 256)).astype(np.float32)
+        out = K.quantized_matmul(x, q.numpy(), scales.numpy(), 8, bias, None if offsets is None else offsets.numpy())
+        _assert_float32_close(out, x, dense, bias)
+
+
 def test_table_lookup_kernel_serves_where_the_cpu_has_the_instructions():
     """A failed probe turns the kernel off and the tests above skip: on a CPU with AVX2 or
     AVX-512 that is a fault, which fails here instead."""
