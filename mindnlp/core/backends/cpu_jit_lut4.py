@@ -76,6 +76,26 @@ class _Lookup:
         return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
 
 
+def _open_group_loop(builder, vf, count, q_rows, x_rows, half, prefetch):
+    """Open _rows_dot's loop over a row's groups: its blocks (group, chunk, group_end, done), the
+    group counter and `count` vector accumulators carried from group to group (entering as
+    zero), each weight row's bytes of the group (fetched ahead) and each x row's two halves of
+    it. The builder is left in the group block, for the caller's per-group work."""
+    function, entry = builder.function, builder.block
+    blocks = [function.append_basic_block(name) for name in ("group", "chunk", "group_end", "done")]
+    builder.branch(blocks[0])
+    builder.position_at_end(blocks[0])
+    g = builder.phi(_I64)
+    g.add_incoming(_I64(0), entry)
+    carried = loop_phis(builder, vf, count, ir.Constant(vf, None), entry)
+    q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
+    for q_group in q_groups:  # a read (0) into every cache level (3) of the data cache (1)
+        builder.call(prefetch, [builder.gep(q_group, [_I64(_PREFETCH_BYTES)]), _I32(0), _I32(3), _I32(1)])
+    x_lows = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
+    x_highs = [builder.gep(x_low, [half]) for x_low in x_lows]
+    return blocks, g, carried, q_groups, x_lows, x_highs
+
+
 def _converted_groups(builder, loads, width, fma, prefetch):
     """_rows_dot's loop for one row of x against weight rows of an affine or symmetric format,
     the nibbles converted instead of looked up: each group sums c x (c - 8 where symmetric, an
@@ -96,20 +116,9 @@ def _converted_groups(builder, loads, width, fma, prefetch):
         one = builder.insert_element(ir.Constant(vf, ir.Undefined), value, _I32(0))
         return builder.shuffle_vector(one, ir.Constant(vf, ir.Undefined), ir.Constant(vi, [0] * width))
 
-    function, entry = builder.function, builder.block
-    group_loop, chunk_loop = function.append_basic_block("group"), function.append_basic_block("chunk")
-    group_end, done = function.append_basic_block("group_end"), function.append_basic_block("done")
-    builder.branch(group_loop)
-
-    builder.position_at_end(group_loop)
-    g = builder.phi(_I64)
-    g.add_incoming(_I64(0), entry)
-    totals = loop_phis(builder, vf, rows, zero, entry)
-    q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
-    for q_group in q_groups:  # a read (0) into every cache level (3) of the data cache (1)
-        builder.call(prefetch, [builder.gep(q_group, [_I64(_PREFETCH_BYTES)]), _I32(0), _I32(3), _I32(1)])
-    x_low = builder.gep(x_row, [builder.mul(g, builder.add(half, half))])
-    x_high = builder.gep(x_low, [half])
+    blocks, g, totals, q_groups, (x_low,), (x_high,) = _open_group_loop(builder, vf, rows, q_rows, (x_row,), half,
+                                                                        prefetch)
+    group_loop, chunk_loop, group_end, done = blocks
     builder.branch(chunk_loop)
 
     builder.position_at_end(chunk_loop)
@@ -182,32 +191,20 @@ def _rows_dot(rows, xrows, width, convert=False):
             o_rows = [builder.gep(o_arr.data, [builder.mul(w, groups)]) for w in row_index] if affine else None
             x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[3], _I64(t)), x_width)])
                       for t in range(xrows)]
-            low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
-            zero = ir.Constant(vf, None)
             if convert:
                 loads = (q_rows, s_rows, o_rows, x_rows[0], half, groups, chunks)
                 totals = _converted_groups(builder, loads, width, fma, prefetch)
                 return context.make_tuple(builder, sig.return_type, lane_sums(builder, totals, width))
+            low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
             n_accs = 2 * rows * xrows     # accumulator 2 (w xrows + t) + h: weight row w, x row t, half h
 
-            function, entry = builder.function, builder.block
-            group_loop, chunk_loop = function.append_basic_block("group"), function.append_basic_block("chunk")
-            group_end, done = function.append_basic_block("group_end"), function.append_basic_block("done")
-            builder.branch(group_loop)
-
-            builder.position_at_end(group_loop)
-            g = builder.phi(_I64)
-            g.add_incoming(_I64(0), entry)
-            group_accs = loop_phis(builder, vf, n_accs, zero, entry)
+            blocks, g, group_accs, q_groups, x_lows, x_highs = _open_group_loop(builder, vf, n_accs, q_rows, x_rows,
+                                                                                half, prefetch)
+            group_loop, chunk_loop, group_end, done = blocks
             tables = []
             for w in range(rows):
                 offset = builder.load(builder.gep(o_rows[w], [g])) if affine else None
                 tables.append(look.table(bases, builder.load(builder.gep(s_rows[w], [g])), offset))
-            q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
-            for q_group in q_groups:  # a read (0) into every cache level (3) of the data cache (1)
-                builder.call(prefetch, [builder.gep(q_group, [_I64(_PREFETCH_BYTES)]), _I32(0), _I32(3), _I32(1)])
-            x_lows = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
-            x_highs = [builder.gep(x_low, [half]) for x_low in x_lows]
             builder.branch(chunk_loop)
 
             builder.position_at_end(chunk_loop)
