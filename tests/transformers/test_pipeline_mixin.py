@@ -103,6 +103,16 @@ def simplify(value):
     return value
 
 
+def rounded(value, decimals=3):
+    """Python values with floats rounded to `decimals` places, recursively (HF's nested_simplify)."""
+    value = simplify(value)
+    if isinstance(value, dict):
+        return {key: rounded(item, decimals) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rounded(item, decimals) for item in value]
+    return round(value, decimals) if isinstance(value, float) else value
+
+
 def assert_same_answers(case, got, want, where="answer"):
     """Same structure and values; floats equal up to float32 rounding (batched runs pad inputs)."""
     if isinstance(want, dict):
@@ -521,7 +531,10 @@ class QAPipelineTests(_TaskChecks):
         token_spans, words = len(in_context) * (len(in_context) + 1) // 2, len(set(in_context))
         if token_spans <= 2 * 20 + 10 and words * (words + 1) // 2 >= 20:
             case.assertEqual(len(answers), 20)
-        # a context longer than the tokenizer's limit is read in windows; batching them changes nothing
+        # a context longer than the tokenizer's limit is read in windows; batching them changes no
+        # answer, its score compared to 3 decimals as HF's test compares it (nested_simplify): the
+        # repeated context makes candidate spans of near-equal scores, among which the last bits
+        # of a batched product (BLAS's kernel for the batch's rows) may pick others to add up
         long_context = context * 20
         windows = question_answerer.tokenizer(question, long_context, truncation="only_second",
                                               max_length=question_answerer.tokenizer.model_max_length,
@@ -529,7 +542,9 @@ class QAPipelineTests(_TaskChecks):
         case.assertGreater(len(windows), 1)
         answer = question_answerer(question=question, context=long_context)
         self.check_answer(answer, long_context)
-        self.assert_same_answers(question_answerer(question=question, context=long_context, batch_size=2), answer)
+        batched = question_answerer(question=question, context=long_context, batch_size=2)
+        self.check_answer(batched, long_context)
+        self.assert_same_answers(rounded(batched), rounded(answer))
 
 
 class TextGenerationPipelineTests(_TaskChecks):
