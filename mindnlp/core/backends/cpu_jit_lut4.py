@@ -45,6 +45,14 @@ _CONVERTS = WIDTH == 8
 _PREFETCH_BYTES = 2048
 
 
+def _splat(builder, value, width):
+    """A float scalar in every lane of a <width x float> vector."""
+    vf = ir.VectorType(_FLOAT, width)
+    one = builder.insert_element(ir.Constant(vf, ir.Undefined), value, _I32(0))
+    return builder.shuffle_vector(one, ir.Constant(vf, ir.Undefined), ir.Constant(ir.VectorType(_I32, width),
+                                                                                 [0] * width))
+
+
 class _Lookup:
     """The table lookups of one group at width W: one permute of the whole table with AVX-512;
     with AVX2 a permute of each half of it, the high half chosen where the nibble is >= 8."""
@@ -56,17 +64,12 @@ class _Lookup:
         name = "llvm.x86.avx512.permvar.sf.512" if width == 16 else "llvm.x86.avx2.permps"
         self.permute = cgutils.get_or_insert_function(module, ir.FunctionType(self.vf, [self.vf, self.vi]), name)
 
-    def splat(self, value):
-        b = self.builder
-        one = b.insert_element(ir.Constant(self.vf, ir.Undefined), value, _I32(0))
-        return b.shuffle_vector(one, ir.Constant(self.vf, ir.Undefined), ir.Constant(self.vi, [0] * self.width))
-
     def table(self, bases, scale, offset):
         """The group's table, one vector (AVX-512) or two halves (AVX2) of scale * base
         (+ offset, when the format has offsets)."""
         b = self.builder
-        scaled = [b.fmul(base, self.splat(scale)) for base in bases]
-        return scaled if offset is None else [b.fadd(value, self.splat(offset)) for value in scaled]
+        scaled = [b.fmul(base, _splat(b, scale, self.width)) for base in bases]
+        return scaled if offset is None else [b.fadd(value, _splat(b, offset, self.width)) for value in scaled]
 
     def __call__(self, table, codes):
         b = self.builder
@@ -112,10 +115,6 @@ def _converted_groups(builder, loads, width, fma, prefetch):
     low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
     eight = ir.Constant(vf, [8.0] * width)
 
-    def splat(value):
-        one = builder.insert_element(ir.Constant(vf, ir.Undefined), value, _I32(0))
-        return builder.shuffle_vector(one, ir.Constant(vf, ir.Undefined), ir.Constant(vi, [0] * width))
-
     blocks, g, totals, q_groups, (x_low,), (x_high,) = _open_group_loop(builder, vf, rows, q_rows, (x_row,), half,
                                                                         prefetch)
     group_loop, chunk_loop, group_end, done = blocks
@@ -147,9 +146,10 @@ def _converted_groups(builder, loads, width, fma, prefetch):
     x_sum = builder.fadd(updated[rows], updated[rows + 1]) if affine else None
     following = []
     for w in range(rows):
-        total = builder.call(fma, [splat(builder.load(builder.gep(s_rows[w], [g]))), updated[w], totals[w]])
+        total = builder.call(fma, [_splat(builder, builder.load(builder.gep(s_rows[w], [g])), width), updated[w],
+                                   totals[w]])
         if affine:
-            total = builder.call(fma, [splat(builder.load(builder.gep(o_rows[w], [g]))), x_sum, total])
+            total = builder.call(fma, [_splat(builder, builder.load(builder.gep(o_rows[w], [g])), width), x_sum, total])
         following.append(total)
     next_iteration(builder, g, groups, totals, following, group_loop, done)
 

@@ -11,6 +11,7 @@ same way: its query heads are split over the threads. A prompt's activations and
 a few hundred microseconds each, are split over them too: the Python workers' hand-off
 costs tens. cpu_jit.parallel() decides whether numba's pool qualifies.
 """
+import functools
 import os
 import threading
 import time
@@ -320,16 +321,15 @@ def matvec_columns(x, b, bias, out, half=None):
         _columns(x, b, bias, out, parts(), _FLOAT32 if half is None else half, four)
 
 
-def _probe_columns(w, mode):
-    b = w.reshape(w.shape[1], w.shape[0])
-    _columns(np.ones((1, b.shape[0]), np.float32), b, None, np.empty((1, b.shape[1]), np.float32), parts(), _FLOAT32,
-             mode)
+def _probe_columns(w, mode, kind=_FLOAT32):
+    """side_by_side's measure for the column bands: the probe's weight stored (in, out), as
+    float32 or, with a half `kind`, as half bits."""
+    b = w if kind == _FLOAT32 else w.view(np.uint16)
+    b = b.reshape(b.shape[1], b.shape[0])
+    _columns(np.ones((1, b.shape[0]), np.float32), b, None, np.empty((1, b.shape[1]), np.float32), parts(), kind, mode)
 
 
-def _probe_half_columns(w, mode):
-    b = w.view(np.uint16).reshape(w.shape[1], 2 * w.shape[0])
-    _columns(np.ones((1, b.shape[0]), np.float32), b, None, np.empty((1, b.shape[1]), np.float32), parts(),
-             BFLOAT16, mode)
+_probe_half_columns = functools.partial(_probe_columns, kind=BFLOAT16)
 
 
 def _check_half(a, half):
