@@ -71,7 +71,8 @@ def _torch_step_seconds(name, repeats):
     if result.returncode != 0:
         sys.stderr.write(result.stderr)
         return None
-    return float(result.stdout.split()[-1])
+    answer = result.stdout.split()[-1]
+    return None if answer == "none" else float(answer)      # "none": torch or transformers not importable
 
 
 def _torch_worker(name, repeats):
