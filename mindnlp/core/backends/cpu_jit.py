@@ -155,6 +155,12 @@ def short_attention():
     return _usable_on_pool("cpu_jit_attention")
 
 
+def cache_attention():
+    """A decoding step's attention against a cache in vector code (cpu_jit_cache_attention),
+    or None where it does not run here."""
+    return _usable_on_pool("cpu_jit_cache_attention")
+
+
 def blas():
     """Matrix products split by rows over numba's pool, BLAS called on each band (cpu_jit_blas);
     None also where that pool's idle threads spin long (a libgomp loaded before ours, by

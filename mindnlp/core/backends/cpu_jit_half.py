@@ -17,13 +17,9 @@ weight row whose widened values serve up to eight of them, each product in its o
 """
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 from .cpu_jit_bits import BFLOAT16, FLOAT16, kind_of, narrow, widen
-from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
+from .cpu_jit_ir import WIDTH, checked_once, dot as _dot
 from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts, side_by_side
 
 _ROWS = 4           # weight rows per pass against one row of x
@@ -31,68 +27,9 @@ KINDS = {"bfloat16": BFLOAT16, "float16": FLOAT16}
 _NO_ROWS = np.zeros((0, 0), np.uint16)     # no half rows: x given as float32, or no rounded output
 
 
-def _widen(builder, raw, kind, width):
-    """<width x i16> bits to <width x float>: bfloat16 into a float's upper half, float16 converted."""
-    vf = ir.VectorType(FLOAT, width)
-    if kind == KINDS["bfloat16"]:
-        wide = builder.shl(builder.zext(raw, ir.VectorType(I32, width)), ir.Constant(ir.VectorType(I32, width),
-                                                                                    [16] * width))
-        return builder.bitcast(wide, vf)
-    return builder.fpext(builder.bitcast(raw, ir.VectorType(ir.HalfType(), width)), vf)
-
-
-def _dot(rows, xrows, width, kind):
-    """An intrinsic: x's rows r .. r + xrows - 1 dotted with weight rows i, i + step, ..., i +
-    (rows - 1) step (w the 16-bit weight's bits as uint16), a tuple weight row by weight row."""
-    @intrinsic
-    def dot(typingctx, w, i, step, x, r):
-        signature = types.UniTuple(types.float32, rows * xrows)(w, i, step, x, r)
-
-        def codegen(context, builder, sig, args):
-            w_arr, x_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 3))
-            k = cgutils.unpack_tuple(builder, w_arr.shape, 2)[1]
-            x_width = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
-            chunks = builder.sdiv(k, I64(width))
-            vf, vh = ir.VectorType(FLOAT, width), ir.VectorType(I16, width)
-            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
-                                                 f"llvm.fma.v{width}f32")
-            w_rows = [builder.gep(w_arr.data, [builder.mul(builder.add(args[1], builder.mul(args[2], I64(v))), k)])
-                      for v in range(rows)]
-            x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[4], I64(t)), x_width)])
-                      for t in range(xrows)]
-            count = rows * xrows            # accumulator v xrows + t: weight row v, x row t
-
-            function, entry = builder.function, builder.block
-            loop, done = function.append_basic_block("chunk"), function.append_basic_block("done")
-            builder.branch(loop)
-
-            builder.position_at_end(loop)
-            c = builder.phi(I64)
-            c.add_incoming(I64(0), entry)
-            accs = loop_phis(builder, vf, count, ir.Constant(vf, None), entry)
-            at = builder.mul(c, I64(width))
-            xs = [builder.load(builder.bitcast(builder.gep(x_row, [at]), vf.as_pointer()), align=4) for x_row in x_rows]
-            updated = [None] * count
-            for v in range(rows):
-                raw = builder.load(builder.bitcast(builder.gep(w_rows[v], [at]), vh.as_pointer()), align=2)
-                values = _widen(builder, raw, kind, width)
-                for t in range(xrows):
-                    updated[v * xrows + t] = builder.call(fma, [values, xs[t], accs[v * xrows + t]])
-            next_iteration(builder, c, chunks, accs, updated, loop, done)
-
-            builder.position_at_end(done)
-            return context.make_tuple(builder, sig.return_type,
-                                      lane_sums(builder, updated, width))
-        return signature, codegen
-    return dot
-
-
 if WIDTH is not None:
-    _BF16, _F16 = KINDS["bfloat16"], KINDS["float16"]
-    _four_bf16, _one_bf16 = _dot(_ROWS, 1, WIDTH, _BF16), _dot(1, 1, WIDTH, _BF16)
-    _eight_bf16, _by4_bf16, _two_bf16 = (_dot(1, xrows, WIDTH, _BF16) for xrows in (8, 4, 2))
-    _four_f16, _one_f16 = _dot(_ROWS, 1, WIDTH, _F16), _dot(1, 1, WIDTH, _F16)
-    _eight_f16, _by4_f16, _two_f16 = (_dot(1, xrows, WIDTH, _F16) for xrows in (8, 4, 2))
+    _four, _one = _dot(_ROWS, 1, WIDTH), _dot(1, 1, WIDTH)
+    _by8, _by4, _by2 = (_dot(1, xrows, WIDTH) for xrows in (8, 4, 2))
 
     @numba.njit(nogil=True, cache=True)
     def _band(x, w, kind, out, lo, hi, side_by_side):
@@ -102,28 +39,25 @@ if WIDTH is not None:
         if m == 1 and side_by_side:
             q = (hi - lo) // _ROWS
             for s in range(lo, lo + q):
-                if kind == _BF16:
-                    out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _four_bf16(w, s, q, x, 0)
-                else:
-                    out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _four_f16(w, s, q, x, 0)
+                out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _four(w, s, q, x, 0, kind)
             i = lo + _ROWS * q
         while i < hi:
             r = 0
             while r + 8 <= m:
-                values = _eight_bf16(w, i, 1, x, r) if kind == _BF16 else _eight_f16(w, i, 1, x, r)
+                values = _by8(w, i, 1, x, r, kind)
                 for t in range(8):
                     out[r + t, i] = values[t]
                 r += 8
             if r + 4 <= m:
-                values4 = _by4_bf16(w, i, 1, x, r) if kind == _BF16 else _by4_f16(w, i, 1, x, r)
+                values4 = _by4(w, i, 1, x, r, kind)
                 for t in range(4):
                     out[r + t, i] = values4[t]
                 r += 4
             if r + 2 <= m:
-                out[r, i], out[r + 1, i] = _two_bf16(w, i, 1, x, r) if kind == _BF16 else _two_f16(w, i, 1, x, r)
+                out[r, i], out[r + 1, i] = _by2(w, i, 1, x, r, kind)
                 r += 2
             if r < m:
-                out[r, i] = (_one_bf16(w, i, 1, x, r) if kind == _BF16 else _one_f16(w, i, 1, x, r))[0]
+                out[r, i] = _one(w, i, 1, x, r, kind)[0]
             i += 1
 
     @numba.njit(nogil=True, cache=True)
@@ -158,7 +92,7 @@ if WIDTH is not None:
 def _probe(w, mode):
     """side_by_side's measure: one row against the probe's weight as bfloat16 bits."""
     bits = w.view(np.uint16)
-    _rows_half(_NO_ROWS, np.ones((1, bits.shape[1]), np.float32), _BF16, (bits,), (_NO_BIAS,),
+    _rows_half(_NO_ROWS, np.ones((1, bits.shape[1]), np.float32), BFLOAT16, (bits,), (_NO_BIAS,),
                (np.empty((1, bits.shape[0]), np.float32),), (_NO_ROWS,), parts(), mode)
 
 

@@ -15,6 +15,11 @@ import os
 import numba
 from llvmlite import binding as llvm_binding
 from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .cpu_jit_bits import BFLOAT16, FLOAT16
 
 FLOAT, I8, I16, I32, I64 = ir.FloatType(), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
@@ -98,3 +103,118 @@ def loop_phis(builder, kind, count, initial, block):
         phi.add_incoming(initial[k] if isinstance(initial, list) else initial, block)
         phis.append(phi)
     return phis
+
+
+def splat(builder, value, width):
+    """A float scalar in every lane of a <width x float> vector."""
+    vf = ir.VectorType(FLOAT, width)
+    one = builder.insert_element(ir.Constant(vf, ir.Undefined), value, I32(0))
+    return builder.shuffle_vector(one, ir.Constant(vf, ir.Undefined), ir.Constant(ir.VectorType(I32, width),
+                                                                                 [0] * width))
+
+
+def load_floats(builder, pointer, kind, width):
+    """<width x float> from `pointer`: float32 values (kind None), or the bits of a half array
+    of cpu_jit_bits' `kind` widened in registers, bfloat16 shifted into a float's upper half
+    (exact), float16 by the CPU's conversion instruction (exact too)."""
+    vf = ir.VectorType(FLOAT, width)
+    if kind is None:
+        return builder.load(builder.bitcast(pointer, vf.as_pointer()), align=4)
+    raw = builder.load(builder.bitcast(pointer, ir.VectorType(I16, width).as_pointer()), align=2)
+    if kind == BFLOAT16:
+        wide = builder.shl(builder.zext(raw, ir.VectorType(I32, width)), ir.Constant(ir.VectorType(I32, width),
+                                                                                    [16] * width))
+        return builder.bitcast(wide, vf)
+    return builder.fpext(builder.bitcast(raw, ir.VectorType(ir.HalfType(), width)), vf)
+
+
+def fma_function(builder, width):
+    """llvm.fma of <width x float> vectors, declared in the builder's module."""
+    vf = ir.VectorType(FLOAT, width)
+    return cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]), f"llvm.fma.v{width}f32")
+
+
+def by_kind(builder, array_type, kind, emit):
+    """The code `emit(kind)` builds (returning the values it computes, maybe none) for the
+    elements of an array of `array_type`: once for float32 (kind None), or, for a half array's
+    bits (uint16), once for each half kind, the runtime `kind` choosing which runs (two loops
+    with nothing to decide inside them). The values, merged where there are two versions."""
+    if not isinstance(array_type.dtype, types.Integer):
+        return emit(None)
+    function = builder.function
+    blocks = [function.append_basic_block(name) for name in ("bfloat16", "float16")]
+    merged = function.append_basic_block("merged")
+    builder.cbranch(builder.icmp_signed("==", kind, ir.Constant(kind.type, BFLOAT16)), *blocks)
+    outcomes = []
+    for block, half in zip(blocks, (BFLOAT16, FLOAT16)):
+        builder.position_at_end(block)
+        values = emit(half)
+        outcomes.append((values, builder.block))
+        builder.branch(merged)
+    builder.position_at_end(merged)
+    phis = []
+    for k, value in enumerate(outcomes[0][0]):
+        phi = builder.phi(value.type)
+        for values, block in outcomes:
+            phi.add_incoming(values[k], block)
+        phis.append(phi)
+    return phis
+
+
+def prefetch(builder, pointer, ahead):
+    """Ask the CPU to fetch the bytes `ahead` bytes past `pointer` into every cache level: a
+    stream from memory whose loop leaves the hardware prefetcher too few loads in flight."""
+    fetch = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [
+        I8.as_pointer(), I32, I32, I32]), "llvm.prefetch.p0i8")
+    target = builder.gep(builder.bitcast(pointer, I8.as_pointer()), [I64(ahead)])
+    builder.call(fetch, [target, I32(0), I32(3), I32(1)])   # a read (0), kept in every level (3), of data (1)
+
+
+def dot(rows, xrows, width, ahead=0):
+    """An intrinsic: x's rows r .. r + xrows - 1 (float32) dotted with rows i, i + step, ...,
+    i + (rows - 1) step of w (float32, or a half array's bits as uint16 of cpu_jit_bits' `kind`,
+    widened where loaded), a tuple w's row by w's row. Both are C-contiguous, their width a
+    multiple of `width`; each product sums lane-wise partial sums, then the lanes (lane_sums).
+    With `ahead`, each load of w's rows asks for the bytes that far ahead of it (prefetch)."""
+    @intrinsic
+    def dot_rows(typingctx, w, i, step, x, r, kind):
+        signature = types.UniTuple(types.float32, rows * xrows)(w, i, step, x, r, kind)
+
+        def codegen(context, builder, sig, args):
+            w_arr, x_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 3))
+            k = cgutils.unpack_tuple(builder, w_arr.shape, 2)[1]
+            x_width = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
+            chunks = builder.sdiv(k, I64(width))
+            vf = ir.VectorType(FLOAT, width)
+            fma = fma_function(builder, width)
+            w_rows = [builder.gep(w_arr.data, [builder.mul(builder.add(args[1], builder.mul(args[2], I64(v))), k)])
+                      for v in range(rows)]
+            x_rows = [builder.gep(x_arr.data, [builder.mul(builder.add(args[4], I64(t)), x_width)])
+                      for t in range(xrows)]
+            count = rows * xrows            # accumulator v xrows + t: w's row v, x row t
+
+            def emit(kind):
+                function, entry = builder.function, builder.block
+                loop, done = function.append_basic_block("chunk"), function.append_basic_block("done")
+                builder.branch(loop)
+
+                builder.position_at_end(loop)
+                c = builder.phi(I64)
+                c.add_incoming(I64(0), entry)
+                accs = loop_phis(builder, vf, count, ir.Constant(vf, None), entry)
+                at = builder.mul(c, I64(width))
+                xs = [load_floats(builder, builder.gep(x_row, [at]), None, width) for x_row in x_rows]
+                updated = [None] * count
+                for v in range(rows):
+                    values = load_floats(builder, builder.gep(w_rows[v], [at]), kind, width)
+                    if ahead:
+                        prefetch(builder, builder.gep(w_rows[v], [at]), ahead)
+                    for t in range(xrows):
+                        updated[v * xrows + t] = builder.call(fma, [values, xs[t], accs[v * xrows + t]])
+                next_iteration(builder, c, chunks, accs, updated, loop, done)
+
+                builder.position_at_end(done)
+                return lane_sums(builder, updated, width)
+            return context.make_tuple(builder, sig.return_type, by_kind(builder, sig.args[0], args[5], emit))
+        return signature, codegen
+    return dot_rows

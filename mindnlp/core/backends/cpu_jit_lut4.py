@@ -29,7 +29,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT as _FLOAT, I8 as _I8, I32 as _I32, I64 as _I64
-from .cpu_jit_ir import WIDTH, checked_once, lane_sums, loop_phis, next_iteration
+from .cpu_jit_ir import WIDTH, checked_once, fma_function, lane_sums, loop_phis, next_iteration, prefetch, splat
 from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts, side_by_side
 
 _F32 = np.float32
@@ -43,14 +43,6 @@ _CONVERTS = WIDTH == 8
 # hardware prefetcher to keep up (SmolLM2-135M's 30 layers of int4 products on a 2-core EPYC:
 # 3.4 -> 2.9 ms, the best of 60 steps; 2 to 8 KiB ahead all gave the same).
 _PREFETCH_BYTES = 2048
-
-
-def _splat(builder, value, width):
-    """A float scalar in every lane of a <width x float> vector."""
-    vf = ir.VectorType(_FLOAT, width)
-    one = builder.insert_element(ir.Constant(vf, ir.Undefined), value, _I32(0))
-    return builder.shuffle_vector(one, ir.Constant(vf, ir.Undefined), ir.Constant(ir.VectorType(_I32, width),
-                                                                                 [0] * width))
 
 
 class _Lookup:
@@ -68,8 +60,8 @@ class _Lookup:
         """The group's table, one vector (AVX-512) or two halves (AVX2) of scale * base
         (+ offset, when the format has offsets)."""
         b = self.builder
-        scaled = [b.fmul(base, _splat(b, scale, self.width)) for base in bases]
-        return scaled if offset is None else [b.fadd(value, _splat(b, offset, self.width)) for value in scaled]
+        scaled = [b.fmul(base, splat(b, scale, self.width)) for base in bases]
+        return scaled if offset is None else [b.fadd(value, splat(b, offset, self.width)) for value in scaled]
 
     def __call__(self, table, codes):
         b = self.builder
@@ -79,7 +71,7 @@ class _Lookup:
         return b.select(b.icmp_unsigned(">", codes, ir.Constant(self.vi, [7] * 8)), high, low)
 
 
-def _open_group_loop(builder, vf, count, q_rows, x_rows, half, prefetch):
+def _open_group_loop(builder, vf, count, q_rows, x_rows, half):
     """Open _rows_dot's loop over a row's groups: its blocks (group, chunk, group_end, done), the
     group counter and `count` vector accumulators carried from group to group (entering as
     zero), each weight row's bytes of the group (fetched ahead) and each x row's two halves of
@@ -92,14 +84,14 @@ def _open_group_loop(builder, vf, count, q_rows, x_rows, half, prefetch):
     g.add_incoming(_I64(0), entry)
     carried = loop_phis(builder, vf, count, ir.Constant(vf, None), entry)
     q_groups = [builder.gep(q_row, [builder.mul(g, half)]) for q_row in q_rows]
-    for q_group in q_groups:  # a read (0) into every cache level (3) of the data cache (1)
-        builder.call(prefetch, [builder.gep(q_group, [_I64(_PREFETCH_BYTES)]), _I32(0), _I32(3), _I32(1)])
+    for q_group in q_groups:
+        prefetch(builder, q_group, _PREFETCH_BYTES)
     x_lows = [builder.gep(x_row, [builder.mul(g, builder.add(half, half))]) for x_row in x_rows]
     x_highs = [builder.gep(x_low, [half]) for x_low in x_lows]
     return blocks, g, carried, q_groups, x_lows, x_highs
 
 
-def _converted_groups(builder, loads, width, fma, prefetch):
+def _converted_groups(builder, loads, width, fma):
     """_rows_dot's loop for one row of x against weight rows of an affine or symmetric format,
     the nibbles converted instead of looked up: each group sums c x (c - 8 where symmetric, an
     exact conversion either way) over its weights, then adds scale times that sum (plus, where
@@ -115,8 +107,7 @@ def _converted_groups(builder, loads, width, fma, prefetch):
     low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
     eight = ir.Constant(vf, [8.0] * width)
 
-    blocks, g, totals, q_groups, (x_low,), (x_high,) = _open_group_loop(builder, vf, rows, q_rows, (x_row,), half,
-                                                                        prefetch)
+    blocks, g, totals, q_groups, (x_low,), (x_high,) = _open_group_loop(builder, vf, rows, q_rows, (x_row,), half)
     group_loop, chunk_loop, group_end, done = blocks
     builder.branch(chunk_loop)
 
@@ -146,10 +137,10 @@ def _converted_groups(builder, loads, width, fma, prefetch):
     x_sum = builder.fadd(updated[rows], updated[rows + 1]) if affine else None
     following = []
     for w in range(rows):
-        total = builder.call(fma, [_splat(builder, builder.load(builder.gep(s_rows[w], [g])), width), updated[w],
+        total = builder.call(fma, [splat(builder, builder.load(builder.gep(s_rows[w], [g])), width), updated[w],
                                    totals[w]])
         if affine:
-            total = builder.call(fma, [_splat(builder, builder.load(builder.gep(o_rows[w], [g])), width), x_sum, total])
+            total = builder.call(fma, [splat(builder, builder.load(builder.gep(o_rows[w], [g])), width), x_sum, total])
         following.append(total)
     next_iteration(builder, g, groups, totals, following, group_loop, done)
 
@@ -179,10 +170,7 @@ def _rows_dot(rows, xrows, width, convert=False):
             chunks = builder.sdiv(half, _I64(width))
             look = _Lookup(builder, width)
             vf, vi, vb = look.vf, look.vi, ir.VectorType(_I8, width)
-            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vf, [vf, vf, vf]),
-                                                 f"llvm.fma.v{width}f32")
-            prefetch = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(ir.VoidType(), [_I8.as_pointer(), _I32, _I32, _I32]), "llvm.prefetch.p0i8")
+            fma = fma_function(builder, width)
             bases = [builder.load(builder.bitcast(builder.gep(base_arr.data, [_I64(k)]), vf.as_pointer()), align=4)
                      for k in range(0, 16, width)]
             row_index = [builder.add(args[1], builder.mul(args[7], _I64(w))) for w in range(rows)]
@@ -193,13 +181,13 @@ def _rows_dot(rows, xrows, width, convert=False):
                       for t in range(xrows)]
             if convert:
                 loads = (q_rows, s_rows, o_rows, x_rows[0], half, groups, chunks)
-                totals = _converted_groups(builder, loads, width, fma, prefetch)
+                totals = _converted_groups(builder, loads, width, fma)
                 return context.make_tuple(builder, sig.return_type, lane_sums(builder, totals, width))
             low_mask, shift = ir.Constant(vi, [15] * width), ir.Constant(vi, [4] * width)
             n_accs = 2 * rows * xrows     # accumulator 2 (w xrows + t) + h: weight row w, x row t, half h
 
             blocks, g, group_accs, q_groups, x_lows, x_highs = _open_group_loop(builder, vf, n_accs, q_rows, x_rows,
-                                                                                half, prefetch)
+                                                                                half)
             group_loop, chunk_loop, group_end, done = blocks
             tables = []
             for w in range(rows):

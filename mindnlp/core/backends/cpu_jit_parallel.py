@@ -22,7 +22,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .cpu_jit import load
+from .cpu_jit import cache_attention, load
 from .cpu_jit_bits import BFLOAT16, activation_half, layer_norm_half, widen
 
 _ZERO = np.float32(0.0)
@@ -453,11 +453,17 @@ def attention(q, k, v, mask, scale, out, split, half=None, keys=None):
     cache holding only those would give, and a static cache's unfilled end costs nothing.
 
     With `split` the query heads are split over numba's threads (a cache long enough that
-    reading it outweighs waking them); otherwise all run on the calling thread."""
+    reading it outweighs waking them); otherwise all run on the calling thread. Query heads
+    sharing key/value heads go to cpu_jit_cache_attention where it serves (each key and value
+    row read once for its group, not once per query head)."""
     _check_half(k, half)
+    kind, keys = _FLOAT32 if half is None else half, k.shape[2] if keys is None else keys
+    vector = cache_attention() if q.shape[1] > k.shape[1] else None     # query heads sharing key/value heads
+    if vector is not None and vector.serves(q.shape[3], v.shape[3], keys):
+        vector.attention(q, k, v, kind, mask, scale, out, split, keys)
+        return
     items = q.shape[0] * q.shape[1]
-    scores = np.empty((items, q.shape[2], k.shape[2] if keys is None else keys), np.float32)
-    kind = _FLOAT32 if half is None else half
+    scores = np.empty((items, q.shape[2], keys), np.float32)
     if split:
         with _launch:
             _split_attention(q, k, v, kind, mask, np.float32(scale), scores, out, parts())
