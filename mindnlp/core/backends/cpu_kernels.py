@@ -1104,8 +1104,10 @@ def small_attention(q, k, v, mask, scale, groups=1):
     pass over the keys and one over the values, on numba's threads (split by query heads)
     once the cache is long enough to repay waking them (a decoding step reads its whole
     cache: GPT-2's at 520 positions is 38 MB a token, whose 12 layers took 4.2 ms through
-    BLAS, 3.7 ms in the loops on one thread and 2.2 ms split over two). Views of a longer
-    cache, or no numba pool, go to BLAS on the calling thread, the query heads sharing a
+    BLAS, 3.7 ms in the loops on one thread and 2.2 ms split over two). A growing cache's
+    keys and values, views of the first positions of its storage, are read there in place
+    too (_cache_storage: an eager SmolLM-135M-shaped step at 1900 positions spent 30 ms in
+    BLAS's attention). Other views, or no numba pool, go to BLAS on the calling thread, the query heads sharing a
     key/value head multiplied together as keys times queries (the keys' rows are
     contiguous: BLAS reads them in place). The scores are normalised by the compiled masked
     softmax either way. None where this does not serve (no numba; not 4-d float32 or half
@@ -1136,11 +1138,13 @@ def small_attention(q, k, v, mask, scale, groups=1):
         if out is not None:
             return out
     half = _half_kind(q.dtype)
+    # the rows of a growing cache's storage, where k and v are views of its first S positions
+    stored = _cache_storage(k, v) if L < _BLAS_ATTENTION_ROWS and cpu_jit.parallel() is not None else None
     if q.dtype != _F32_DTYPE:
         q = widen_half(q)
-        if half is None or not (L < _SHORT_MIN_QUERIES and cpu_jit.parallel() is not None and k.flags.c_contiguous
-                                and v.flags.c_contiguous):      # not the decoding loops (below): float32 copies
-            k, v, half = widen_half(k), widen_half(v), None
+        if half is None or not (L < _SHORT_MIN_QUERIES and cpu_jit.parallel() is not None and (
+                stored is not None or k.flags.c_contiguous and v.flags.c_contiguous)):  # not the loops (below): copies
+            k, v, half, stored = widen_half(k), widen_half(v), None, None
     if _SHORT_MIN_QUERIES <= L and S <= _SHORT_MAX_KEYS and not (E % 16 or v.shape[3] % 16):
         short = cpu_jit.short_attention()
         out = None if short is None else short.attention(q, k, v, mask, scale, threads=not workers.inside())
@@ -1150,15 +1154,17 @@ def small_attention(q, k, v, mask, scale, groups=1):
         return attention(q, k, v, mask, None, scale, groups, need_probs=False)[0]
     scores_shape = (batch, heads, L, S)
     parallel = cpu_jit.parallel()
-    if parallel is not None and k.nbytes + v.nbytes <= _COPIED_KEYS_BYTES:
+    if parallel is not None and stored is None and k.nbytes + v.nbytes <= _COPIED_KEYS_BYTES:
         k, v = np.ascontiguousarray(k), np.ascontiguousarray(v)     # views of a projection: a copy is cheap
-    if parallel is not None and k.flags.c_contiguous and v.flags.c_contiguous:
+    if parallel is not None and (stored is not None or k.flags.c_contiguous and v.flags.c_contiguous):
         out = np.empty((batch, heads, L, v.shape[3]), _F32)
         mask = _softmax_mask(mask, scores_shape, batch * heads, L)
+        split = 4 * (k.size + v.size) >= _SPLIT_ATTENTION_BYTES and not workers.inside()
+        if stored is not None:
+            k, v = stored
         if half is not None:
             k, v = k.view(np.uint16), v.view(np.uint16)
-        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, half=half,
-                           split=4 * (k.size + v.size) >= _SPLIT_ATTENTION_BYTES and not workers.inside(),
+        parallel.attention(np.ascontiguousarray(q), k, v, mask, scale, out, half=half, split=split,
                            keys=parallel.live_keys(mask, S, _DEAD_MASK))
         return _in_rows_layout(out)
     rows = groups * L
@@ -1170,6 +1176,36 @@ def small_attention(q, k, v, mask, scale, groups=1):
         scores = np.ascontiguousarray(np.swapaxes(np.matmul(k, queries), -1, -2))
         compiled.masked_softmax(scores.reshape(batch * kv_heads, rows, S), mask, _F32(scale))
         return _in_rows_layout(np.matmul(scores, v).reshape(batch, heads, L, v.shape[3]))
+
+
+def _cache_storage(k, v):
+    """(k, v) as the rows of their storage where each is a view of the first S positions of a
+    C-contiguous (B, H, C, E) array of C >= S positions, the same C for both (a growing cache's
+    storage, which keeps room for the positions to come; its start may have moved, as a
+    sliding window's does): views of shape (B, H, C, E) from k's and v's first rows, whose
+    rows past S are never read (the decoding loops read the first `keys`, at most S). None
+    where they are not such views (C-contiguous ones included)."""
+    if k.flags.c_contiguous and v.flags.c_contiguous:
+        return None
+    capacity = set()
+    for a in (k, v):
+        batch, heads, _, depth = a.shape
+        row = a.itemsize * depth
+        if a.strides[3] != a.itemsize or a.strides[2] != row:
+            return None
+        if heads > 1:
+            if a.strides[1] % row or (batch > 1 and a.strides[0] != heads * a.strides[1]):
+                return None
+            capacity.add(a.strides[1] // row)
+        elif batch > 1:
+            if a.strides[0] % row:
+                return None
+            capacity.add(a.strides[0] // row)
+    if len(capacity) > 1 or (capacity and min(capacity) < k.shape[2]):
+        return None
+    c = capacity.pop() if capacity else k.shape[2]
+    return tuple(np.lib.stride_tricks.as_strided(a, shape=a.shape[:2] + (c, a.shape[3]), writeable=False)
+                 for a in (k, v))
 
 
 def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale, half=None):

@@ -269,6 +269,43 @@ def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_s
     assert K.decode_attention_plan((batch, kv_heads * groups, 2, depth), k.shape, v.shape, None, 0.3) is None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("batch,kv_heads,groups", [(1, 3, 3), (2, 2, 1), (2, 1, 4)])
+@pytest.mark.parametrize("start", [0, 5])
+def test_a_growing_caches_views_are_read_in_place_with_the_bits_of_a_copy(dtype, batch, kv_heads, groups, start,
+                                                                          kernel_flavour, monkeypatch):
+    """A dynamic cache hands attention views of the first positions of its storage (room
+    kept for the positions to come; a sliding window's start moves): the decoding loops read
+    them in place, with the bits a C-contiguous copy gives, where BLAS took them before.
+    Keys and values of storages of different lengths are not such views: BLAS, the same
+    attention within rounding."""
+    if kernel_flavour == "numpy":      # the loops are numba's
+        return
+    parallel = cpu_jit.parallel()
+    keys, capacity, depth = 300, 340, 16      # large enough not to be copied (_COPIED_KEYS_BYTES)
+    storage_k, storage_v = (RNG.standard_normal((batch, kv_heads, capacity, depth)).astype(np.float32).astype(dtype)
+                            for _ in range(2))
+    k, v = storage_k[:, :, start:start + keys], storage_v[:, :, start:start + keys]
+    q = RNG.standard_normal((batch, kv_heads * groups, 1, depth)).astype(np.float32).astype(dtype)
+    mask = np.zeros((batch, 1, 1, keys), np.float32).astype(dtype)
+    mask[0, ..., :7] = np.finfo(np.float32).min       # padding on the left of the first sequence
+    read = []
+    monkeypatch.setattr(parallel, "attention", lambda q, k, *a, f=parallel.attention, **kw: read.append(k.shape) or
+                        f(q, k, *a, **kw))
+    out = K.small_attention(q, k, v, mask, 0.3, groups)
+    assert read == [(batch, kv_heads, capacity, depth)]      # rows a storage apart, read in place
+    copied = K.small_attention(q, np.ascontiguousarray(k), np.ascontiguousarray(v), mask, 0.3, groups)
+    np.testing.assert_array_equal(out, copied)
+    wide = [np.asarray(a, np.float64) for a in (q, np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1), mask)]
+    expected, _ = _composed_forward(np, *wide, None, 0.3)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    read.clear()
+    shorter_v = np.ascontiguousarray(storage_v[:, :, :keys + 3])[:, :, :keys]    # another storage length
+    np.testing.assert_allclose(K.small_attention(q, k, shorter_v, mask, 0.3, groups),
+                               K.small_attention(q, k, np.ascontiguousarray(shorter_v), mask, 0.3, groups),
+                               rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.float16])
 @pytest.mark.parametrize("split", [False, True])
 @pytest.mark.parametrize("rows", [1, 3])
