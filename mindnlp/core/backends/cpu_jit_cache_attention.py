@@ -38,12 +38,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit import load
 from .cpu_jit_ir import FLOAT, I64, WIDTH, by_kind, checked_once, dot, fma_function, load_floats, loop_phis
 from .cpu_jit_ir import I8, next_iteration, prefetch, splat
-from .cpu_jit_parallel import _FLOAT32, _launch, parts
+from .cpu_jit_parallel import _FLOAT32, _launch, parts, softmax_heads
 
-_masked_softmax = load().masked_softmax
 _BLOCK = 8          # key rows a query row is dotted with at once
 _CHUNK = 64         # value rows of a values item (16 KB of 64-value float32 rows: within the core's first cache)
 _IN_FLIGHT = 8      # vector sums a weighted sum keeps going
@@ -211,16 +209,6 @@ if WIDTH is not None:
                 for j in range(row.shape[0]):
                     row[j] += other[j]
 
-    @numba.njit(nogil=True, cache=True)
-    def _softmax(scores, mask, scale, lo, hi):
-        """cpu_jit's masked_softmax of the query heads [lo, hi)' rows of scores (B H, L, keys)."""
-        if mask is None:
-            _masked_softmax(scores[lo:hi], None, scale)
-        elif mask.shape[0] == 1:
-            _masked_softmax(scores[lo:hi], mask, scale)
-        else:
-            _masked_softmax(scores[lo:hi], mask[lo:hi], scale)
-
     @numba.njit(nogil=True, cache=True, inline="always")
     def _rows_of(q, k, v, out, scores):
         """The arrays as the passes read them: a row per query, key, value, output or scores."""
@@ -244,7 +232,7 @@ if WIDTH is not None:
         blocks, heads_total, chunks, items, rows = _counts(q, k, keys)
         heads, kv_heads, length, cache = q.shape[1], k.shape[1], q.shape[2], k.shape[2]
         _scores(q2, k2, kind, scores2, heads, kv_heads, length, cache, keys, 0, blocks)
-        _softmax(scores, mask, scale, 0, heads_total)
+        softmax_heads(scores, mask, scale, 0, heads_total)
         _partial_values(scores2, v2, kind, partial, heads, kv_heads, length, cache, keys, 0, items)
         _add_partials(partial, chunks, out2, 0, rows)
 
@@ -258,7 +246,7 @@ if WIDTH is not None:
             _scores(q2, k2, kind, scores2, heads, kv_heads, length, cache, keys, blocks * part // parts,
                     blocks * (part + 1) // parts)
         for part in numba.prange(parts):
-            _softmax(scores, mask, scale, heads_total * part // parts, heads_total * (part + 1) // parts)
+            softmax_heads(scores, mask, scale, heads_total * part // parts, heads_total * (part + 1) // parts)
         for part in numba.prange(parts):
             _partial_values(scores2, v2, kind, partial, heads, kv_heads, length, cache, keys, items * part // parts,
                             items * (part + 1) // parts)

@@ -36,7 +36,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration
+from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration, open_loop
 from .cpu_jit_parallel import _launch, add_bias, parts
 
 _LANES = 16                    # float32 lanes of an AVX-512 vector, the only width served
@@ -100,14 +100,7 @@ def _tile(x_rows, w_rows):
             ws = [builder.gep(w_arr.data, [builder.mul(builder.add(args[3], I64(j)), w_stride)]) for j in range(w_rows)]
             count = x_rows * w_rows             # accumulator i * w_rows + j
 
-            function, entry = builder.function, builder.block
-            loop, done = function.append_basic_block("step"), function.append_basic_block("done")
-            builder.branch(loop)
-
-            builder.position_at_end(loop)
-            s = builder.phi(I64)
-            s.add_incoming(I64(0), entry)
-            accs = loop_phis(builder, sums, count, ir.Constant(sums, None), entry)
+            loop, done, s, accs = open_loop(builder, "step", sums, count)
             at = builder.mul(s, I64(step))
 
             def load(row):

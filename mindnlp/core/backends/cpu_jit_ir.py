@@ -95,6 +95,19 @@ def lane_sums(builder, vectors, width):
     return sums
 
 
+def open_loop(builder, name, vector, count):
+    """Branch into a new loop block `name` from the current block and start it: (the loop
+    block, its exit block, a counter from 0, `count` accumulators of type `vector` entering as
+    zero). The caller builds the body and closes it with next_iteration."""
+    function, entry = builder.function, builder.block
+    loop, done = function.append_basic_block(name), function.append_basic_block("done")
+    builder.branch(loop)
+    builder.position_at_end(loop)
+    counter = builder.phi(I64)
+    counter.add_incoming(I64(0), entry)
+    return loop, done, counter, loop_phis(builder, vector, count, ir.Constant(vector, None), entry)
+
+
 def loop_phis(builder, kind, count, initial, block):
     """`count` phi nodes of `kind` entering with `initial` (a value or one per phi) from `block`."""
     phis = []
@@ -194,14 +207,7 @@ def dot(rows, xrows, width, ahead=0):
             count = rows * xrows            # accumulator v xrows + t: w's row v, x row t
 
             def emit(kind):
-                function, entry = builder.function, builder.block
-                loop, done = function.append_basic_block("chunk"), function.append_basic_block("done")
-                builder.branch(loop)
-
-                builder.position_at_end(loop)
-                c = builder.phi(I64)
-                c.add_incoming(I64(0), entry)
-                accs = loop_phis(builder, vf, count, ir.Constant(vf, None), entry)
+                loop, done, c, accs = open_loop(builder, "chunk", vf, count)
                 at = builder.mul(c, I64(width))
                 xs = [load_floats(builder, builder.gep(x_row, [at]), None, width) for x_row in x_rows]
                 updated = [None] * count

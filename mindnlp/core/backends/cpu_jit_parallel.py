@@ -401,16 +401,22 @@ def _attention_values(probs, v, out, lo, hi, kind):
 
 
 @numba.njit(nogil=True, cache=True)
-def _attention_items(q, k, v, kind, mask, scale, scores, out, lo, hi):
-    """out for the query heads in [lo, hi): their scores, their softmax (cpu_jit's
-    masked_softmax, on their rows of the scores and of a per-head mask) and their values."""
-    _attention_scores(q, k, scores, lo, hi, kind)
+def softmax_heads(scores, mask, scale, lo, hi):
+    """cpu_jit's masked_softmax of the query heads [lo, hi)' rows of scores (B H, L, keys),
+    with mask None, one (1, 1 or L, keys) for every head, or a row of masks per head."""
     if mask is None:
         _masked_softmax(scores[lo:hi], None, scale)
     elif mask.shape[0] == 1:
         _masked_softmax(scores[lo:hi], mask, scale)
     else:
         _masked_softmax(scores[lo:hi], mask[lo:hi], scale)
+
+
+@numba.njit(nogil=True, cache=True)
+def _attention_items(q, k, v, kind, mask, scale, scores, out, lo, hi):
+    """out for the query heads in [lo, hi): their scores, their softmax and their values."""
+    _attention_scores(q, k, scores, lo, hi, kind)
+    softmax_heads(scores, mask, scale, lo, hi)
     _attention_values(scores, v, out, lo, hi, kind)
 
 
