@@ -1137,12 +1137,12 @@ def small_attention(q, k, v, mask, scale, groups=1):
                                                          scale, threads=not workers.inside())
         if out is not None:
             return out
-    half = _half_kind(q.dtype)
+    half, parallel = _half_kind(q.dtype), cpu_jit.parallel()
     # the rows of a growing cache's storage, where k and v are views of its first S positions
-    stored = _cache_storage(k, v) if L < _BLAS_ATTENTION_ROWS and cpu_jit.parallel() is not None else None
+    stored = _cache_storage(k, v) if L < _BLAS_ATTENTION_ROWS and parallel is not None else None
     if q.dtype != _F32_DTYPE:
         q = widen_half(q)
-        if half is None or not (L < _SHORT_MIN_QUERIES and cpu_jit.parallel() is not None and (
+        if half is None or not (L < _SHORT_MIN_QUERIES and parallel is not None and (
                 stored is not None or k.flags.c_contiguous and v.flags.c_contiguous)):  # not the loops (below): copies
             k, v, half, stored = widen_half(k), widen_half(v), None, None
     if _SHORT_MIN_QUERIES <= L and S <= _SHORT_MAX_KEYS and not (E % 16 or v.shape[3] % 16):
@@ -1153,7 +1153,6 @@ def small_attention(q, k, v, mask, scale, groups=1):
     if L >= _BLAS_ATTENTION_ROWS:
         return attention(q, k, v, mask, None, scale, groups, need_probs=False)[0]
     scores_shape = (batch, heads, L, S)
-    parallel = cpu_jit.parallel()
     if parallel is not None and stored is None and k.nbytes + v.nbytes <= _COPIED_KEYS_BYTES:
         k, v = np.ascontiguousarray(k), np.ascontiguousarray(v)     # views of a projection: a copy is cheap
     if parallel is not None and (stored is not None or k.flags.c_contiguous and v.flags.c_contiguous):

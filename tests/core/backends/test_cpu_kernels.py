@@ -277,8 +277,8 @@ def test_a_growing_caches_views_are_read_in_place_with_the_bits_of_a_copy(dtype,
     """A dynamic cache hands attention views of the first positions of its storage (room
     kept for the positions to come; a sliding window's start moves): the decoding loops read
     them in place, with the bits a C-contiguous copy gives, where BLAS took them before.
-    Keys and values of storages of different lengths are not such views: BLAS, the same
-    attention within rounding."""
+    Keys and values of storages of different lengths are not such views: BLAS takes them
+    (widened copies, the loops, for half arrays), the same attention within rounding."""
     if kernel_flavour == "numpy":      # the loops are numba's
         return
     parallel = cpu_jit.parallel()
@@ -301,9 +301,11 @@ def test_a_growing_caches_views_are_read_in_place_with_the_bits_of_a_copy(dtype,
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
     read.clear()
     shorter_v = np.ascontiguousarray(storage_v[:, :, :keys + 3])[:, :, :keys]    # another storage length
-    np.testing.assert_allclose(K.small_attention(q, k, shorter_v, mask, 0.3, groups),
-                               K.small_attention(q, k, np.ascontiguousarray(shorter_v), mask, 0.3, groups),
-                               rtol=1e-6, atol=1e-6)
+    out = K.small_attention(q, k, shorter_v, mask, 0.3, groups)
+    assert all(shape[2] == keys for shape in read)      # not the storages' rows: BLAS, or widened half copies
+    wide[2] = np.repeat(np.asarray(shorter_v, np.float64), groups, axis=1)
+    expected, _ = _composed_forward(np, *wide, None, 0.3)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.float16])
