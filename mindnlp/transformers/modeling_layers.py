@@ -211,10 +211,11 @@ class GenericHead:
         return getattr(self, self.base_model_prefix)(input_ids, return_dict=True, **inputs,
                                                      **base_model_kwargs(kwargs))
 
-    def _run_encoder(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs):
-        """`_run_base_model` with the inputs every BERT-style encoder head takes."""
+    def _run_encoder(self, input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs,
+                     **options):
+        """`_run_base_model` with the inputs every BERT-style encoder head takes (and the head's `options`)."""
         return self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, token_type_ids=token_type_ids,
-                                    position_ids=position_ids, inputs_embeds=inputs_embeds)
+                                    position_ids=position_ids, inputs_embeds=inputs_embeds, **options)
 
 
 class GenericForSequenceClassification(GenericHead):

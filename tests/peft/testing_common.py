@@ -112,8 +112,10 @@ class PeftCommonTester:
         unloaded = model.unload()
         np.testing.assert_allclose(self._run(unloaded, case), base_output, rtol=1e-6, atol=1e-6)
 
-    def _test_training_reduces_loss(self, case, config_kwargs, steps=8, lr=0.05):
-        """A few AdamW steps (dropout on) lower the loss measured without dropout."""
+    def _test_training_reduces_loss(self, case, config_kwargs, steps=16, lr=0.05):
+        """AdamW steps (dropout on) lower the loss measured without dropout. Sixteen steps: after
+        eight, whether the loss has fallen on three examples depends on the dropout draws (a
+        quarter of seeds failed for a tiny BERT with DoRA, however its dropout was laid out)."""
         core.manual_seed(0)
         model = self._wrap(case, config_kwargs)
 

@@ -22,6 +22,7 @@ from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions,
                                  BaseModelOutputWithPoolingAndCrossAttentions, CausalLMOutputWithCrossAttentions,
                                  MaskedLMOutput, MultipleChoiceModelOutput, NextSentencePredictorOutput)
 from ...modeling_utils import PreTrainedModel
+from ...padding_free import DENSE_ROWS, has_forward_hooks, packed_rows_for
 from ...pytorch_utils import apply_chunking_to_forward
 from ...utils.generic import ModelOutput
 from .configuration_bert import BertConfig
@@ -91,24 +92,26 @@ class BertSelfAttention(nn.Module):
         self.layer_idx = layer_idx
 
     def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, past_key_values=None,
-                output_attentions=False):
-        input_shape = tuple(hidden_states.shape[:-1])
+                output_attentions=False, rows=DENSE_ROWS):
+        """`rows` lays out packed tokens (padding_free) as the padded batch for the attention alone."""
+        query = rows.unpack(self.query(hidden_states))
+        input_shape = tuple(query.shape[:-1])
         head_shape = input_shape + (-1, self.attention_head_size)
-        query = self.query(hidden_states).view(head_shape).transpose(1, 2)
+        query = query.view(head_shape).transpose(1, 2)
         if self.is_cross_attention:
             kv_shape = tuple(encoder_hidden_states.shape[:-1]) + (-1, self.attention_head_size)
             key, value = cross_attention_key_value(past_key_values, self.layer_idx, lambda: (
                 self.key(encoder_hidden_states).view(kv_shape).transpose(1, 2),
                 self.value(encoder_hidden_states).view(kv_shape).transpose(1, 2)))
         else:
-            key = self.key(hidden_states).view(head_shape).transpose(1, 2)
-            value = self.value(hidden_states).view(head_shape).transpose(1, 2)
+            key = rows.unpack(self.key(hidden_states)).view(head_shape).transpose(1, 2)
+            value = rows.unpack(self.value(hidden_states)).view(head_shape).transpose(1, 2)
             key, value = update_self_attention(past_key_values, key, value, self.layer_idx)
         implementation = "eager" if output_attentions else self.config._attn_implementation
         attention = ALL_ATTENTION_FUNCTIONS.get_interface(implementation, eager_attention_forward)
         output, weights = attention(self, query, key, value, attention_mask,
                                     dropout=self.dropout.p if self.training else 0.0, scaling=self.scaling)
-        return output.reshape(input_shape + (-1,)), weights
+        return rows.pack(output.reshape(input_shape + (-1,))), weights
 
 
 BertCrossAttention = BertSelfAttention
@@ -137,10 +140,11 @@ class BertAttention(nn.Module):
         self.output = BertSelfOutput(config)
 
     def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, output_attentions=False):
+                past_key_values=None, output_attentions=False, rows=DENSE_ROWS):
         mask = encoder_attention_mask if self.is_cross_attention else attention_mask
         attention_output, weights = self.self(hidden_states, mask, encoder_hidden_states=encoder_hidden_states,
-                                              past_key_values=past_key_values, output_attentions=output_attentions)
+                                              past_key_values=past_key_values, output_attentions=output_attentions,
+                                              rows=rows)
         return self.output(attention_output, hidden_states), weights
 
 
@@ -178,10 +182,10 @@ class BertLayer(GradientCheckpointingLayer):
         self.output = BertOutput(config)
 
     def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, output_attentions=False):
+                past_key_values=None, output_attentions=False, rows=DENSE_ROWS):
         attention_output, self_weights = self.attention(hidden_states, attention_mask,
                                                         past_key_values=past_key_values,
-                                                        output_attentions=output_attentions)
+                                                        output_attentions=output_attentions, rows=rows)
         cross_weights = None
         if self.is_decoder and encoder_hidden_states is not None:
             if not hasattr(self, "crossattention"):
@@ -201,6 +205,11 @@ class BertLayer(GradientCheckpointingLayer):
 
 
 class BertEncoder(nn.Module):
+    """The stack of layers. Given packed `rows` (padding_free), the layers run on the real tokens
+    and the last hidden state is laid out as the padded batch again, zeros at the padding."""
+
+    supports_padding_free = True
+
     def __init__(self, config):
         super().__init__()
         self.config = config
@@ -208,13 +217,16 @@ class BertEncoder(nn.Module):
         self.gradient_checkpointing = False
 
     def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, use_cache=None, output_attentions=False, output_hidden_states=False):
+                past_key_values=None, use_cache=None, output_attentions=False, output_hidden_states=False,
+                rows=DENSE_ROWS):
         all_hidden = (hidden_states,) if output_hidden_states else None
         all_attentions = () if output_attentions else None
         all_cross = () if output_attentions and encoder_hidden_states is not None else None
+        hidden_states = rows.pack(hidden_states)
         for layer in self.layer:
             hidden_states, weights, cross = layer(hidden_states, attention_mask, encoder_hidden_states,
-                                                  encoder_attention_mask, past_key_values, output_attentions)
+                                                  encoder_attention_mask, past_key_values, output_attentions,
+                                                  rows=rows)
             if output_hidden_states:
                 all_hidden += (hidden_states,)
             if output_attentions:
@@ -222,7 +234,7 @@ class BertEncoder(nn.Module):
                 if all_cross is not None:
                     all_cross += (cross,)
         return BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=hidden_states, past_key_values=past_key_values if use_cache else None,
+            last_hidden_state=rows.unpack(hidden_states), past_key_values=past_key_values if use_cache else None,
             hidden_states=all_hidden, attentions=all_attentions, cross_attentions=all_cross)
 
 
@@ -344,7 +356,11 @@ class BertModel(BertPreTrainedModel):
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, past_key_values=None,
-                use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
+                use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None,
+                first_token_only=False, **kwargs):
+        """`first_token_only`: the caller reads nothing of `last_hidden_state` but each row's first
+        position (and the pooled output). The encoder may then skip the padding (padding_free), and
+        the padding rows of `last_hidden_state` are zeros."""
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         if (input_ids is None) == (inputs_embeds is None):
@@ -366,11 +382,16 @@ class BertModel(BertPreTrainedModel):
         if encoder_attention_mask is not None:
             encoder_attention_mask = create_bidirectional_mask(self.config, embedding_output, encoder_attention_mask,
                                                                encoder_hidden_states=encoder_hidden_states)
+        padding_free = {}
+        if first_token_only and past_key_values is None and not (is_decoder or output_attentions or output_hidden_states) \
+                and getattr(self.encoder, "supports_padding_free", False) and not has_forward_hooks(self.encoder):
+            rows = packed_rows_for(attention_mask)
+            padding_free = {"rows": rows} if rows is not None else {}
         encoder_outputs = self.encoder(embedding_output, attention_mask=mask,
                                        encoder_hidden_states=encoder_hidden_states,
                                        encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,
                                        use_cache=use_cache, output_attentions=output_attentions,
-                                       output_hidden_states=output_hidden_states)
+                                       output_hidden_states=output_hidden_states, **padding_free)
         sequence_output = encoder_outputs.last_hidden_state
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None
         output = BaseModelOutputWithPoolingAndCrossAttentions(
@@ -516,7 +537,8 @@ def classifier_dropout(config):
 
 
 class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
-    """dropout → classifier on the pooled first token."""
+    """dropout → classifier on the pooled first token. `classify` reads each row's first token
+    alone (every family's head here does), so the encoder may skip the padding (padding_free)."""
 
     base_model_class = BertModel
 
@@ -538,7 +560,8 @@ class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs)
+        outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs,
+                                    first_token_only=True)
         output = sequence_classification_output(self.config, self.classify(outputs), labels, outputs)
         return output if return_dict else output.to_tuple()
 
