@@ -59,6 +59,18 @@ def has_forward_hooks(module):
     return any(m._forward_pre_hooks or m._forward_hooks for m in module.modules())
 
 
+def encoder_layout(encoder, attention_mask, first_token_only, padding_rows_returned):
+    """The keyword arguments a base model gives its encoder: {"rows": PackedRows} where the
+    caller reads each row's first token only (`first_token_only`), nothing returns the padding
+    rows (hidden states, attentions, a cache: `padding_rows_returned`), no hook watches the
+    encoder's modules, and the encoder can lay packed tokens out (`supports_padding_free`)."""
+    if not first_token_only or padding_rows_returned or not getattr(encoder, "supports_padding_free", False) \
+            or has_forward_hooks(encoder):
+        return {}
+    rows = packed_rows_for(attention_mask)
+    return {} if rows is None else {"rows": rows}
+
+
 def packed_rows_for(attention_mask):
     """PackedRows for a 2D 0/1 mask whose rows all start with a real token and which has
     padding somewhere; None where packing would gain nothing or could change what a head reads."""

@@ -10,7 +10,8 @@ import pytest
 from mindnlp import core
 from mindnlp.core.autograd import gradcheck
 from mindnlp.transformers import (AlbertConfig, AlbertForSequenceClassification, BertConfig,
-                                  BertForSequenceClassification, BertModel, ElectraConfig,
+                                  BertForSequenceClassification, BertModel, DistilBertConfig,
+                                  DistilBertForMultipleChoice, DistilBertForSequenceClassification, ElectraConfig,
                                   ElectraForSequenceClassification, RobertaConfig, RobertaForSequenceClassification)
 from mindnlp.transformers import padding_free
 from mindnlp.transformers.models.bert import modeling_bert
@@ -19,10 +20,14 @@ SIZES = dict(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_h
              max_position_embeddings=40, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=3)
 # Rows of lengths 7, 4, 1 and 5 (the last with a masked hole), padded to 7 at the end.
 MASK = [[1] * 7, [1] * 4 + [0] * 3, [1] + [0] * 6, [1, 1, 0, 1, 1, 1, 0]]
+DISTILBERT_SIZES = dict(vocab_size=50, dim=16, n_layers=2, n_heads=4, hidden_dim=24, max_position_embeddings=40,
+                        dropout=0.0, attention_dropout=0.0, seq_classif_dropout=0.0, num_labels=3)
 FAMILIES = {
-    "bert": (BertConfig, BertForSequenceClassification),
-    "roberta": (RobertaConfig, RobertaForSequenceClassification),
-    "electra": (ElectraConfig, ElectraForSequenceClassification),
+    "bert": (BertConfig, BertForSequenceClassification, SIZES),
+    "roberta": (RobertaConfig, RobertaForSequenceClassification, SIZES),
+    "electra": (ElectraConfig, ElectraForSequenceClassification, SIZES),
+    "distilbert": (DistilBertConfig, DistilBertForSequenceClassification, DISTILBERT_SIZES),
+    "distilbert-multiple-choice": (DistilBertConfig, DistilBertForMultipleChoice, DISTILBERT_SIZES),
 }
 
 
@@ -35,9 +40,9 @@ def make_inputs(mask=MASK, seed=0):
 
 
 def make_model(family, **overrides):
-    config_class, model_class = FAMILIES[family]
+    config_class, model_class, sizes = FAMILIES[family]
     core.manual_seed(0)
-    config = config_class(**{**SIZES, "pad_token_id": 1, **overrides})
+    config = config_class(**{**sizes, "pad_token_id": 1, **overrides})
     return model_class(config)
 
 
@@ -65,7 +70,7 @@ def loss_and_gradients(model, inputs, **options):
 def dense_run(model, inputs, monkeypatch, **options):
     """The usual padded computation of the same call."""
     with monkeypatch.context() as patch:
-        patch.setattr(modeling_bert, "packed_rows_for", lambda mask: None)
+        patch.setattr(padding_free, "packed_rows_for", lambda mask: None)
         return loss_and_gradients(model, inputs, **options)
 
 
@@ -97,8 +102,11 @@ def test_masks_that_packing_cannot_serve_are_declined(mask):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_classification_equals_the_padded_computation(family, monkeypatch, pack_calls):
     model = make_model(family)
-    model.train()                                  # no dropout in SIZES: train mode is deterministic
+    model.train()                                  # no dropout in the sizes: train mode is deterministic
     inputs = make_inputs()
+    if family.endswith("multiple-choice"):         # two questions of two choices
+        inputs = {"input_ids": inputs["input_ids"].view(2, 2, 7), "attention_mask": inputs["attention_mask"].view(2, 2, 7),
+                  "labels": core.tensor([1, 0])}
     expected, expected_grads = dense_run(model, inputs, monkeypatch)
     assert not pack_calls
     output, grads = loss_and_gradients(model, inputs)

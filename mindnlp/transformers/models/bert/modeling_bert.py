@@ -22,7 +22,7 @@ from ...modeling_outputs import (BaseModelOutputWithPastAndCrossAttentions,
                                  BaseModelOutputWithPoolingAndCrossAttentions, CausalLMOutputWithCrossAttentions,
                                  MaskedLMOutput, MultipleChoiceModelOutput, NextSentencePredictorOutput)
 from ...modeling_utils import PreTrainedModel
-from ...padding_free import DENSE_ROWS, has_forward_hooks, packed_rows_for
+from ...padding_free import DENSE_ROWS, encoder_layout
 from ...pytorch_utils import apply_chunking_to_forward
 from ...utils.generic import ModelOutput
 from .configuration_bert import BertConfig
@@ -382,11 +382,8 @@ class BertModel(BertPreTrainedModel):
         if encoder_attention_mask is not None:
             encoder_attention_mask = create_bidirectional_mask(self.config, embedding_output, encoder_attention_mask,
                                                                encoder_hidden_states=encoder_hidden_states)
-        padding_free = {}
-        if first_token_only and past_key_values is None and not (is_decoder or output_attentions or output_hidden_states) \
-                and getattr(self.encoder, "supports_padding_free", False) and not has_forward_hooks(self.encoder):
-            rows = packed_rows_for(attention_mask)
-            padding_free = {"rows": rows} if rows is not None else {}
+        padding_free = encoder_layout(self.encoder, attention_mask, first_token_only, is_decoder or output_attentions
+                                      or output_hidden_states or past_key_values is not None)
         encoder_outputs = self.encoder(embedding_output, attention_mask=mask,
                                        encoder_hidden_states=encoder_hidden_states,
                                        encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,

@@ -17,6 +17,7 @@ from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, head_ou
                                 sequence_classification_output, span_prediction, token_classification_output)
 from ...modeling_outputs import BaseModelOutput, MaskedLMOutput, MultipleChoiceModelOutput
 from ...modeling_utils import PreTrainedModel
+from ...padding_free import DENSE_ROWS, encoder_layout
 from ...pytorch_utils import apply_chunking_to_forward
 from .configuration_distilbert import DistilBertConfig
 
@@ -72,17 +73,19 @@ class DistilBertSelfAttention(nn.Module):
         self.dropout = nn.Dropout(p=config.attention_dropout)
         self.is_causal = False
 
-    def forward(self, hidden_states, attention_mask=None, output_attentions=False):
-        input_shape = tuple(hidden_states.shape[:-1])
+    def forward(self, hidden_states, attention_mask=None, output_attentions=False, rows=DENSE_ROWS):
+        """`rows` lays out packed tokens (padding_free) as the padded batch for the attention alone."""
+        query = rows.unpack(self.q_lin(hidden_states))
+        input_shape = tuple(query.shape[:-1])
         head_shape = input_shape + (-1, self.attention_head_size)
-        query = self.q_lin(hidden_states).view(head_shape).transpose(1, 2)
-        key = self.k_lin(hidden_states).view(head_shape).transpose(1, 2)
-        value = self.v_lin(hidden_states).view(head_shape).transpose(1, 2)
+        query = query.view(head_shape).transpose(1, 2)
+        key = rows.unpack(self.k_lin(hidden_states)).view(head_shape).transpose(1, 2)
+        value = rows.unpack(self.v_lin(hidden_states)).view(head_shape).transpose(1, 2)
         implementation = "eager" if output_attentions else self.config._attn_implementation
         attention = ALL_ATTENTION_FUNCTIONS.get_interface(implementation, eager_attention_forward)
         output, weights = attention(self, query, key, value, attention_mask,
                                     dropout=self.dropout.p if self.training else 0.0, scaling=self.scaling)
-        return self.out_lin(output.reshape(input_shape + (-1,))), weights
+        return self.out_lin(rows.pack(output.reshape(input_shape + (-1,)))), weights
 
 
 class FFN(nn.Module):
@@ -112,31 +115,38 @@ class TransformerBlock(GradientCheckpointingLayer):
         self.ffn = FFN(config)
         self.output_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
 
-    def forward(self, hidden_states, attention_mask=None, output_attentions=False):
+    def forward(self, hidden_states, attention_mask=None, output_attentions=False, rows=DENSE_ROWS):
         attention_output, weights = self.attention(hidden_states, attention_mask,
-                                                   output_attentions=output_attentions)
+                                                   output_attentions=output_attentions, rows=rows)
         attention_output = self.sa_layer_norm(attention_output + hidden_states)
         output = self.output_layer_norm(self.ffn(attention_output) + attention_output)
         return output, weights
 
 
 class Transformer(nn.Module):
+    """The stack of blocks; given packed `rows` (padding_free), as BertEncoder."""
+
+    supports_padding_free = True
+
     def __init__(self, config):
         super().__init__()
         self.n_layers = config.n_layers
         self.layer = nn.ModuleList([TransformerBlock(config) for _ in range(config.n_layers)])
         self.gradient_checkpointing = False
 
-    def forward(self, hidden_states, attention_mask=None, output_attentions=False, output_hidden_states=False):
+    def forward(self, hidden_states, attention_mask=None, output_attentions=False, output_hidden_states=False,
+                rows=DENSE_ROWS):
         all_hidden = (hidden_states,) if output_hidden_states else None
         all_attentions = () if output_attentions else None
+        hidden_states = rows.pack(hidden_states)
         for layer in self.layer:
-            hidden_states, weights = layer(hidden_states, attention_mask, output_attentions)
+            hidden_states, weights = layer(hidden_states, attention_mask, output_attentions, rows=rows)
             if output_hidden_states:
                 all_hidden += (hidden_states,)
             if output_attentions:
                 all_attentions += (weights,)
-        return BaseModelOutput(last_hidden_state=hidden_states, hidden_states=all_hidden, attentions=all_attentions)
+        return BaseModelOutput(last_hidden_state=rows.unpack(hidden_states), hidden_states=all_hidden,
+                               attentions=all_attentions)
 
 
 class DistilBertPreTrainedModel(PreTrainedModel):
@@ -192,7 +202,9 @@ class DistilBertModel(DistilBertPreTrainedModel):
         self.embeddings.word_embeddings = new_embeddings
 
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, position_ids=None,
-                output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
+                output_attentions=None, output_hidden_states=None, return_dict=None, first_token_only=False,
+                **kwargs):
+        """`first_token_only`: as BertModel's, the caller reads each row's first position alone."""
         config = self.config
         output_attentions, output_hidden_states, return_dict = output_flags(
             config, output_attentions, output_hidden_states, return_dict)
@@ -201,7 +213,9 @@ class DistilBertModel(DistilBertPreTrainedModel):
         embeddings = self.embeddings(input_ids, inputs_embeds, position_ids)
         mask = create_bidirectional_mask(config, embeddings, attention_mask)
         output = self.transformer(embeddings, attention_mask=mask, output_attentions=output_attentions,
-                                  output_hidden_states=output_hidden_states)
+                                  output_hidden_states=output_hidden_states,
+                                  **encoder_layout(self.transformer, attention_mask, first_token_only,
+                                                   output_attentions or output_hidden_states))
         return output if return_dict else output.to_tuple()
 
 
@@ -217,9 +231,9 @@ class _DistilBertHead(GenericHead):
     def resize_position_embeddings(self, new_num_position_embeddings):
         self.distilbert.resize_position_embeddings(new_num_position_embeddings)
 
-    def _encode(self, input_ids, attention_mask, inputs_embeds, position_ids, kwargs):
+    def _encode(self, input_ids, attention_mask, inputs_embeds, position_ids, kwargs, **options):
         return self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                                    position_ids=position_ids)
+                                    position_ids=position_ids, **options)
 
 
 class DistilBertForMaskedLM(_DistilBertHead, DistilBertPreTrainedModel):
@@ -264,7 +278,7 @@ class DistilBertForSequenceClassification(_DistilBertHead, DistilBertPreTrainedM
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
                 return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs)
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs, first_token_only=True)
         pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
         output = sequence_classification_output(self.config, self.classifier(self.dropout(pooled)), labels, outputs)
         return output if return_dict else output.to_tuple()
@@ -325,7 +339,7 @@ class DistilBertForMultipleChoice(_DistilBertHead, DistilBertPreTrainedModel):
             attention_mask = attention_mask.reshape(-1, attention_mask.shape[-1])
         if inputs_embeds is not None:
             inputs_embeds = inputs_embeds.reshape(-1, inputs_embeds.shape[-2], inputs_embeds.shape[-1])
-        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs)
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs, first_token_only=True)
         pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
         logits = self.classifier(self.dropout(pooled)).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
