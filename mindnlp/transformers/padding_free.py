@@ -12,6 +12,8 @@ only around the attention itself. This is what torch's BetterTransformer fast pa
 nested tensors. The real tokens' results are those of the padded computation up to float32
 rounding; the padding rows of the returned hidden state are zeros.
 """
+from .. import core
+
 
 class DenseRows:
     """The identity layout: every row of the batch is computed (the usual encoder)."""
@@ -63,9 +65,11 @@ def encoder_layout(encoder, attention_mask, first_token_only, padding_rows_retur
     """The keyword arguments a base model gives its encoder: {"rows": PackedRows} where the
     caller reads each row's first token only (`first_token_only`), nothing returns the padding
     rows (hidden states, attentions, a cache: `padding_rows_returned`), no hook watches the
-    encoder's modules, and the encoder can lay packed tokens out (`supports_padding_free`)."""
+    encoder's modules, and the encoder can lay packed tokens out (`supports_padding_free`).
+    Not while a graph is captured (core.compile, ONNX export): the packed layout's size is
+    read from the mask's values, and a graph holds for every mask of its shapes."""
     if not first_token_only or padding_rows_returned or not getattr(encoder, "supports_padding_free", False) \
-            or has_forward_hooks(encoder):
+            or core.compiler.is_compiling() or has_forward_hooks(encoder):
         return {}
     rows = packed_rows_for(attention_mask)
     return {} if rows is None else {"rows": rows}

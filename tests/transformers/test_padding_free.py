@@ -191,3 +191,21 @@ def test_the_packed_path_is_what_a_plain_bert_model_does_not_take():
     with core.no_grad():
         hidden = model(**inputs).last_hidden_state.numpy()
     assert hidden[~inputs["attention_mask"].numpy().astype(bool)].any()
+
+
+def test_a_captured_graph_keeps_the_padded_layout(pack_calls):
+    """core.compile(fullgraph=True) captures the padded computation (the packed size is read
+    from the mask's values, which a graph does not guard), and replays it for other masks."""
+    model = make_model("bert").eval()
+    inputs = make_inputs()
+    del inputs["labels"]
+    compiled = core.compile(model, fullgraph=True)
+    with core.no_grad():
+        captured = compiled(**inputs).logits.numpy()
+        assert not pack_calls
+        expected = model(**inputs).logits.numpy()
+        other = dict(inputs, attention_mask=core.tensor([[1] * 7, [1] * 6 + [0], [1] * 3 + [0] * 4, [1] * 7]))
+        replayed = compiled(**other).logits.numpy()
+        expected_other = model(**other).logits.numpy()
+    np.testing.assert_allclose(captured, expected, atol=1e-5, rtol=1e-5)
+    np.testing.assert_allclose(replayed, expected_other, atol=1e-5, rtol=1e-5)
