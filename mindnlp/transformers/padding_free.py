@@ -14,6 +14,21 @@ rounding; the padding rows of the returned hidden state are zeros.
 """
 from .. import core
 
+_enabled = True
+
+
+def set_enabled(enabled):
+    """Turn padding-free encoding on (the default) or off, as torch.backends.mha's
+    set_fastpath_enabled turns its fast path. Off, an eager run computes the padded batch bit
+    for bit as a captured graph does: the packed layout rounds differently and draws dropout
+    over fewer rows."""
+    global _enabled
+    _enabled = bool(enabled)
+
+
+def is_enabled():
+    return _enabled
+
 
 class DenseRows:
     """The identity layout: every row of the batch is computed (the usual encoder)."""
@@ -68,7 +83,7 @@ def encoder_layout(encoder, attention_mask, first_token_only, padding_rows_retur
     encoder's modules, and the encoder can lay packed tokens out (`supports_padding_free`).
     Not while a graph is captured (core.compile, ONNX export): the packed layout's size is
     read from the mask's values, and a graph holds for every mask of its shapes."""
-    if not first_token_only or padding_rows_returned or not getattr(encoder, "supports_padding_free", False) \
+    if not (_enabled and first_token_only) or padding_rows_returned or not getattr(encoder, "supports_padding_free", False) \
             or core.compiler.is_compiling() or has_forward_hooks(encoder):
         return {}
     rows = packed_rows_for(attention_mask)

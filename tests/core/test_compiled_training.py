@@ -11,7 +11,7 @@ import pytest
 import mindnlp
 from mindnlp import _context, core
 from mindnlp.core.jit import backward as compiled_backward
-from mindnlp.transformers import BertConfig, BertForSequenceClassification, LlamaConfig, LlamaForCausalLM
+from mindnlp.transformers import BertConfig, BertForSequenceClassification, LlamaConfig, LlamaForCausalLM, padding_free
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +23,9 @@ def _backward_not_chosen(monkeypatch):
     monkeypatch.setitem(_context._settings, "backward", "eager")
     monkeypatch.setattr(engine, "compiled_backward", None)
     monkeypatch.setattr(engine, "next_backward_compiled", False)
+    # Eager BERT classification would skip its padding rows (padding_free), which a captured
+    # graph cannot: the eager reference computes the padded batch, as the graphs do.
+    monkeypatch.setattr(padding_free, "_enabled", False)
     compiled_backward.CACHE.reset()
     yield
     compiled_backward.CACHE.reset()

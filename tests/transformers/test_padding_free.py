@@ -209,3 +209,17 @@ def test_a_captured_graph_keeps_the_padded_layout(pack_calls):
         expected_other = model(**other).logits.numpy()
     np.testing.assert_allclose(captured, expected, atol=1e-5, rtol=1e-5)
     np.testing.assert_allclose(replayed, expected_other, atol=1e-5, rtol=1e-5)
+
+
+def test_switched_off_the_encoder_computes_the_padded_batch(monkeypatch, pack_calls):
+    monkeypatch.setattr(padding_free, "_enabled", padding_free.is_enabled())   # restored after the test
+    model = make_model("bert").eval()
+    padding_free.set_enabled(False)
+    assert not padding_free.is_enabled()
+    with core.no_grad():
+        model(**make_inputs())
+    assert not pack_calls
+    padding_free.set_enabled(True)
+    with core.no_grad():
+        model(**make_inputs())
+    assert pack_calls
