@@ -21,6 +21,7 @@ from .masking_utils import create_causal_mask, create_sliding_window_causal_mask
 from .modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from .modeling_layers import GradientCheckpointingLayer, GenericHead, keep_last_positions, output_flags
 from .modeling_outputs import BaseModelOutputWithPast, CausalLMOutputWithPast
+from .padding_free import DENSE_ROWS
 from .modeling_rotary import RotaryEmbedding, apply_rotary_pos_emb
 from .modeling_utils import PreTrainedModel
 
@@ -168,9 +169,11 @@ class DecoderAttention(nn.Module):
         return self.o_proj(attention_output)
 
     def forward(self, hidden_states, position_embeddings, attention_mask=None, past_key_values=None,
-                output_attentions=False, **kwargs):
-        input_shape = tuple(hidden_states.shape[:-1])
-        query, key, value = self.project(hidden_states)
+                output_attentions=False, rows=DENSE_ROWS, **kwargs):
+        """`rows` lays out packed tokens (padding_free, an encoder's) as the padded batch around
+        the attention itself: the projections run on the packed tokens."""
+        query, key, value = (rows.unpack_heads(t) for t in self.project(hidden_states))
+        input_shape = (query.shape[0], query.shape[2])
         if self.use_rope:
             cos, sin = position_embeddings
             query, key = apply_rotary_pos_emb(query, key, cos, sin)
@@ -181,7 +184,7 @@ class DecoderAttention(nn.Module):
         output, weights = attention(self, query, key, value, attention_mask, scaling=self.scaling,
                                     dropout=self.attention_dropout if self.training else 0.0,
                                     softcap=self.softcap, sinks=self.sinks)
-        return self.project_output(output.reshape(input_shape + (-1,))), weights
+        return self.project_output(rows.pack(output.reshape(input_shape + (-1,)))), weights
 
 
 class DecoderLayer(GradientCheckpointingLayer):

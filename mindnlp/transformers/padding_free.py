@@ -5,8 +5,8 @@ A padded batch of short sentences is mostly padding (SST-2's phrases, batched 32
 are two thirds padding), and an encoder spends nearly all its time in row-wise work (the
 projections, the feed-forward, norms, dropout) that padding rows take part in for nothing:
 no real token attends to them. When nothing outside the encoder can see those rows (a
-sequence-classification head reads each row's first token; no hidden states, attentions or
-hooks are asked for), the encoder can stack the real tokens as one row of shape
+sequence-classification head reads each row's first token or pools the real ones; no hidden
+states, attentions or hooks are asked for), the encoder can stack the real tokens as one row of shape
 [1, tokens, hidden], run the row-wise layers on it, and lay the tokens out as a padded batch
 only around the attention itself. This is what torch's BetterTransformer fast path does with
 nested tensors. The real tokens' results are those of the padded computation up to float32
@@ -41,6 +41,10 @@ class DenseRows:
     def unpack(hidden_states):
         return hidden_states
 
+    @staticmethod
+    def unpack_heads(heads):
+        return heads
+
 
 DENSE_ROWS = DenseRows()
 
@@ -70,21 +74,27 @@ class PackedRows:
         rows = hidden_states.new_zeros((self.batch * self.length,) + rest)
         return rows.index_copy(0, self.index, hidden_states[0]).reshape((self.batch, self.length) + rest)
 
+    def unpack_heads(self, heads):
+        """unpack for (1, heads, tokens, head_dim): (batch, heads, length, head_dim)."""
+        return self.unpack(heads.transpose(1, 2)).transpose(1, 2)
+
 
 def has_forward_hooks(module):
     """Whether any submodule has forward (pre-)hooks: those would see packed shapes."""
     return any(m._forward_pre_hooks or m._forward_hooks for m in module.modules())
 
 
-def encoder_layout(encoder, attention_mask, first_token_only, padding_rows_returned):
+def encoder_layout(encoder, attention_mask, padding_rows_unread, padding_rows_returned):
     """The keyword arguments a base model gives its encoder: {"rows": PackedRows} where the
-    caller reads each row's first token only (`first_token_only`), nothing returns the padding
-    rows (hidden states, attentions, a cache: `padding_rows_returned`), no hook watches the
-    encoder's modules, and the encoder can lay packed tokens out (`supports_padding_free`).
+    caller reads no padding row (`padding_rows_unread`: a head reading each row's first token,
+    or pooling the real ones), nothing returns the padding rows (hidden states, attentions, a
+    cache: `padding_rows_returned`), no hook watches the encoder's modules, and the encoder can
+    lay packed tokens out (`supports_padding_free`).
     Not while a graph is captured (core.compile, ONNX export): the packed layout's size is
     read from the mask's values, and a graph holds for every mask of its shapes."""
-    if not (_enabled and first_token_only) or padding_rows_returned or not getattr(encoder, "supports_padding_free", False) \
-            or core.compiler.is_compiling() or has_forward_hooks(encoder):
+    if not (_enabled and padding_rows_unread) or padding_rows_returned \
+            or not getattr(encoder, "supports_padding_free", False) or core.compiler.is_compiling() \
+            or has_forward_hooks(encoder):
         return {}
     rows = packed_rows_for(attention_mask)
     return {} if rows is None else {"rows": rows}

@@ -12,7 +12,8 @@ from mindnlp.core.autograd import gradcheck
 from mindnlp.transformers import (AlbertConfig, AlbertForSequenceClassification, BertConfig,
                                   BertForSequenceClassification, BertModel, DistilBertConfig,
                                   DistilBertForMultipleChoice, DistilBertForSequenceClassification, ElectraConfig,
-                                  ElectraForSequenceClassification, RobertaConfig, RobertaForSequenceClassification)
+                                  ElectraForSequenceClassification, ModernBertConfig, ModernBertForMultipleChoice,
+                                  ModernBertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification)
 from mindnlp.transformers import padding_free
 from mindnlp.transformers.models.bert import modeling_bert
 
@@ -22,12 +23,20 @@ SIZES = dict(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_h
 MASK = [[1] * 7, [1] * 4 + [0] * 3, [1] + [0] * 6, [1, 1, 0, 1, 1, 1, 0]]
 DISTILBERT_SIZES = dict(vocab_size=50, dim=16, n_layers=2, n_heads=4, hidden_dim=24, max_position_embeddings=40,
                         dropout=0.0, attention_dropout=0.0, seq_classif_dropout=0.0, num_labels=3)
+# Three layers, the middle one attending a window of two tokens either side.
+MODERNBERT_SIZES = dict(vocab_size=50, hidden_size=16, intermediate_size=24, num_hidden_layers=3,
+                        num_attention_heads=4, global_attn_every_n_layers=2, local_attention=4, num_labels=3,
+                        bos_token_id=2, eos_token_id=3, cls_token_id=2, sep_token_id=3)
 FAMILIES = {
     "bert": (BertConfig, BertForSequenceClassification, SIZES),
     "roberta": (RobertaConfig, RobertaForSequenceClassification, SIZES),
     "electra": (ElectraConfig, ElectraForSequenceClassification, SIZES),
     "distilbert": (DistilBertConfig, DistilBertForSequenceClassification, DISTILBERT_SIZES),
     "distilbert-multiple-choice": (DistilBertConfig, DistilBertForMultipleChoice, DISTILBERT_SIZES),
+    "modernbert-cls": (ModernBertConfig, ModernBertForSequenceClassification, MODERNBERT_SIZES),
+    "modernbert-mean": (ModernBertConfig, ModernBertForSequenceClassification,
+                        dict(MODERNBERT_SIZES, classifier_pooling="mean")),
+    "modernbert-multiple-choice": (ModernBertConfig, ModernBertForMultipleChoice, MODERNBERT_SIZES),
 }
 
 
@@ -137,7 +146,7 @@ def test_base_model_asked_for_first_tokens_zeroes_the_padding_rows(pack_calls):
     del inputs["labels"]
     with core.no_grad():
         dense = model.bert(**inputs).last_hidden_state.numpy()
-        packed = model.bert(**inputs, first_token_only=True)
+        packed = model.bert(**inputs, padding_rows_unread=True)
     assert pack_calls
     keep = inputs["attention_mask"].numpy().astype(bool)
     hidden = packed.last_hidden_state.numpy()
@@ -184,7 +193,7 @@ def test_left_padding_and_other_encoders_run_padded(pack_calls):
 
 
 def test_the_packed_path_is_what_a_plain_bert_model_does_not_take():
-    """BertModel called as a user calls it keeps every row (first_token_only is the heads' option)."""
+    """BertModel called as a user calls it keeps every row (padding_rows_unread is the heads' option)."""
     model = BertModel(BertConfig(**SIZES)).eval()
     inputs = make_inputs()
     del inputs["labels"]

@@ -357,10 +357,10 @@ class BertModel(BertPreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, position_ids=None,
                 inputs_embeds=None, encoder_hidden_states=None, encoder_attention_mask=None, past_key_values=None,
                 use_cache=None, output_attentions=None, output_hidden_states=None, return_dict=None,
-                first_token_only=False, **kwargs):
-        """`first_token_only`: the caller reads nothing of `last_hidden_state` but each row's first
-        position (and the pooled output). The encoder may then skip the padding (padding_free), and
-        the padding rows of `last_hidden_state` are zeros."""
+                padding_rows_unread=False, **kwargs):
+        """`padding_rows_unread`: the caller reads no padding row of `last_hidden_state` (a head
+        reading each row's first token, or pooling the real ones). The encoder may then skip the
+        padding (padding_free), and the padding rows of `last_hidden_state` are zeros."""
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         if (input_ids is None) == (inputs_embeds is None):
@@ -382,7 +382,7 @@ class BertModel(BertPreTrainedModel):
         if encoder_attention_mask is not None:
             encoder_attention_mask = create_bidirectional_mask(self.config, embedding_output, encoder_attention_mask,
                                                                encoder_hidden_states=encoder_hidden_states)
-        padding_free = encoder_layout(self.encoder, attention_mask, first_token_only, is_decoder or output_attentions
+        padding_free = encoder_layout(self.encoder, attention_mask, padding_rows_unread, is_decoder or output_attentions
                                       or output_hidden_states or past_key_values is not None)
         encoder_outputs = self.encoder(embedding_output, attention_mask=mask,
                                        encoder_hidden_states=encoder_hidden_states,
@@ -558,7 +558,7 @@ class BertForSequenceClassification(GenericHead, BertPreTrainedModel):
                 inputs_embeds=None, labels=None, return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         outputs = self._run_encoder(input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds, kwargs,
-                                    first_token_only=True)
+                                    padding_rows_unread=True)
         output = sequence_classification_output(self.config, self.classify(outputs), labels, outputs)
         return output if return_dict else output.to_tuple()
 

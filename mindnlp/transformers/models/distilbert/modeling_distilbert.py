@@ -202,9 +202,9 @@ class DistilBertModel(DistilBertPreTrainedModel):
         self.embeddings.word_embeddings = new_embeddings
 
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, position_ids=None,
-                output_attentions=None, output_hidden_states=None, return_dict=None, first_token_only=False,
+                output_attentions=None, output_hidden_states=None, return_dict=None, padding_rows_unread=False,
                 **kwargs):
-        """`first_token_only`: as BertModel's, the caller reads each row's first position alone."""
+        """`padding_rows_unread`: as BertModel's, the caller reads no padding row of the output."""
         config = self.config
         output_attentions, output_hidden_states, return_dict = output_flags(
             config, output_attentions, output_hidden_states, return_dict)
@@ -214,7 +214,7 @@ class DistilBertModel(DistilBertPreTrainedModel):
         mask = create_bidirectional_mask(config, embeddings, attention_mask)
         output = self.transformer(embeddings, attention_mask=mask, output_attentions=output_attentions,
                                   output_hidden_states=output_hidden_states,
-                                  **encoder_layout(self.transformer, attention_mask, first_token_only,
+                                  **encoder_layout(self.transformer, attention_mask, padding_rows_unread,
                                                    output_attentions or output_hidden_states))
         return output if return_dict else output.to_tuple()
 
@@ -278,7 +278,7 @@ class DistilBertForSequenceClassification(_DistilBertHead, DistilBertPreTrainedM
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, labels=None, position_ids=None,
                 return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
-        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs, first_token_only=True)
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs, padding_rows_unread=True)
         pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
         output = sequence_classification_output(self.config, self.classifier(self.dropout(pooled)), labels, outputs)
         return output if return_dict else output.to_tuple()
@@ -339,7 +339,7 @@ class DistilBertForMultipleChoice(_DistilBertHead, DistilBertPreTrainedModel):
             attention_mask = attention_mask.reshape(-1, attention_mask.shape[-1])
         if inputs_embeds is not None:
             inputs_embeds = inputs_embeds.reshape(-1, inputs_embeds.shape[-2], inputs_embeds.shape[-1])
-        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs, first_token_only=True)
+        outputs = self._encode(input_ids, attention_mask, inputs_embeds, position_ids, kwargs, padding_rows_unread=True)
         pooled = nn.functional.relu(self.pre_classifier(outputs[0][:, 0]))
         logits = self.classifier(self.dropout(pooled)).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None

@@ -11,7 +11,8 @@ What differs from BERT:
   (`Wi`, the activated half first), a fused `Wqkv`, no biases and bias-free LayerNorms by
   default, and a final LayerNorm;
 - the heads share `ModernBertPredictionHead` (dense, activation, norm); classification pools
-  the first token (`classifier_pooling="cls"`) or the mean over real tokens ("mean").
+  the first token (`classifier_pooling="cls"`) or the mean over real tokens ("mean"), and so
+  reads no padding row: its layers may skip them (padding_free), as BERT's classifiers do.
 
 Hugging Face's v5 model runs padded batches only (its unpadded flash-attention path is gone):
 padding is masked in every layer, and that is what this file does too.
@@ -29,6 +30,7 @@ from ...modeling_layers import (GenericHead, GradientCheckpointingLayer, head_ou
 from ...modeling_outputs import BaseModelOutput, MaskedLMOutput, MultipleChoiceModelOutput
 from ...modeling_rotary import RotaryEmbedding
 from ...modeling_utils import PreTrainedModel
+from ...padding_free import DENSE_ROWS, encoder_layout
 from .configuration_modernbert import ModernBertConfig
 
 
@@ -101,9 +103,10 @@ class ModernBertEncoderLayer(GradientCheckpointingLayer):
         self.mlp = ModernBertMLP(config)
         self.attention_type = config.layer_types[layer_idx]
 
-    def forward(self, hidden_states, attention_mask=None, position_embeddings=None, output_attentions=False):
+    def forward(self, hidden_states, attention_mask=None, position_embeddings=None, output_attentions=False,
+                rows=DENSE_ROWS):
         attention_output, weights = self.attn(self.attn_norm(hidden_states), position_embeddings, attention_mask,
-                                              output_attentions=output_attentions)
+                                              output_attentions=output_attentions, rows=rows)
         hidden_states = hidden_states + attention_output
         return hidden_states + self.mlp(self.mlp_norm(hidden_states)), weights
 
@@ -158,6 +161,8 @@ class ModernBertPreTrainedModel(PreTrainedModel):
 class ModernBertModel(ModernBertPreTrainedModel):
     """Embeddings → layers (each with its layer type's mask and rotary) → final norm."""
 
+    supports_padding_free = True
+
     def __init__(self, config):
         super().__init__(config)
         self.config = config
@@ -175,7 +180,9 @@ class ModernBertModel(ModernBertPreTrainedModel):
         self.embeddings.tok_embeddings = value
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
-                output_attentions=None, output_hidden_states=None, return_dict=None, **kwargs):
+                output_attentions=None, output_hidden_states=None, return_dict=None, padding_rows_unread=False,
+                **kwargs):
+        """`padding_rows_unread`: as BertModel's, the caller reads no padding row of the output."""
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict)
         if (input_ids is None) == (inputs_embeds is None):
@@ -187,16 +194,19 @@ class ModernBertModel(ModernBertPreTrainedModel):
                  "sliding_attention": create_bidirectional_sliding_window_mask(self.config, hidden_states,
                                                                               attention_mask)}
         rotary = self.rotary_emb.for_layer_types(hidden_states, position_ids, set(self.config.layer_types))
+        rows = encoder_layout(self, attention_mask, padding_rows_unread,
+                              output_attentions or output_hidden_states).get("rows", DENSE_ROWS)
+        hidden_states = rows.pack(hidden_states)
         all_hidden = () if output_hidden_states else None
         all_attentions = () if output_attentions else None
         for layer in self.layers:
             if output_hidden_states:
                 all_hidden += (hidden_states,)
             hidden_states, weights = layer(hidden_states, masks[layer.attention_type], rotary[layer.attention_type],
-                                           output_attentions)
+                                           output_attentions, rows=rows)
             if output_attentions:
                 all_attentions += (weights,)
-        hidden_states = self.final_norm(hidden_states)
+        hidden_states = rows.unpack(self.final_norm(hidden_states))
         if output_hidden_states:
             all_hidden += (hidden_states,)  # the last layer's output is reported after the final norm, as in HF
         output = BaseModelOutput(last_hidden_state=hidden_states, hidden_states=all_hidden, attentions=all_attentions)
@@ -278,7 +288,7 @@ class ModernBertForSequenceClassification(ModernBertClassifierHead, ModernBertPr
                 return_dict=None, **kwargs):
         return_dict = return_dict if return_dict is not None else self.config.use_return_dict
         outputs = self._run_base_model(input_ids, kwargs, attention_mask=attention_mask, position_ids=position_ids,
-                                       inputs_embeds=inputs_embeds)
+                                       inputs_embeds=inputs_embeds, padding_rows_unread=True)
         logits = self.score(self.pool(outputs.last_hidden_state, attention_mask))
         output = sequence_classification_output(self.config, logits, labels, outputs)
         return output if return_dict else output.to_tuple()
@@ -320,7 +330,8 @@ class ModernBertForMultipleChoice(ModernBertClassifierHead, ModernBertPreTrained
 
         attention_mask = flat(attention_mask)
         outputs = self._run_base_model(flat(input_ids), kwargs, attention_mask=attention_mask,
-                                       position_ids=flat(position_ids), inputs_embeds=flat(inputs_embeds, 2))
+                                       position_ids=flat(position_ids), inputs_embeds=flat(inputs_embeds, 2),
+                                       padding_rows_unread=True)
         pooled = self.pool(outputs.last_hidden_state, attention_mask, first_real_token=True)
         logits = self.score(pooled).view(-1, num_choices)
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
