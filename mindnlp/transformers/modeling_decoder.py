@@ -21,9 +21,9 @@ from .masking_utils import create_causal_mask, create_sliding_window_causal_mask
 from .modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from .modeling_layers import GradientCheckpointingLayer, GenericHead, keep_last_positions, output_flags
 from .modeling_outputs import BaseModelOutputWithPast, CausalLMOutputWithPast
-from .padding_free import DENSE_ROWS
 from .modeling_rotary import RotaryEmbedding, apply_rotary_pos_emb
 from .modeling_utils import PreTrainedModel
+from .padding_free import DENSE_ROWS
 
 
 class RMSNorm(nn.Module):

@@ -382,8 +382,8 @@ class BertModel(BertPreTrainedModel):
         if encoder_attention_mask is not None:
             encoder_attention_mask = create_bidirectional_mask(self.config, embedding_output, encoder_attention_mask,
                                                                encoder_hidden_states=encoder_hidden_states)
-        padding_free = encoder_layout(self.encoder, attention_mask, padding_rows_unread, is_decoder or output_attentions
-                                      or output_hidden_states or past_key_values is not None)
+        rows_returned = is_decoder or output_attentions or output_hidden_states or past_key_values is not None
+        padding_free = encoder_layout(self.encoder, attention_mask, padding_rows_unread, rows_returned)
         encoder_outputs = self.encoder(embedding_output, attention_mask=mask,
                                        encoder_hidden_states=encoder_hidden_states,
                                        encoder_attention_mask=encoder_attention_mask, past_key_values=past_key_values,
