@@ -9,6 +9,16 @@ from mindnlp.transformers import CONFIG_MAPPING, AutoConfig, BertConfig, Pretrai
 from ...test_configuration_common import FIXTURES
 
 
+def _directory_naming_no_model_type():
+    """A temporary directory whose path contains no model type: the name lookup matches any part
+    of the path, as transformers' does, and a random name such as /tmp/tmpq3opt_x1 holds "opt"."""
+    while True:
+        directory = tempfile.TemporaryDirectory()
+        if not any(model_type in directory.name for model_type in CONFIG_MAPPING):
+            return directory
+        directory.cleanup()
+
+
 class AutoConfigTest(unittest.TestCase):
     def test_every_fixture_folder_loads_as_its_class(self):
         for model_type in ("bert", "roberta", "xlm-roberta", "distilbert", "gpt2", "llama", "mistral", "qwen2", "gemma"):
@@ -33,7 +43,7 @@ class AutoConfigTest(unittest.TestCase):
                 AutoConfig.from_pretrained(tmp)
 
     def test_missing_model_type_uses_the_name(self):
-        with tempfile.TemporaryDirectory() as tmp:
+        with _directory_naming_no_model_type() as tmp:
             folder = os.path.join(tmp, "my-roberta-copy")
             os.makedirs(folder)
             with open(os.path.join(folder, "config.json"), "w") as f:
