@@ -13,6 +13,7 @@ nested tensors. The real tokens' results are those of the padded computation up 
 rounding; the padding rows of the returned hidden state are zeros.
 """
 from .. import core
+from ..core.nn.modules.module import structure_version
 
 _enabled = True
 
@@ -80,8 +81,16 @@ class PackedRows:
 
 
 def has_forward_hooks(module):
-    """Whether any submodule has forward (pre-)hooks: those would see packed shapes."""
-    return any(m._forward_pre_hooks or m._forward_hooks for m in module.modules())
+    """Whether any submodule has forward (pre-)hooks: those would see packed shapes. The answer
+    is kept until some module's structure, its hooks included, changes (structure_version): the
+    walk over a BERT-base encoder's 218 modules took 0.25 ms a call."""
+    version = structure_version()
+    known = module.__dict__.get("_forward_hooks_seen")
+    if known is not None and known[0] == version:
+        return known[1]
+    found = any(m._forward_pre_hooks or m._forward_hooks for m in module.modules())
+    module.__dict__["_forward_hooks_seen"] = (version, found)
+    return found
 
 
 def encoder_layout(encoder, attention_mask, padding_rows_unread, padding_rows_returned):

@@ -176,7 +176,11 @@ def test_no_packing_while_a_hook_watches_a_layer(pack_calls):
     handle.remove()
     with core.no_grad():
         model(**make_inputs())
-    assert pack_calls
+    assert pack_calls == [(4, 7)]
+    handle = model.bert.encoder.layer[0].register_forward_pre_hook(lambda module, args: None)
+    with core.no_grad():
+        model(**make_inputs())
+    assert pack_calls == [(4, 7)]                  # a hook registered after a packed call is seen too
 
 
 def test_left_padding_and_other_encoders_run_padded(pack_calls):
