@@ -114,10 +114,10 @@ def packed_rows_for(attention_mask):
     padding somewhere; None where packing would gain nothing or could change what a head reads."""
     if attention_mask is None or attention_mask.ndim != 2:
         return None
+    mask = attention_mask.bool()
+    if bool(mask.all()) or not bool(mask[:, 0].all()):
+        return None                                    # the usual unpadded batch stops here, before the sort
     values = attention_mask.unique()
     if not bool(((values == 0) | (values == 1)).all()):
         return None                                    # not a plain keep/pad mask
-    mask = attention_mask.bool()
-    if bool(mask.all()) or not bool(mask[:, 0].all()):
-        return None
     return PackedRows(mask)
