@@ -82,6 +82,7 @@ from .models.siglip.image_processing_siglip import SiglipImageProcessor
 from .models.gemma3.image_processing_gemma3 import Gemma3ImageProcessor
 from .models.gemma3.processing_gemma3 import Gemma3Processor
 from .models.auto.image_processing_auto import AutoImageProcessor
+from . import fused_decode_attention  # noqa: F401  (registers its pass on compiled graphs)
 from .utils import is_mlx_available, is_torch_available, logging
 from .utils.quantization_config import BitsAndBytesConfig, QuantizationConfigMixin, QuantoConfig
 from .utils.unsupported import unsupported

@@ -62,9 +62,22 @@ from .graph import NO_GUARD, Node, SlotRef
 _F32 = np.dtype(np.float32)
 
 
+# Fusions registered by the owners of ops outside the core (register): the transformers'
+# decoding attention fuses its split-heads and rotary ops, which live there.
+_REGISTERED = []
+
+
+def register(fuse):
+    """Run `fuse(graph)` in every optimize(), after the core's own fusions of norms and
+    linears (whose nodes it may read) and before elementwise chains. Returns `fuse`."""
+    if fuse not in _REGISTERED:
+        _REGISTERED.append(fuse)
+    return fuse
+
+
 def optimize(graph, arrays):
-    """Fold constants, drop dead nodes, fuse bias adds, residual norms, shared-input linears
-    and elementwise chains. `arrays` maps slots to their captured arrays."""
+    """Fold constants, drop dead nodes, fuse bias adds, residual norms, shared-input linears,
+    the registered fusions and elementwise chains. `arrays` maps slots to their captured arrays."""
     fold_constants(graph, arrays)
     eliminate_dead_code(graph)
     fuse_bias_add(graph)
@@ -72,6 +85,8 @@ def optimize(graph, arrays):
     if cpu_jit.load() is not None:
         fuse_residual_norms(graph)
     fuse_shared_input_linears(graph)
+    for fuse in _REGISTERED:
+        fuse(graph)
     if cpu_jit.chains() is not None:
         fuse_elementwise(graph)
 
@@ -125,12 +140,12 @@ def _foldable(node, slots):
     return all(o is None or (slots[o].constant and not slots[slots[o].root].mutated) for o in node.outputs)
 
 
-def _viewed(slots):
+def viewed_roots(slots):
     """The slots some other slot is a view of."""
     return {slot.root for slot in slots if slot.root != slot.index}
 
 
-def _written_between(graph, first, last, roots):
+def written_between(graph, first, last, roots):
     """Whether a node in graph.nodes[first:last] writes into the memory of one of `roots`."""
     slots = graph.slots
     return any(slots[w].root in roots for n in graph.nodes[first:last] if n.writes for w in n.writes)
@@ -155,8 +170,8 @@ def eliminate_dead_code(graph):
 def fuse_bias_add(graph):
     """Replace each MatMul + Add(bias) pair the module docstring describes by one matmul_bias
     node, at the Add's place (its operands are all computed by then)."""
-    slots, readers = graph.slots, _readers(graph)
-    kept_out, viewed = graph.escaping_slots(), _viewed(slots)
+    slots, readers = graph.slots, slot_readers(graph)
+    kept_out, viewed = graph.escaping_slots(), viewed_roots(slots)
     fused = {}
     for node in graph.nodes:
         if node.op is not linalg.MatMul or node.kwargs or not all(type(a) is SlotRef for a in node.args):
@@ -182,8 +197,8 @@ def fold_norm_casts(graph):
     norm of the module docstring) by one _LayerNorm node of the half array, at the norm's
     place: the norm's forward widens a half input and rounds its float32 result once, which
     is what the two casts did."""
-    slots, readers = graph.slots, _readers(graph)
-    kept_out, viewed = graph.escaping_slots(), _viewed(slots)
+    slots, readers = graph.slots, slot_readers(graph)
+    kept_out, viewed = graph.escaping_slots(), viewed_roots(slots)
 
     def only_reader(slot):
         users = readers.get(slot, [])
@@ -229,21 +244,21 @@ def fuse_residual_norms(graph):
     docstring describes by one residual_norm node at the add's place, for a decoding step's
     rows (a prompt's norm runs split over numba's pool, which the fused loop would not); the
     add's sum stays an output, the norm's (or the multiplication's) result the other."""
-    slots, readers = graph.slots, _readers(graph)
-    kept_out, viewed = graph.escaping_slots(), _viewed(slots)
+    slots, readers = graph.slots, slot_readers(graph)
+    kept_out, viewed = graph.escaping_slots(), viewed_roots(slots)
     position = {id(node): i for i, node in enumerate(graph.nodes)}
     producer = {o: node for node in graph.nodes for o in node.outputs if o is not None}
     fused = {}
     for norm in graph.nodes:
         add = _residual_add(norm, producer, slots, viewed)
-        if add is None or id(add) in fused or _written_between(graph, position[id(add)], position[id(norm)],
+        if add is None or id(add) in fused or written_between(graph, position[id(add)], position[id(norm)],
                                                                 {slots[add.outputs[0]].root}):
             continue
         weight, bias, dims, eps, centered = norm.args[1:]
         scale, last = None, norm
         if slots[add.outputs[0]].dtype in HALF_NP and weight is None and bias is None:
             mul = _weight_product(norm, readers, slots, kept_out, viewed)
-            if mul is not None and not _written_between(graph, position[id(norm)], position[id(mul)],
+            if mul is not None and not written_between(graph, position[id(norm)], position[id(mul)],
                                                         {slots[norm.outputs[0]].root}):
                 scale, last = next(a for a in mul.args if a.slot != norm.outputs[0]), mul
         fused[id(add)] = Node(residual_norm, (*add.args, weight, bias, dims, eps, centered, scale), {},
@@ -309,7 +324,7 @@ def _plain_cast(node):
         and len(node.args) == 2 and type(node.args[0]) is SlotRef and not node.args[0].array
 
 
-def _readers(graph):
+def slot_readers(graph):
     """slot -> the nodes reading it, in graph order."""
     readers = {}
     for node in graph.nodes:
@@ -347,7 +362,7 @@ def fuse_shared_input_linears(graph):
         if len(members) < 2:
             continue
         first, last = members[0][0], members[-1][0]
-        if _written_between(graph, first, last, {slots[key[0]].root}):
+        if written_between(graph, first, last, {slots[key[0]].root}):
             continue
         nodes = [node for _, node in members]
         parameters = [r.slot for n in nodes for r in n.args[1:] if type(r) is SlotRef]
@@ -472,7 +487,7 @@ def fuse_elementwise(graph):
     chainable = [node for node in graph.nodes if instructions[id(node)] is not None]
     by_output = {node.outputs[0]: node for node in chainable}
     readers = collections.Counter(s for node in graph.nodes for s in node.reads())
-    escaping, viewed = graph.escaping_slots(), _viewed(slots)
+    escaping, viewed = graph.escaping_slots(), viewed_roots(slots)
     consumer = {}
     for node in chainable:
         for s in node.reads():
@@ -492,7 +507,7 @@ def fuse_elementwise(graph):
         if len(members) < 2 and slots[members[0].outputs[0]].dtype == _F32:
             continue        # one float32 op: its own kernel serves it (half ops have none)
         program, inputs = _chain_program(members, instructions)
-        if _written_between(graph, position[id(members[0])], position[id(members[-1])],
+        if written_between(graph, position[id(members[0])], position[id(members[-1])],
                             {slots[s].root for s in inputs}):
             continue
         fused[id(members[-1])] = Node(elementwise_chain, (program, *[SlotRef(s) for s in inputs]), {},

@@ -1,0 +1,149 @@
+"""The fused decoding attention of compiled replays (transformers.fused_decode_attention).
+
+A rotary decoder's decode step captures its head splits, rotations, cache writes, attention
+and output reshapes as twelve nodes per layer; the pass replaces them by one node that must
+give the same bits, write the same cache rows, and leave every other graph alone.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from mindnlp import core
+from mindnlp.core.backends import cpu_jit
+from mindnlp.core.jit import passes
+from mindnlp.transformers import AutoModelForCausalLM
+from mindnlp.transformers import fused_decode_attention as fused
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+needs_compiled_loops = pytest.mark.skipif(cpu_jit.load() is None, reason="needs numba's compiled loops")
+
+
+def _model(name):
+    return AutoModelForCausalLM.from_pretrained(os.path.join(FIXTURES, "decoders", name, "model")).eval()
+
+
+def _decode(model, compiled, ids):
+    if compiled:
+        model.generation_config.cache_implementation = "static"
+        model.forward = core.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    out = model.generate(ids, max_new_tokens=8, do_sample=False, return_dict_in_generate=True, output_scores=True)
+    return out.sequences.tolist(), np.stack([s.numpy() for s in out.scores]), model.forward
+
+
+def _decode_graph(forward):
+    """The graph a compiled forward replays for decoding steps (one query position)."""
+    entries = [e.compiled for e in forward._cache.values() if e.compiled is not None]
+    return next(c for c in entries if c.graph.slots[c.graph.inputs[0]].shape[-1] == 1)
+
+
+def _ops(graph):
+    return [node.op for node in graph.nodes]
+
+
+@needs_compiled_loops
+@pytest.mark.parametrize("name", ["llama", "qwen2", "gemma"])
+def test_fused_decoding_gives_the_unfused_bits(name, monkeypatch):
+    ids = core.tensor(np.random.default_rng(0).integers(0, 99, (1, 6)))
+    tokens, scores, forward = _decode(_model(name), True, ids)
+    graph = _decode_graph(forward).graph
+    config = _model(name).config
+    # Qwen2's sliding layer shifts its rolling cache's rows before the write: not the pattern
+    types = getattr(config, "layer_types", None) or ["full_attention"] * config.num_hidden_layers
+    assert _ops(graph).count(fused.decode_attention) == types.count("full_attention") > 0
+    if types.count("full_attention") == len(types):
+        assert fused._Rotary not in _ops(graph) and fused._SplitHeads not in _ops(graph)
+
+    monkeypatch.setattr(passes, "_REGISTERED", [])
+    unfused_tokens, unfused_scores, unfused_forward = _decode(_model(name), True, ids)
+    assert fused.decode_attention not in _ops(_decode_graph(unfused_forward).graph)
+    assert tokens == unfused_tokens
+    np.testing.assert_array_equal(scores, unfused_scores)
+    eager_tokens, eager_scores, _ = _decode(_model(name), False, ids)
+    assert tokens == eager_tokens
+    np.testing.assert_allclose(scores, eager_scores, atol=1e-5)
+
+
+@needs_compiled_loops
+@pytest.mark.parametrize("name", ["gpt_neox", "phi", "qwen3", "mistral"])
+def test_graphs_without_the_pattern_keep_their_nodes(name):
+    """Not the pattern, so their attention stays as captured: GPT-NeoX and Phi rotate part of
+    each head (a slice, a rotation and a concatenation), Qwen3 normalises each head before
+    rotating it, and Mistral's sliding window shifts its rolling cache before the write."""
+    ids = core.tensor(np.random.default_rng(1).integers(0, 99, (1, 5)))
+    tokens, scores, forward = _decode(_model(name), True, ids)
+    assert fused.decode_attention not in _ops(_decode_graph(forward).graph)
+    eager_tokens, eager_scores, _ = _decode(_model(name), False, ids)
+    assert tokens == eager_tokens
+    np.testing.assert_allclose(scores, eager_scores, atol=1e-5)
+
+
+def _rotate(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+    return x * cos + rotated * sin
+
+
+def _inputs(rng, batch=1, heads=4, kv_heads=2, depth=8, keys=6):
+    f32 = np.float32
+    xq = rng.standard_normal((batch, 1, heads * depth)).astype(f32)
+    xk, xv = (rng.standard_normal((batch, 1, kv_heads * depth)).astype(f32) for _ in range(2))
+    angles = rng.standard_normal((1, 1, depth // 2)).astype(f32)
+    cos, sin = np.cos(np.concatenate([angles] * 2, -1)), np.sin(np.concatenate([angles] * 2, -1))
+    k_cache, v_cache = (rng.standard_normal((batch, kv_heads, keys, depth)).astype(f32) for _ in range(2))
+    mask = np.where(np.arange(keys) < 4, 0.0, np.finfo(f32).min).astype(f32).reshape(1, 1, 1, keys)
+    return [xq, xk, xv, cos, sin, k_cache, v_cache, np.array([3]), mask]
+
+
+def test_decode_attention_is_rotary_attention_over_the_written_cache():
+    """The node's own function against rotary embedding, the cache write and grouped-query
+    attention spelled out in float64."""
+    rng = np.random.default_rng(2)
+    xq, xk, xv, cos, sin, k_cache, v_cache, position, mask = _inputs(rng)
+    k_before = k_cache.copy()
+    out = fused.decode_attention(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, 0.5, 2, 8)
+
+    q = _rotate(xq.reshape(1, 1, 4, 8).transpose(0, 2, 1, 3).astype(np.float64), cos, sin)
+    k_new = _rotate(xk.reshape(1, 1, 2, 8).transpose(0, 2, 1, 3).astype(np.float64), cos, sin)
+    keys, values = k_before.astype(np.float64), v_cache.astype(np.float64).copy()
+    keys[:, :, 3:4], values[:, :, 3:4] = k_new, xv.reshape(1, 2, 1, 8)
+    np.testing.assert_allclose(k_cache, keys, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(v_cache[:, :, 3], xv.reshape(1, 2, 8))
+    keys, values = np.repeat(keys, 2, axis=1), np.repeat(values, 2, axis=1)
+    scores = q @ keys.transpose(0, 1, 3, 2) * 0.5 + mask
+    probs = np.exp(scores - scores.max(-1, keepdims=True))
+    expected = (probs / probs.sum(-1, keepdims=True)) @ values
+    np.testing.assert_allclose(out, expected.transpose(0, 2, 1, 3).reshape(1, 1, 32), rtol=1e-5, atol=1e-6)
+
+
+@needs_compiled_loops
+def test_the_replay_kernel_gives_the_function_bits_and_its_errors():
+    """The kernel the replay calls against the node's function on the same arrays: the same
+    output and cache rows to the bit; a position past the cache raises as the cache write
+    did, and a negative one writes where NumPy's index puts it."""
+    ids = core.tensor(np.random.default_rng(3).integers(0, 99, (1, 4)))
+    _, _, forward = _decode(_model("llama"), True, ids)
+    compiled = _decode_graph(forward)
+    index = _ops(compiled.graph).index(fused.decode_attention)
+    node, kernel = compiled.graph.nodes[index], compiled._replay.__globals__[f"k{index}"]
+    shapes = [compiled.graph.slots[s].shape for s in node.reads()]
+    out_shape = compiled.graph.slots[node.outputs[0]].shape
+    scale, groups, depth = node.args[9:]
+    rng = np.random.default_rng(4)
+    keys = shapes[5][2]
+    for position in (2, -1, keys):
+        arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        arrays[7] = np.array([position])
+        arrays[8] = np.where(np.arange(keys) <= position % keys, 0.0, -np.inf).astype(np.float32).reshape(shapes[8])
+        mine = [a.copy() for a in arrays]
+        if position == keys:
+            with pytest.raises(IndexError):
+                fused.decode_attention(*arrays, scale, groups, depth)
+            with pytest.raises(IndexError):
+                kernel(*mine, np.empty(out_shape, np.float32))
+            continue
+        want = fused.decode_attention(*arrays, scale, groups, depth)
+        got = kernel(*mine, np.empty(out_shape, np.float32))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(mine[5], arrays[5])
+        np.testing.assert_array_equal(mine[6], arrays[6])
