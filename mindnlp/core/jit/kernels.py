@@ -562,13 +562,13 @@ def _residual_norm(node, graph):
     mean, rstd = np.zeros(rows, _F32), np.empty(rows, _F32)     # scratch: the replay keeps no statistics
     wide, normed = np.empty((rows, width), _F32), np.empty((rows, width), _F32)
     eps = np.float32(eps)
-    widened = _PlanFor(lambda arrays: [np.ascontiguousarray(a, dtype=_F32).reshape(width) for a in arrays])
     kind = bits.kind_of(dtype) if half else None
 
-    def parameters(arrays):
-        given = iter(widened(arrays))
+    def widen(arrays):
+        given = iter([np.ascontiguousarray(a, dtype=_F32).reshape(width) for a in arrays])
         w, b, s = (next(given) if p else None for p in present)
         return (ones if w is None else w), (zeros if b is None else b), s
+    parameters = _PlanFor(widen)       # (weight, bias, scale), made once for the replay's parameter arrays
 
     def residual_norm(a, b, *arrays):       # (weight,) (bias,) (scale,) total out
         w, bb, s = parameters(arrays[:-2])

@@ -98,18 +98,18 @@ class LogitsProcessorList(list):
                 scores = processor(input_ids, scores)
         return scores
 
+    def set_continuous_batching_context(self, logits_indices, cu_seq_lens_q):
+        """Hand continuous-batching metadata (HF's packed layout) to the processors that use it."""
+        for processor in self:
+            if hasattr(processor, "set_continuous_batching_context"):
+                processor.set_continuous_batching_context(logits_indices, cu_seq_lens_q)
+
 
 @functools.lru_cache(maxsize=256)
 def _call_parameters(processor_class):
     """The parameter names of a processor class's __call__ after self: read once per class, as
     they are asked at every decoding step (inspect.signature costs tens of microseconds)."""
     return tuple(inspect.signature(processor_class.__call__).parameters)[1:]
-
-    def set_continuous_batching_context(self, logits_indices, cu_seq_lens_q):
-        """Hand continuous-batching metadata (HF's packed layout) to the processors that use it."""
-        for processor in self:
-            if hasattr(processor, "set_continuous_batching_context"):
-                processor.set_continuous_batching_context(logits_indices, cu_seq_lens_q)
 
 
 class MinLengthLogitsProcessor(LogitsProcessor):

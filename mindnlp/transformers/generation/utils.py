@@ -556,13 +556,16 @@ class GenerationMixin:
             model_kwargs["attention_mask"] = attention_mask
         position_ids = model_kwargs.get("position_ids")
         if position_ids is not None:
-            shape = [1] * (position_ids.ndim - 1) + [-1]
-            offsets = core.arange(num_new_tokens, dtype=position_ids.dtype, device=position_ids.device).view(*shape)
             if attention_mask is not None and attention_mask.ndim == 2 and position_ids.ndim == 2:
+                offsets = core.arange(num_new_tokens, dtype=position_ids.dtype, device=position_ids.device)
                 attended = attention_mask.long().sum(-1, keepdim=True).to(position_ids.dtype)
                 new_positions = attended - num_new_tokens + offsets
+            elif num_new_tokens == 1:       # a decoding step: two ops where the general case takes four
+                new_positions = position_ids[..., -1:] + 1
             else:
-                new_positions = offsets + position_ids[..., -1:] + 1
+                shape = [1] * (position_ids.ndim - 1) + [-1]
+                offsets = core.arange(num_new_tokens, dtype=position_ids.dtype, device=position_ids.device)
+                new_positions = offsets.view(*shape) + position_ids[..., -1:] + 1
             model_kwargs["position_ids"] = core.cat([position_ids, new_positions], dim=-1)
         return model_kwargs
 

@@ -110,3 +110,13 @@ def test_generate_with_token_healing_equals_hf(gpt2_tokenizer):
         assert out.tolist() == expected
     with pytest.raises(ValueError, match="tokenizer"):
         model.generate(ids, token_healing=True, max_new_tokens=2)
+
+
+def test_a_processor_list_hands_continuous_batching_context_to_the_processors_that_take_it():
+    """HF's LogitsProcessorList.set_continuous_batching_context: processors with the method get
+    the packed layout's metadata, others are left alone."""
+    penalty, temperature = lp.RepetitionPenaltyLogitsProcessor(1.5), lp.TemperatureLogitsWarper(0.7)
+    indices, lengths = core.tensor([1, 3]), core.tensor([0, 2, 4])
+    lp.LogitsProcessorList([temperature, penalty]).set_continuous_batching_context(indices, lengths)
+    assert penalty.logits_indices is indices and penalty.cu_seq_lens_q is lengths
+    assert not hasattr(temperature, "logits_indices")
