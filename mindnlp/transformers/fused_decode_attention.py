@@ -14,10 +14,11 @@ taking turns).
 `fuse_decode_attention` (a graph pass registered with core.jit.passes) replaces such a
 chain by one `decode_attention` node at the attention's place, which writes the cache rows
 and the attention's rows itself with the kernels the twelve nodes called (each result the
-same bits). It fuses only the exact pattern: one query position, float32 host arrays, the
-full-width rotation (cos/sin as wide as a head), keys and values written at one position
-of a cache the attention reads whole, and no other reader of anything in between; any
-other graph keeps its nodes.
+same bits). It fuses only the exact pattern: one query position, host arrays of one dtype
+(float32, or a half one, whose query and mask are widened and output rounded as the unfused
+attention's replay does), the full-width rotation (cos/sin as wide as a head), keys and
+values written at one position of a cache the attention reads whole, and no other reader
+of anything in between; any other graph keeps its nodes.
 """
 import math
 
@@ -32,6 +33,7 @@ from ..core.jit.kernels import host_operands, writing_into
 from ..core.jit.lower import generic_kernel, kernel_for
 from ..core.nn.functional.attention import ScaledDotProductAttention
 from ..core.ops import inplace, shape
+from ..core.ops._helpers import HALF_NP
 from .modeling_attention import _SplitHeads
 from .modeling_rotary import _Rotary
 
@@ -67,43 +69,61 @@ def decode_attention(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, sca
 def _decode_attention_kernel(node, graph):
     """The fused node's replay: the compiled rotation into two small row buffers, the cache
     rows written as slices, and the decoding attention planned once for the shapes
-    (cpu_kernels.decode_attention_plan) writing into the output rows; the eager function
-    where a position falls outside the cache (it wraps or raises as the cache write did)."""
-    compiled = cpu_jit.load()
+    (cpu_kernels.decode_attention_plan) writing into the output rows; for a half model the
+    query and mask widened and the output rounded around it, as the unfused attention's
+    replay does. The eager function where a position falls outside the cache (it wraps or
+    raises as the cache write did), or a rotation the compiled loop declines."""
+    compiled, bits = cpu_jit.load(), cpu_jit.half_bits()
     refs = host_operands(node, graph)
     xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, groups, depth = node.args
     if compiled is None or refs is None:
+        return None
+    dtype = graph.slots[xq.slot].dtype
+    kind = None if dtype == _F32 or bits is None else bits.kind_of(dtype)
+    if dtype != _F32 and kind is None:
         return None
     shape_of = {r.slot: graph.slots[r.slot].shape for r in refs}
     batch, heads = shape_of[xq.slot][0], shape_of[xq.slot][2] // depth
     kv_heads, keys = shape_of[k_cache.slot][1], shape_of[k_cache.slot][2]
     step = cpu_kernels.decode_attention_plan((batch, heads, 1, depth), shape_of[k_cache.slot],
                                              shape_of[v_cache.slot], None if mask is None else shape_of[mask.slot],
-                                             scale)
+                                             scale, half=kind)
     if step is None:
         return None
     fallback = generic_kernel(node, graph)
-    rotary = compiled.rotary
-    q_rows, k_rows = np.empty((batch, 1, heads, depth), _F32), np.empty((batch, 1, kv_heads, depth), _F32)
-    queries = q_rows.reshape(batch, heads, 1, depth)        # one position: the same memory as (B, H, 1, D)
+    rotary = cpu_kernels.rotary
+    q_rows, k_rows = np.empty((batch, 1, heads, depth), dtype), np.empty((batch, 1, kv_heads, depth), dtype)
+    # one position: (B, 1, H, D) rows are the same memory as (B, H, 1, D) heads
+    q_heads, k_heads = (rows.reshape(batch, -1, 1, depth) for rows in (q_rows, k_rows))
+    if kind is not None:
+        q32, out32 = np.empty((batch, heads, 1, depth), _F32), np.empty((batch, heads, 1, depth), _F32)
+        mask32 = None if mask is None else np.empty(shape_of[mask.slot], _F32)
 
     def attend(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out):
+        out = mask_and_out[-1]
         i = int(position[0])
-        if not 0 <= i < keys:
-            mask_and_out[-1][...] = fallback(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out[:-1])
-            return mask_and_out[-1]
-        cos, sin = np.ascontiguousarray(cos), np.ascontiguousarray(sin)
-        rotary(np.ascontiguousarray(xq).reshape(batch, 1, heads, depth), cos, sin, q_rows)
-        rotary(np.ascontiguousarray(xk).reshape(batch, 1, kv_heads, depth), cos, sin, k_rows)
+        if not (0 <= i < keys and k_cache.flags.c_contiguous and v_cache.flags.c_contiguous) or \
+                rotary(_heads(xq, batch, depth), cos, sin, q_rows) is None or \
+                rotary(_heads(xk, batch, depth), cos, sin, k_rows) is None:
+            out[...] = fallback(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out[:-1])
+            return out
         k_cache[:, :, i] = k_rows[:, 0]
         v_cache[:, :, i] = xv.reshape(batch, kv_heads, depth)
-        out = mask_and_out[-1]
-        heads_out = out.reshape(batch, heads, 1, depth)
-        result = step(queries, k_cache, v_cache, *mask_and_out[:-1], heads_out)
-        if result is not heads_out:         # keys or values the step handed to small_attention
-            heads_out[...] = result
+        if kind is None:
+            step(q_heads, k_cache, v_cache, *mask_and_out[:-1], out.reshape(batch, heads, 1, depth))
+            return out
+        bits.widen_into(q_rows.reshape(-1).view(np.uint16), kind, q32.reshape(-1))
+        if mask32 is not None:
+            bits.widen_into(cpu_kernels._flat_bits(mask_and_out[0]), kind, mask32.reshape(-1))
+        step(q32, k_cache, v_cache, *(() if mask32 is None else (mask32,)), out32)
+        bits.narrow_into(out32.reshape(-1), kind, out.reshape(-1).view(np.uint16))
         return out
-    return writing_into(attend, (graph.slots[node.outputs[0]].shape, _F32))
+    return writing_into(attend, (graph.slots[node.outputs[0]].shape, dtype))
+
+
+def _heads(rows, batch, depth):
+    """A projection's rows (B, 1, n D) as the heads view (B, n, 1, D) that rotary reads."""
+    return rows.reshape(batch, 1, -1, depth).transpose(0, 2, 1, 3)
 
 
 @passes.register
@@ -189,7 +209,9 @@ class _Context:
         q, k_cache, v_cache, mask, keep, scale, groups = attention.args
         if keep is not None or any(r.array for r in (q, k_cache, v_cache)) or (mask is not None and mask.array):
             return None
-        if any(slots[r.slot].dtype != _F32 for r in (q, k_cache, v_cache) + ((mask,) if mask else ())):
+        dtype = slots[q.slot].dtype
+        if (dtype != _F32 and dtype not in HALF_NP) or \
+                any(slots[r.slot].dtype != dtype for r in (k_cache, v_cache) + ((mask,) if mask else ())):
             return None
         batch, heads, length, depth = slots[q.slot].shape if len(slots[q.slot].shape) == 4 else (0,) * 4
         if length != 1 or len(slots[k_cache.slot].shape) != 4 or k_cache.slot == v_cache.slot:
@@ -229,7 +251,7 @@ class _Context:
             return None
         expected = [(batch, 1, heads * depth), (batch, 1, kv_heads * depth), (batch, 1, kv_heads * depth)]
         if [slots[p.slot].shape for p in projections] != expected or \
-                any(slots[p.slot].dtype != _F32 for p in projections + [cos, sin]) or \
+                any(slots[p.slot].dtype != dtype for p in projections + [cos, sin]) or \
                 slots[cos.slot].shape != slots[sin.slot].shape or slots[cos.slot].shape[-2:] != (1, depth) or \
                 math.prod(slots[v_cache.slot].shape) != math.prod(slots[k_cache.slot].shape):
             return None

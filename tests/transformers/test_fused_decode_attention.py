@@ -19,8 +19,9 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 needs_compiled_loops = pytest.mark.skipif(cpu_jit.load() is None, reason="needs numba's compiled loops")
 
 
-def _model(name):
-    return AutoModelForCausalLM.from_pretrained(os.path.join(FIXTURES, "decoders", name, "model")).eval()
+def _model(name, dtype=None):
+    folder = os.path.join(FIXTURES, "decoders", name, "model")
+    return AutoModelForCausalLM.from_pretrained(folder, **({"dtype": dtype} if dtype else {})).eval()
 
 
 def _decode(model, compiled, ids):
@@ -62,6 +63,22 @@ def test_fused_decoding_gives_the_unfused_bits(name, monkeypatch):
     eager_tokens, eager_scores, _ = _decode(_model(name), False, ids)
     assert tokens == eager_tokens
     np.testing.assert_allclose(scores, eager_scores, atol=1e-5)
+
+
+@needs_compiled_loops
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_fused_half_decoding_gives_the_unfused_and_eager_bits(dtype, monkeypatch):
+    """A half model's fused node widens the query and mask and rounds the output as the unfused
+    attention's replay does: the same scores to the bit, which are eager's too."""
+    ids = core.tensor(np.random.default_rng(5).integers(0, 99, (1, 5)))
+    tokens, scores, forward = _decode(_model("llama", dtype), True, ids)
+    assert _ops(_decode_graph(forward).graph).count(fused.decode_attention) == _model("llama").config.num_hidden_layers
+    monkeypatch.setattr(passes, "_REGISTERED", [])
+    unfused_tokens, unfused_scores, _ = _decode(_model("llama", dtype), True, ids)
+    eager_tokens, eager_scores, _ = _decode(_model("llama", dtype), False, ids)
+    assert tokens == unfused_tokens == eager_tokens
+    np.testing.assert_array_equal(scores, unfused_scores)
+    np.testing.assert_array_equal(scores, eager_scores)
 
 
 @needs_compiled_loops
@@ -117,33 +134,35 @@ def test_decode_attention_is_rotary_attention_over_the_written_cache():
 
 
 @needs_compiled_loops
-def test_the_replay_kernel_gives_the_function_bits_and_its_errors():
+@pytest.mark.parametrize("dtype", [None, "bfloat16"])
+def test_the_replay_kernel_gives_the_function_bits_and_its_errors(dtype):
     """The kernel the replay calls against the node's function on the same arrays: the same
     output and cache rows to the bit; a position past the cache raises as the cache write
     did, and a negative one writes where NumPy's index puts it."""
     ids = core.tensor(np.random.default_rng(3).integers(0, 99, (1, 4)))
-    _, _, forward = _decode(_model("llama"), True, ids)
+    _, _, forward = _decode(_model("llama", dtype), True, ids)
     compiled = _decode_graph(forward)
     index = _ops(compiled.graph).index(fused.decode_attention)
     node, kernel = compiled.graph.nodes[index], compiled._replay.__globals__[f"k{index}"]
     shapes = [compiled.graph.slots[s].shape for s in node.reads()]
-    out_shape = compiled.graph.slots[node.outputs[0]].shape
+    types = [compiled.graph.slots[s].dtype for s in node.reads()]
+    out_shape, out_type = compiled.graph.slots[node.outputs[0]].shape, compiled.graph.slots[node.outputs[0]].dtype
     scale, groups, depth = node.args[9:]
     rng = np.random.default_rng(4)
     keys = shapes[5][2]
     for position in (2, -1, keys):
-        arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        arrays = [rng.standard_normal(s).astype(t) for s, t in zip(shapes, types)]
         arrays[7] = np.array([position])
-        arrays[8] = np.where(np.arange(keys) <= position % keys, 0.0, -np.inf).astype(np.float32).reshape(shapes[8])
+        arrays[8] = np.where(np.arange(keys) <= position % keys, 0.0, -np.inf).astype(types[8]).reshape(shapes[8])
         mine = [a.copy() for a in arrays]
         if position == keys:
             with pytest.raises(IndexError):
                 fused.decode_attention(*arrays, scale, groups, depth)
             with pytest.raises(IndexError):
-                kernel(*mine, np.empty(out_shape, np.float32))
+                kernel(*mine, np.empty(out_shape, out_type))
             continue
         want = fused.decode_attention(*arrays, scale, groups, depth)
-        got = kernel(*mine, np.empty(out_shape, np.float32))
+        got = kernel(*mine, np.empty(out_shape, out_type))
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(mine[5], arrays[5])
         np.testing.assert_array_equal(mine[6], arrays[6])
