@@ -93,8 +93,7 @@ def _decode_attention_kernel(node, graph):
     fallback = generic_kernel(node, graph)
     rotary = cpu_kernels.rotary
     q_rows, k_rows = np.empty((batch, 1, heads, depth), dtype), np.empty((batch, 1, kv_heads, depth), dtype)
-    # one position: (B, 1, H, D) rows are the same memory as (B, H, 1, D) heads
-    q_heads, k_heads = (rows.reshape(batch, -1, 1, depth) for rows in (q_rows, k_rows))
+    q_heads = q_rows.reshape(batch, heads, 1, depth)    # one position: the same memory as the rows
     if kind is not None:
         q32, out32 = np.empty((batch, heads, 1, depth), _F32), np.empty((batch, heads, 1, depth), _F32)
         mask32 = None if mask is None else np.empty(shape_of[mask.slot], _F32)
