@@ -16,14 +16,18 @@ over numba's threads:
 - softmax: cpu_jit's masked_softmax on each query's row of scores;
 - values: chunks of _CHUNK value rows (read from memory once, then from the core's first
   cache for the group's other queries), each query's probabilities times the chunk's rows
-  summed in registers (eight vectors in flight) into a partial output per chunk; the threads
-  take bands of (key/value head, chunk) items;
+  summed in registers (eight vectors in flight per query row, three rows to a load of a value
+  row with AVX-512) into a partial output per chunk; the threads take bands of (key/value
+  head, chunk) items;
 - the partial outputs summed, chunk after chunk.
 
 Each score and partial output is the same sum however the work is banded (the banded
 blocks and chunks are whole and start at multiples of their size; the keys after the last
 whole block are dotted one by one), and the partials are added in the chunks' order: the
-results are the same bits on one thread or split over numba's.
+results are the same bits on one thread or split over numba's, and a query row's results the
+same whichever rows share its loads. Three rows to a load halve the values pass (SmolLM2's
+9 over 3 heads, 560 keys, in a core's caches: 14.6 -> 7.4 us); in the scores pass, whose
+cost is summing each product's lanes, they made no difference (16-18 us).
 
 Measured on a two-core AVX2 EPYC, a compiled SmolLM-135M-shaped decoding step (30 layers of
 9 query heads over 3 key/value heads), attention against the loops: 8.3 against 11.9 ms a
@@ -44,22 +48,30 @@ from .cpu_jit_parallel import _FLOAT32, _launch, parts, softmax_heads
 
 _BLOCK = 8          # key rows a query row is dotted with at once
 _CHUNK = 64         # value rows of a values item (16 KB of 64-value float32 rows: within the core's first cache)
-_IN_FLIGHT = 8      # vector sums a weighted sum keeps going
+_IN_FLIGHT = 8      # vector sums a weighted sum keeps going, per query row
+# Query rows of a group that one load of a value row serves: three rows' accumulators
+# (eight each) and the operands fill AVX-512's 32 vector registers; AVX2's 16 hold one row's.
+_TOGETHER = 3 if WIDTH == 16 else 1
 # Bytes ahead of each key and value row read that the CPU is asked to fetch: one stream's
 # loop leaves the hardware prefetcher too few loads in flight (as cpu_jit_lut4's groups).
 _AHEAD = 2048
 
 
-def _weighted_sum(columns, unroll, width):
-    """An intrinsic: out[o, band] = sum over s < n of p[r, s0 + s] v[row0 + s0 + s, band] for
-    the band of vector columns col .. col + columns - 1 of `width` lanes (v float32, or a half
-    array's bits of cpu_jit_bits' `kind`, widened where loaded), n >= 1.
+def _weighted_sum(columns, unroll, width, xrows):
+    """An intrinsic: out[o + t, band] = sum over s < n of p[r + t, s0 + s] v[row0 + s0 + s, band]
+    for t < xrows (query rows of one key/value head, whose probabilities and partial outputs
+    are rows after one another) and the band of vector columns col .. col + columns - 1 of
+    `width` lanes (v float32, or a half array's bits of cpu_jit_bits' `kind`, widened where
+    loaded), n >= 1. Each vector of a value row is loaded once for the xrows query rows.
 
     The sums stay in registers over the n keys, stored once. Each accumulator's additions
     form a chain, key after key, that waits on the addition's latency: with fewer than
     _IN_FLIGHT columns the key loop is unrolled `unroll` times into as many sets of
     accumulators (key s adds into set s % unroll, the keys after the last whole round into set
-    0), added set by set at the end."""
+    0), added set by set at the end. A query row's sums are the same bits whichever rows come
+    with it."""
+    per_set = xrows * columns          # accumulator t columns + c of a set: query row t, column c
+
     @intrinsic
     def weighted_sum(typingctx, p, r, s0, n, v, row0, col, out, o, kind):
         signature = types.none(p, r, s0, n, v, row0, col, out, o, kind)
@@ -72,18 +84,23 @@ def _weighted_sum(columns, unroll, width):
             vf, fma = ir.VectorType(FLOAT, width), fma_function(builder, width)
             r, s0, n, row0, col, o = args[1], args[2], args[3], args[5], args[6], args[8]
             first = builder.mul(col, I64(width))
-            p_row = builder.gep(p_arr.data, [builder.add(builder.mul(r, p_width), s0)])
+            p_rows = [builder.gep(p_arr.data, [builder.add(builder.mul(builder.add(r, I64(t)), p_width), s0)])
+                      for t in range(xrows)]
             v_band = builder.gep(v_arr.data, [builder.add(builder.mul(builder.add(row0, s0), depth), first)])
             rounds = builder.sdiv(n, I64(unroll))
 
             def add_key(kind, s, accs):
-                """accs updated with key s's products."""
+                """accs (one set) updated with key s's products."""
                 row = builder.gep(v_band, [builder.mul(s, depth)])
                 for line in range(0, columns * width * (4 if kind is None else 2), 64):
                     prefetch(builder, builder.gep(builder.bitcast(row, I8.as_pointer()), [I64(line)]), _AHEAD)
-                weight = splat(builder, builder.load(builder.gep(p_row, [s])), width)
-                return [builder.call(fma, [load_floats(builder, builder.gep(row, [I64(c * width)]), kind, width),
-                                           weight, accs[c]]) for c in range(columns)]
+                weights = [splat(builder, builder.load(builder.gep(p_row, [s])), width) for p_row in p_rows]
+                updated = [None] * per_set
+                for c in range(columns):
+                    values = load_floats(builder, builder.gep(row, [I64(c * width)]), kind, width)
+                    for t in range(xrows):
+                        updated[t * columns + c] = builder.call(fma, [values, weights[t], accs[t * columns + c]])
+                return updated
 
             def emit(kind):
                 function, entry, zero = builder.function, builder.block, ir.Constant(vf, None)
@@ -94,16 +111,16 @@ def _weighted_sum(columns, unroll, width):
                 builder.position_at_end(round_loop)
                 g = builder.phi(I64)
                 g.add_incoming(I64(0), entry)
-                sets = loop_phis(builder, vf, columns * unroll, zero, entry)
+                sets = loop_phis(builder, vf, per_set * unroll, zero, entry)
                 updated = []
                 for u in range(unroll):
                     s = builder.add(builder.mul(g, I64(unroll)), I64(u))
-                    updated += add_key(kind, s, sets[u * columns:(u + 1) * columns])
+                    updated += add_key(kind, s, sets[u * per_set:(u + 1) * per_set])
                 next_iteration(builder, g, rounds, sets, updated, round_loop, after_rounds)
 
                 builder.position_at_end(after_rounds)
                 carried = []
-                for k in range(columns * unroll):
+                for k in range(per_set * unroll):
                     phi = builder.phi(vf)
                     phi.add_incoming(zero, entry)
                     phi.add_incoming(updated[k], round_loop)
@@ -114,23 +131,24 @@ def _weighted_sum(columns, unroll, width):
                 builder.position_at_end(key_loop)
                 s = builder.phi(I64)
                 s.add_incoming(start, after_rounds)
-                accs = loop_phis(builder, vf, columns, carried[:columns], after_rounds)
+                accs = loop_phis(builder, vf, per_set, carried[:per_set], after_rounds)
                 following = add_key(kind, s, accs)
                 next_iteration(builder, s, n, accs, following, key_loop, done)
 
                 builder.position_at_end(done)
                 totals = []
-                for c in range(columns):
+                for k in range(per_set):
                     phi = builder.phi(vf)
-                    phi.add_incoming(carried[c], after_rounds)
-                    phi.add_incoming(following[c], key_loop)
+                    phi.add_incoming(carried[k], after_rounds)
+                    phi.add_incoming(following[k], key_loop)
                     totals.append(phi)
                 for u in range(1, unroll):
-                    totals = [builder.fadd(total, carried[u * columns + c]) for c, total in enumerate(totals)]
-                o_row = builder.gep(o_arr.data, [builder.add(builder.mul(o, o_width), first)])
-                for c in range(columns):
-                    builder.store(totals[c], builder.bitcast(builder.gep(o_row, [I64(c * width)]), vf.as_pointer()),
-                                  align=4)
+                    totals = [builder.fadd(total, carried[u * per_set + k]) for k, total in enumerate(totals)]
+                for t in range(xrows):
+                    o_row = builder.gep(o_arr.data, [builder.add(builder.mul(builder.add(o, I64(t)), o_width), first)])
+                    for c in range(columns):
+                        builder.store(totals[t * columns + c],
+                                      builder.bitcast(builder.gep(o_row, [I64(c * width)]), vf.as_pointer()), align=4)
                 return []
             by_kind(builder, sig.args[4], args[9], emit)
             return context.get_dummy_value()
@@ -140,8 +158,11 @@ def _weighted_sum(columns, unroll, width):
 
 if WIDTH is not None:
     _dot_block, _dot_one = dot(_BLOCK, 1, WIDTH, _AHEAD), dot(1, 1, WIDTH)
-    # bands of 8, 4, 2 or 1 vector columns, the narrower ones unrolled over keys: eight sums in flight
-    _sum8, _sum4, _sum2, _sum1 = (_weighted_sum(columns, _IN_FLIGHT // columns, WIDTH) for columns in (8, 4, 2, 1))
+    # bands of 8, 4, 2 or 1 vector columns, the narrower ones unrolled over keys: eight sums in
+    # flight for each query row, of one row or of _TOGETHER
+    _sum8, _sum4, _sum2, _sum1 = (_weighted_sum(columns, _IN_FLIGHT // columns, WIDTH, 1) for columns in (8, 4, 2, 1))
+    _rows8, _rows4, _rows2, _rows1 = (_weighted_sum(columns, _IN_FLIGHT // columns, WIDTH, _TOGETHER)
+                                      for columns in (8, 4, 2, 1))
 
     @numba.njit(nogil=True, cache=True)
     def _scores(q2, k2, kind, scores2, heads, kv_heads, length, cache, keys, lo, hi):
@@ -181,20 +202,34 @@ if WIDTH is not None:
             b, g = head // kv_heads, head % kv_heads
             x0, key0, s0 = (b * heads + g * groups) * length, head * cache, chunk * _CHUNK
             n = min(_CHUNK, keys - s0)
-            for r in range(x0, x0 + rows):
-                o = chunk * total_rows + r
+            r = x0
+            while r < x0 + rows:
+                o, many = chunk * total_rows + r, _TOGETHER > 1 and r + _TOGETHER <= x0 + rows
                 col = 0
                 while col + 8 <= columns:
-                    _sum8(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    if many:
+                        _rows8(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    else:
+                        _sum8(probs, r, s0, n, v2, key0, col, partial, o, kind)
                     col += 8
                 if col + 4 <= columns:
-                    _sum4(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    if many:
+                        _rows4(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    else:
+                        _sum4(probs, r, s0, n, v2, key0, col, partial, o, kind)
                     col += 4
                 if col + 2 <= columns:
-                    _sum2(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    if many:
+                        _rows2(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    else:
+                        _sum2(probs, r, s0, n, v2, key0, col, partial, o, kind)
                     col += 2
                 if col < columns:
-                    _sum1(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    if many:
+                        _rows1(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                    else:
+                        _sum1(probs, r, s0, n, v2, key0, col, partial, o, kind)
+                r += _TOGETHER if many else 1
 
     @numba.njit(nogil=True, cache=True)
     def _add_partials(partial, chunks, out2, lo, hi):
