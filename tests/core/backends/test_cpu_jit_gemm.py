@@ -34,11 +34,11 @@ def _assert_float32_close(out, x, w, bias):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("m, n, k", [(1, 1, 32), (4, 4, 64), (5, 7, 96), (17, 130, 256), (64, 300, 1024)])
+@pytest.mark.parametrize("m, n, k", [(1, 1, 32), (4, 4, 64), (5, 7, 96), (17, 130, 256), (64, 600, 1024)])
 @pytest.mark.parametrize("with_bias", [False, True])
 @pytest.mark.parametrize("threads", [True, False])
 def test_products_of_every_tile_shape(dtype, m, n, k, with_bias, threads):
-    """Rows of x and of w left over after the full tiles, and (300 rows of 1024) a thread's
+    """Rows of x and of w left over after the full tiles, and (600 rows of 1024) a thread's
     band walked in more than one block; on numba's pool and on the calling thread."""
     kernels = _kernels(dtype)
     x, w = _values(dtype, m, k), _values(dtype, n, k)
@@ -46,6 +46,22 @@ def test_products_of_every_tile_shape(dtype, m, n, k, with_bias, threads):
     out = np.empty((m, n), np.float32)
     assert kernels.gemm_nt(x, w, bias, out, threads=threads)
     _assert_float32_close(out, x, w, bias)
+
+
+def test_weight_blocks_take_half_the_second_level_cache(tmp_path):
+    """The block of weight rows a thread walks is sized from the core's second-level cache as
+    Linux lists it (half of it, at most 512 KB), 256 KB where the size is not listed."""
+    gemm = pytest.importorskip("mindnlp.core.backends.cpu_jit_gemm")
+    for index, (level, size) in enumerate([("1", "48K"), ("2", "2048K"), ("3", "32M")]):
+        (tmp_path / f"index{index}").mkdir()
+        (tmp_path / f"index{index}" / "level").write_text(level + "\n")
+        (tmp_path / f"index{index}" / "size").write_text(size + "\n")
+    assert gemm._second_level_cache_bytes(str(tmp_path)) == 2048 * 1024
+    assert gemm._second_level_cache_bytes(str(tmp_path / "missing")) is None
+    assert gemm._block_bytes(2048 * 1024) == 512 * 1024
+    assert gemm._block_bytes(1024 * 1024) == 512 * 1024
+    assert gemm._block_bytes(512 * 1024) == 256 * 1024
+    assert gemm._block_bytes(None) == 256 * 1024
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
