@@ -39,7 +39,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration, open_loop
-from .cpu_jit_parallel import _launch, add_bias, parts
+from .cpu_jit_parallel import _launch, parts
 
 _LANES = 16                    # float32 lanes of an AVX-512 vector, the only width served
 _BF16_STEP = 32                # bfloat16 values per dot instruction
@@ -108,16 +108,28 @@ def _row_stride(builder, array, axis=0):
     return builder.sdiv(stride, array.itemsize)
 
 
+def _bias_at(context, builder, sig, args, index):
+    """A loader of the bias argument `index` (a float32 array, or None: no bias), from a pointer
+    into it to the value there (a float or a vector); None where there is none."""
+    if isinstance(sig.args[index], types.NoneType):
+        return None
+    data = context.make_array(sig.args[index])(context, builder, args[index]).data
+    return lambda at, kind=FLOAT: builder.load(builder.bitcast(builder.gep(data, [at]), kind.as_pointer()), align=4)
+
+
 def _tile(x_rows, w_rows):
-    """An intrinsic: out[m0 + i, n0 + j] = x[m0 + i] . w[n0 + j] for i < x_rows, j < w_rows
-    (x, w float32, or bfloat16 bits as uint16; K a multiple of the step; out float32; 16 lanes)."""
+    """An intrinsic: out[m0 + i, n0 + j] = x[m0 + i] . w[n0 + j] (+ bias[n0 + j] where bias is
+    not None) for i < x_rows, j < w_rows (x, w float32, or bfloat16 bits as uint16; K a multiple
+    of the step; out and bias float32; 16 lanes). The bias is added to each sum as it is stored:
+    the same rounding as adding it afterwards, without another pass over the output."""
     @intrinsic
-    def tile(typingctx, x, m0, w, n0, out):
-        signature = types.void(x, m0, w, n0, out)
+    def tile(typingctx, x, m0, w, n0, out, bias):
+        signature = types.void(x, m0, w, n0, out, bias)
         bfloat16 = x.dtype == types.uint16
 
         def codegen(context, builder, sig, args):
             x_arr, w_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 4))
+            bias_at = _bias_at(context, builder, sig, args, 5)
             k = cgutils.unpack_tuple(builder, x_arr.shape, 2)[1]
             x_stride, w_stride, out_stride = (_row_stride(builder, a) for a in (x_arr, w_arr, out_arr))
             sums = ir.VectorType(FLOAT, _LANES)
@@ -147,6 +159,8 @@ def _tile(x_rows, w_rows):
                 i, j = divmod(index, w_rows)
                 row = builder.add(args[1], I64(i))
                 column = builder.add(args[3], I64(j))
+                if bias_at is not None:
+                    total = builder.fadd(total, bias_at(column))
                 builder.store(total, builder.gep(out_arr.data, [builder.add(builder.mul(row, out_stride), column)]))
             return context.get_dummy_value()
         return signature, codegen
@@ -158,8 +172,8 @@ if WIDTH == 16:
                                                _tile(1, 1))
 
     @numba.njit(nogil=True, cache=True)
-    def _band(x, w, out, lo, hi, block):
-        """out[:, lo:hi] = x @ w[lo:hi].T, w's rows walked `block` at a time."""
+    def _band(x, w, out, lo, hi, block, bias=None):
+        """out[:, lo:hi] = x @ w[lo:hi].T (+ bias[lo:hi]), w's rows walked `block` at a time."""
         m = x.shape[0]
         for start in range(lo, hi, block):
             stop = min(start + block, hi)
@@ -167,19 +181,19 @@ if WIDTH == 16:
             while i + _X_ROWS <= m:
                 j = start
                 while j + _W_ROWS <= stop:
-                    _tile_full(x, i, w, j, out)
+                    _tile_full(x, i, w, j, out, bias)
                     j += _W_ROWS
                 while j < stop:
-                    _tile_x(x, i, w, j, out)
+                    _tile_x(x, i, w, j, out, bias)
                     j += 1
                 i += _X_ROWS
             while i < m:
                 j = start
                 while j + _W_ROWS <= stop:
-                    _tile_w(x, i, w, j, out)
+                    _tile_w(x, i, w, j, out, bias)
                     j += _W_ROWS
                 while j < stop:
-                    _tile_one(x, i, w, j, out)
+                    _tile_one(x, i, w, j, out, bias)
                     j += 1
                 i += 1
 
@@ -189,16 +203,12 @@ if WIDTH == 16:
         n = w.shape[0]
         for part in numba.prange(parts):
             lo, hi = n * part // parts, n * (part + 1) // parts
-            _band(x, w, out, lo, hi, block)
-            if bias is not None:
-                add_bias(out, bias, lo, hi)
+            _band(x, w, out, lo, hi, block, bias)
 
     @numba.njit(nogil=True, cache=True)
     def _gemm_here(x, w, bias, out, block):
         """out = x @ w.T (+ bias) on the calling thread (a worker's part of a larger job)."""
-        _band(x, w, out, 0, w.shape[0], block)
-        if bias is not None:
-            add_bias(out, bias, 0, w.shape[0])
+        _band(x, w, out, 0, w.shape[0], block, bias)
 
 
 # x @ b for b (K, N) stored row after row (GPT-2's Conv1D weights, a Linear's input gradient
@@ -218,14 +228,16 @@ _OUTER_BYTES = 1024
 def _outer_tile(x_rows, vectors):
     """An intrinsic: out[m0 + i, n0 : n0 + vectors * _LANES] = (0 if first else that) +
     sum over k in [k0, k1) of x[m0 + i, k] * b[k, n0 : n0 + vectors * _LANES] (float32, or
-    bfloat16 bits as uint16 with k0 and k1 even and x's rows contiguous; k1 > k0)."""
+    bfloat16 bits as uint16 with k0 and k1 even and x's rows contiguous; k1 > k0), the last
+    pass over K (k1 = K) adding bias[n0 : n0 + vectors * _LANES] where bias is not None."""
     @intrinsic
-    def tile(typingctx, x, m0, b, n0, k0, k1, out, first):
-        signature = types.void(x, m0, b, n0, k0, k1, out, first)
+    def tile(typingctx, x, m0, b, n0, k0, k1, out, first, bias):
+        signature = types.void(x, m0, b, n0, k0, k1, out, first, bias)
         bfloat16 = x.dtype == types.uint16
 
         def codegen(context, builder, sig, args):
             x_arr, b_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 6))
+            bias_at = _bias_at(context, builder, sig, args, 8)
             x_stride, b_stride, out_stride = (_row_stride(builder, a) for a in (x_arr, b_arr, out_arr))
             x_step = _row_stride(builder, x_arr, 1)
             lanes = ir.VectorType(FLOAT, _LANES)
@@ -265,6 +277,11 @@ def _outer_tile(x_rows, vectors):
             next_iteration(builder, s, end_step, accs, updated, loop, done)
 
             builder.position_at_end(done)
+            if bias_at is not None:
+                last = builder.icmp_signed("==", args[5], cgutils.unpack_tuple(builder, x_arr.shape, 2)[1])
+                biases = [builder.select(last, bias_at(builder.add(args[3], I64(c * _LANES)), lanes), zero)
+                          for c in range(vectors)]
+                updated = [builder.fadd(value, biases[index % vectors]) for index, value in enumerate(updated)]
             for i, row in enumerate(outs):
                 for c in range(vectors):
                     builder.store(updated[i * vectors + c], at(row, c), align=4)
@@ -302,10 +319,11 @@ if WIDTH == 16:
                                                    _outer_tile(1, _OUTER_VECTORS), _outer_tile(1, 1))
 
     @numba.njit(nogil=True, cache=True)
-    def _outer_band(x, b, out, rows_lo, rows_hi, lo, hi):
-        """out[rows_lo:rows_hi, lo:hi] = x[rows_lo:rows_hi] @ b[:, lo:hi] (lo, hi multiples of
-        the vector width): K walked _OUTER_BYTES of a column of b at a time, and those rows'
-        columns in groups that stay in L2 while every tile of x's rows passes over them."""
+    def _outer_band(x, b, out, rows_lo, rows_hi, lo, hi, bias=None):
+        """out[rows_lo:rows_hi, lo:hi] = x[rows_lo:rows_hi] @ b[:, lo:hi] (+ bias[lo:hi]) (lo,
+        hi multiples of the vector width): K walked _OUTER_BYTES of a column of b at a time, and
+        those rows' columns in groups that stay in L2 while every tile of x's rows passes over
+        them."""
         k = x.shape[1]
         steps = _OUTER_BYTES // b.itemsize
         wide = _OUTER_VECTORS * _LANES
@@ -319,19 +337,19 @@ if WIDTH == 16:
                 while i + _OUTER_ROWS <= rows_hi:
                     j = g0
                     while j + wide <= g1:
-                        _outer_full(x, i, b, j, k0, k1, out, first)
+                        _outer_full(x, i, b, j, k0, k1, out, first, bias)
                         j += wide
                     while j < g1:
-                        _outer_x(x, i, b, j, k0, k1, out, first)
+                        _outer_x(x, i, b, j, k0, k1, out, first, bias)
                         j += _LANES
                     i += _OUTER_ROWS
                 while i < rows_hi:
                     j = g0
                     while j + wide <= g1:
-                        _outer_b(x, i, b, j, k0, k1, out, first)
+                        _outer_b(x, i, b, j, k0, k1, out, first, bias)
                         j += wide
                     while j < g1:
-                        _outer_one(x, i, b, j, k0, k1, out, first)
+                        _outer_one(x, i, b, j, k0, k1, out, first, bias)
                         j += _LANES
                     i += 1
 
@@ -345,21 +363,15 @@ if WIDTH == 16:
         for part in numba.prange(parts):
             if by_columns:
                 lo, hi = vectors * part // parts * _LANES, vectors * (part + 1) // parts * _LANES
-                _outer_band(x, b, out, 0, m, lo, hi)
-                if bias is not None:
-                    add_bias(out, bias, lo, hi)
+                _outer_band(x, b, out, 0, m, lo, hi, bias)
             else:
                 rows_lo, rows_hi = m * part // parts, m * (part + 1) // parts
-                _outer_band(x, b, out, rows_lo, rows_hi, 0, n)
-                if bias is not None:
-                    add_bias(out[rows_lo:rows_hi], bias, 0, n)
+                _outer_band(x, b, out, rows_lo, rows_hi, 0, n, bias)
 
     @numba.njit(nogil=True, cache=True)
     def _gemm_nn_here(x, b, bias, out):
         """out = x @ b (+ bias) on the calling thread."""
-        _outer_band(x, b, out, 0, x.shape[0], 0, b.shape[1])
-        if bias is not None:
-            add_bias(out, bias, 0, b.shape[1])
+        _outer_band(x, b, out, 0, x.shape[0], 0, b.shape[1], bias)
 
 
 def _has_bf16_dot():
@@ -438,6 +450,7 @@ def gemm_nt(x, w, bias, out, threads=True):
         return False
     if dtype == "bfloat16":
         x, w = x.view(np.uint16), w.view(np.uint16)
+    bias = None if bias is None else np.ascontiguousarray(bias, np.float32)     # the tiles read it in place
     block = _block_rows(x.itemsize, x.shape[1])
     if not threads:
         _gemm_here(x, w, bias, out, block)
@@ -483,6 +496,7 @@ def gemm_nn(x, b, bias, out, threads=True):
         return False
     if dtype == "bfloat16":
         x, b = x.view(np.uint16), b.view(np.uint16)
+    bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
     if not threads:
         _gemm_nn_here(x, b, bias, out)
         return True
