@@ -38,7 +38,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, lane_sums, loop_phis, next_iteration, open_loop
+from .cpu_jit_ir import FLOAT, I16, I32, I64, WIDTH, checked_once, loop_phis, merged_lanes, next_iteration, open_loop
 from .cpu_jit_parallel import _launch, parts
 
 _LANES = 16                    # float32 lanes of an AVX-512 vector, the only width served
@@ -154,14 +154,22 @@ def _tile(x_rows, w_rows):
             builder.position_at_end(done)
             # Every accumulator is summed by the same tree of _LANES vectors, a tile of fewer
             # padded with copies: a result is then the same bits whichever tile computed it.
-            totals = lane_sums(builder, updated + [updated[0]] * (_LANES - count), _LANES)[:count]
-            for index, total in enumerate(totals):
-                i, j = divmod(index, w_rows)
-                row = builder.add(args[1], I64(i))
-                column = builder.add(args[3], I64(j))
-                if bias_at is not None:
-                    total = builder.fadd(total, bias_at(column))
-                builder.store(total, builder.gep(out_arr.data, [builder.add(builder.mul(row, out_stride), column)]))
+            # Each lane of the tree's last vector holds one whole sum; the bias goes in a vector.
+            merged, owners = merged_lanes(builder, updated + [updated[0]] * (_LANES - count), _LANES)
+            columns = [builder.add(args[3], I64(j)) for j in range(w_rows)]
+            if bias_at is not None:
+                values = [bias_at(column) for column in columns]
+                spread = ir.Constant(sums, None)
+                for lane, owner in enumerate(owners):
+                    if owner < count:
+                        spread = builder.insert_element(spread, values[owner % w_rows], I32(lane))
+                merged = builder.fadd(merged, spread)
+            for lane, owner in enumerate(owners):
+                if owner < count:
+                    i, j = divmod(owner, w_rows)
+                    row = builder.add(args[1], I64(i))
+                    builder.store(builder.extract_element(merged, I32(lane)),
+                                  builder.gep(out_arr.data, [builder.add(builder.mul(row, out_stride), columns[j])]))
             return context.get_dummy_value()
         return signature, codegen
     return tile

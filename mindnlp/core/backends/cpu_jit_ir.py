@@ -73,6 +73,18 @@ def lane_sums(builder, vectors, width):
     two shuffles gather the first and the second half of every block, one addition sums them.
     Blocks left when one vector remains are summed lane by lane."""
     count = len(vectors)
+    merged, owners = merged_lanes(builder, vectors, width)
+    sums = [None] * count
+    for lane, owner in enumerate(owners):
+        value = builder.extract_element(merged, I32(lane))
+        sums[owner] = value if sums[owner] is None else builder.fadd(sums[owner], value)
+    return sums
+
+
+def merged_lanes(builder, vectors, width):
+    """lane_sums' tree before its last step: (one vector, the result each of its lanes holds a
+    partial sum of); with `width` vectors, each lane holds one whole result."""
+    count = len(vectors)
     owners = [[k] * width for k in range(count)]      # lane -> the result whose partial sum it holds
     block = width
     while len(vectors) > 1:
@@ -88,11 +100,7 @@ def lane_sums(builder, vectors, width):
             merged.append(builder.fadd(low, high))
             merged_owners.append([owners[k][i] for i in firsts] + [owners[k + 1][i] for i in firsts])
         vectors, owners, block = merged, merged_owners, half
-    sums = [None] * count
-    for lane, owner in enumerate(owners[0]):
-        value = builder.extract_element(vectors[0], I32(lane))
-        sums[owner] = value if sums[owner] is None else builder.fadd(sums[owner], value)
-    return sums
+    return vectors[0], owners[0]
 
 
 def open_loop(builder, name, vector, count):
