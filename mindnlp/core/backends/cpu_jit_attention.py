@@ -7,9 +7,12 @@ An encoder's batch of 32 sentences of 24 tokens with 12 heads is 384 products of
 most of its time in the calls, and a softmax over rows of 24 scores spends most of its own
 in each row's loop ends. Here each (batch entry, head) takes:
 
-- the scores transposed, keys by queries: `st = k q^T`, the dot-product tiles reading the
-  head's rows of k and q where they are (a head's rows inside (batch, positions, heads, dim)
-  activations are read in place, no copy);
+- the scores transposed, keys by queries: `st = k q^T`, the row-major (outer-product) tiles
+  reading the head's rows of k where they are (a head's rows inside (batch, positions, heads,
+  dim) activations are read in place, no copy) against the queries transposed into a small
+  (dim, queries) buffer. The dot-product tiles, which read both in place, spend most of their
+  time summing each product's lanes at a head's depth of 32-64 (MiniLM's 32 x 12 heads of 128
+  positions: 18.5 -> 14.8 ms on one thread, 10.3 -> 8.8 on two);
 - the softmax down st's columns, one vector of queries at a time: the row maxima and sums of
   a softmax over keys become lane-wise maxima and sums over st's rows, with no horizontal
   reduction and no loop remainder (the queries are padded to whole vectors);
@@ -104,10 +107,11 @@ def _heads(q, k, v, mask, scale, out, lo, hi, limits, chunk):
     """out[b, h] = attention of q[b, h] over k[b, h // groups], v[b, h // groups] for the
     (batch entry, head) items b * H + h in [lo, hi); the queries taken `chunk` at a time, chunk
     c over its first limits[c] keys (the others have zero probability for all its queries)."""
-    heads, queries = q.shape[1], q.shape[2]
+    heads, queries, depth = q.shape[1], q.shape[2], q.shape[3]
     groups = q.shape[1] // k.shape[1]
     width = (chunk + _LANES - 1) // _LANES * _LANES
     st = np.zeros((k.shape[2], width), np.float32)
+    qt = np.zeros((depth, width), q.dtype)
     top, inverse, powers = np.empty(width, np.float32), np.empty(width, np.float32), np.empty(width, np.int32)
     for item in range(lo, hi):
         b, h = item // heads, item % heads
@@ -115,7 +119,13 @@ def _heads(q, k, v, mask, scale, out, lo, hi, limits, chunk):
         for c in range(limits.shape[0]):
             q0, q1, keys = c * chunk, min((c + 1) * chunk, queries), limits[c]
             n, scores = q1 - q0, st[:keys]
-            cpu_jit_gemm._band(keys_bh[:keys], q[b, h, q0:q1], scores, 0, n, n)
+            chunk_q = q[b, h, q0:q1]
+            for e in range(depth):      # the chunk's queries transposed, padded with zeros
+                line = qt[e]
+                for i in range(n):
+                    line[i] = chunk_q[i, e]
+                line[n:] = 0
+            cpu_jit_gemm._outer_band(keys_bh[:keys], qt, scores, 0, keys, 0, width)
             rows = mask[:, :, q0:q1] if mask.shape[2] > 1 else mask[:, :, 0:1]
             _softmax_columns(scores, keys, rows, b if mask.shape[0] > 1 else 0, h if mask.shape[1] > 1 else 0, scale,
                              top, inverse, powers)
