@@ -325,6 +325,8 @@ def _interleaved(builder, row, next_row, c):
 if WIDTH == 16:
     _outer_full, _outer_x, _outer_b, _outer_one = (_outer_tile(_OUTER_ROWS, _OUTER_VECTORS), _outer_tile(_OUTER_ROWS, 1),
                                                    _outer_tile(1, _OUTER_VECTORS), _outer_tile(1, 1))
+    # two vectors left of a group (or all of a head's 32 values): each row's broadcast serves both
+    _outer_pair = _outer_tile(_OUTER_ROWS, 2)
 
     @numba.njit(nogil=True, cache=True)
     def _outer_band(x, b, out, rows_lo, rows_hi, lo, hi, bias=None):
@@ -347,6 +349,9 @@ if WIDTH == 16:
                     while j + wide <= g1:
                         _outer_full(x, i, b, j, k0, k1, out, first, bias)
                         j += wide
+                    if j + 2 * _LANES <= g1:
+                        _outer_pair(x, i, b, j, k0, k1, out, first, bias)
+                        j += 2 * _LANES
                     while j < g1:
                         _outer_x(x, i, b, j, k0, k1, out, first, bias)
                         j += _LANES
