@@ -7,7 +7,8 @@ own process so that neither one's threads or imports affect the other's timing.
 
     python benchmarks/finetune.py [--train-size 4000] [--eval-size N] [--data DIR] [--only mindnlp|hf]
 
-The HF run is skipped, with a note, when torch, transformers or peft is not installed.
+The HF run is skipped, with a note, when torch, transformers or peft is not installed. The
+summary names the CPU and the machine's roofline (roofline.py), measured after both runs.
 """
 import argparse
 import importlib.util
@@ -129,7 +130,10 @@ def main():
                                               "--output-dir", args.output_dir]))
         else:
             print("HF transformers + peft + torch are not installed: only the mindnlp run is reported")
-    print(f"\nSST-2 LoRA fine-tuning, all-MiniLM-L6-v2, {results[0]['train_sentences']} training sentences, "
+    from roofline import describe
+
+    print("\n" + describe()[0])
+    print(f"SST-2 LoRA fine-tuning, all-MiniLM-L6-v2, {results[0]['train_sentences']} training sentences, "
           f"accuracy on {results[0]['eval_sentences']} validation sentences")
     print(f"{'implementation':<16}{'accuracy':>10}{'train loss':>12}{'train s':>10}{'eval s':>9}")
     for r in results:
