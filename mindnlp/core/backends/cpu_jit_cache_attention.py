@@ -161,8 +161,8 @@ if WIDTH is not None:
     # bands of 8, 4, 2 or 1 vector columns, the narrower ones unrolled over keys: eight sums in
     # flight for each query row, of one row or of _TOGETHER
     _sum8, _sum4, _sum2, _sum1 = (_weighted_sum(columns, _IN_FLIGHT // columns, WIDTH, 1) for columns in (8, 4, 2, 1))
-    _rows8, _rows4, _rows2, _rows1 = (_weighted_sum(columns, _IN_FLIGHT // columns, WIDTH, _TOGETHER)
-                                      for columns in (8, 4, 2, 1))
+    _rows8, _rows4, _rows2, _rows1 = ((_weighted_sum(columns, _IN_FLIGHT // columns, WIDTH, _TOGETHER)
+                                       for columns in (8, 4, 2, 1)) if _TOGETHER > 1 else (_sum8, _sum4, _sum2, _sum1))
 
     @numba.njit(nogil=True, cache=True)
     def _scores(q2, k2, kind, scores2, heads, kv_heads, length, cache, keys, lo, hi):

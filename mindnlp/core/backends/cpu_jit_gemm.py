@@ -109,8 +109,9 @@ def _row_stride(builder, array, axis=0):
 
 
 def _bias_at(context, builder, sig, args, index):
-    """A loader of the bias argument `index` (a float32 array, or None: no bias), from a pointer
-    into it to the value there (a float or a vector); None where there is none."""
+    """For the bias argument `index` (a C-contiguous float32 array, or None: no bias), a function
+    (element index, kind=float) -> the bias value there, or the vector of `kind` starting there;
+    None where there is no bias."""
     if isinstance(sig.args[index], types.NoneType):
         return None
     data = context.make_array(sig.args[index])(context, builder, args[index]).data
