@@ -71,8 +71,10 @@ def _decode_attention_kernel(node, graph):
     rows written as slices, and the decoding attention planned once for the shapes
     (cpu_kernels.decode_attention_plan) writing into the output rows; for a half model the
     query and mask widened and the output rounded around it, as the unfused attention's
-    replay does. The eager function where a position falls outside the cache (it wraps or
-    raises as the cache write did), or a rotation the compiled loop declines."""
+    replay does. A float32 step of grouped query heads over a short cache runs all of that in
+    one compiled call (cpu_kernels.decode_step_plan), the same bits. The eager function where a
+    position falls outside the cache (it wraps or raises as the cache write did), or a rotation
+    the compiled loop declines."""
     compiled, bits = cpu_jit.load(), cpu_jit.half_bits()
     refs = host_operands(node, graph)
     xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, groups, depth = node.args
@@ -94,6 +96,16 @@ def _decode_attention_kernel(node, graph):
     rotary = cpu_kernels.rotary
     q_rows, k_rows = np.empty((batch, 1, heads, depth), dtype), np.empty((batch, 1, kv_heads, depth), dtype)
     q_heads = q_rows.reshape(batch, heads, 1, depth)    # one position: the same memory as the rows
+    whole = None if kind is not None else cpu_kernels.decode_step_plan(
+        (shape_of[xq.slot], shape_of[xk.slot]), shape_of[cos.slot], shape_of[k_cache.slot],
+        None if mask is None else shape_of[mask.slot], scale)
+    if whole is not None:
+        def attend_whole(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out):
+            out = mask_and_out[-1]
+            if whole(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out[:-1], q_rows, k_rows,
+                     out.reshape(batch, heads, 1, depth)):
+                return out
+            return attend(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out)
     if kind is not None:
         q32, out32 = np.empty((batch, heads, 1, depth), _F32), np.empty((batch, heads, 1, depth), _F32)
         mask32 = None if mask is None else np.empty(shape_of[mask.slot], _F32)
@@ -117,7 +129,7 @@ def _decode_attention_kernel(node, graph):
         step(q32, k_cache, v_cache, *(() if mask32 is None else (mask32,)), out32)
         bits.narrow_into(out32.reshape(-1), kind, out.reshape(-1).view(np.uint16))
         return out
-    return writing_into(attend, (graph.slots[node.outputs[0]].shape, dtype))
+    return writing_into(attend if whole is None else attend_whole, (graph.slots[node.outputs[0]].shape, dtype))
 
 
 def _heads(rows, batch, depth):

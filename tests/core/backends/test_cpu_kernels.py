@@ -269,6 +269,57 @@ def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_s
     assert K.decode_attention_plan((batch, kv_heads * groups, 2, depth), k.shape, v.shape, None, 0.3) is None
 
 
+@pytest.mark.parametrize("batch,kv_heads,groups,masked", [(1, 3, 3, True), (1, 2, 2, False), (2, 1, 4, True)])
+def test_a_whole_decoding_step_gives_the_bits_of_its_separate_calls(batch, kv_heads, groups, masked, kernel_flavour):
+    """decode_step_plan's one call (rotation, cache write, attention over the live keys) against
+    the calls a replay makes one by one: rotary, the cache rows written, decode_attention_plan.
+    A position outside the cache or an array that is not C-contiguous writes nothing and
+    returns False (the caller takes the separate path); other shapes get no plan."""
+    keys, depth, position = 40, 16, 29
+    cache_shape, heads = (batch, kv_heads, keys, depth), kv_heads * groups
+    mask_shape = (1, 1, 1, keys) if masked else None
+    plan = K.decode_step_plan(((batch, 1, heads * depth), (batch, 1, kv_heads * depth)), (1, 1, depth), cache_shape,
+                              mask_shape, 0.3)
+    if kernel_flavour == "numpy" or groups == 1:
+        assert plan is None
+        return
+    xq, xk, xv = (RNG.standard_normal((batch, 1, n * depth)).astype(np.float32) for n in (heads, kv_heads, kv_heads))
+    angles = RNG.standard_normal((1, 1, depth)).astype(np.float32)
+    cos, sin = np.cos(angles), np.sin(angles)
+    k_cache, v_cache = (RNG.standard_normal(cache_shape).astype(np.float32) for _ in range(2))
+    mask = None
+    if masked:      # a static cache's causal row: the positions after this step's are dead
+        mask = np.where(np.arange(keys) <= position, 0.0, np.finfo(np.float32).min).astype(np.float32)
+        mask = mask.reshape(mask_shape)
+    at = np.array([position])
+    mine = [k_cache.copy(), v_cache.copy()]
+    q_rows, k_rows = np.empty((batch, 1, heads, depth), np.float32), np.empty((batch, 1, kv_heads, depth), np.float32)
+    out = np.full((batch, heads, 1, depth), np.nan, np.float32)
+    assert plan(xq, xk, xv, cos, sin, *mine, at, *([mask] if masked else []), q_rows, k_rows, out) is True
+
+    q = K.rotary(xq.reshape(batch, 1, heads, depth).transpose(0, 2, 1, 3), cos, sin)
+    k = K.rotary(xk.reshape(batch, 1, kv_heads, depth).transpose(0, 2, 1, 3), cos, sin)
+    k_cache[:, :, position], v_cache[:, :, position] = k[:, :, 0], xv.reshape(batch, kv_heads, depth)
+    np.testing.assert_array_equal(mine[0], k_cache)
+    np.testing.assert_array_equal(mine[1], v_cache)
+    expected = np.empty_like(out)
+    K.decode_attention_plan((batch, heads, 1, depth), cache_shape, cache_shape, mask_shape, 0.3)(
+        np.ascontiguousarray(q), k_cache, v_cache, *([mask] if masked else []), expected)
+    np.testing.assert_array_equal(out, expected)
+
+    before = [a.copy() for a in mine]
+    for wrong in (np.array([keys]), np.array([-1])):
+        assert plan(xq, xk, xv, cos, sin, *mine, wrong, *([mask] if masked else []), q_rows, k_rows, out) is False
+    strided = np.concatenate([xq, xq], axis=2)[:, :, ::2]
+    assert plan(strided, xk, xv, cos, sin, *mine, at, *([mask] if masked else []), q_rows, k_rows, out) is False
+    np.testing.assert_array_equal(mine[0], before[0])
+    np.testing.assert_array_equal(mine[1], before[1])
+    assert K.decode_step_plan(((batch, 2, heads * depth), (batch, 2, kv_heads * depth)), (1, 2, depth), cache_shape,
+                              mask_shape, 0.3) is None
+    assert K.decode_step_plan(((batch, 1, heads * depth), (batch, 1, kv_heads * depth)), (1, 1, depth), cache_shape,
+                              (batch, heads, 1, keys), 0.3) is None
+
+
 @pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("batch,kv_heads,groups", [(1, 3, 3), (2, 2, 1), (2, 1, 4)])
 @pytest.mark.parametrize("start", [0, 5])
