@@ -1,10 +1,10 @@
 # Copyright 2026 The MindNLP Authors. Licensed under the Apache License, Version 2.0.
 """A decoding step's attention block as one node of a compiled replay.
 
-A rotary decoder's layer captures, between its query/key/value projections and its output
-projection, twelve small nodes per decoding step: three head splits, two rotations, the
-key and value reshaped and written into the static cache at the step's position, the
-attention, and its output permuted and reshaped back into rows. Each costs its kernel
+A decoder's layer captures, between its query/key/value projections and its output
+projection, ten to twelve small nodes per decoding step: three head splits, two rotations
+(rotary models), the key and value reshaped and written into the static cache at the step's
+position, the attention, and its output permuted and reshaped back into rows. Each costs its kernel
 call, paid where the weights streamed just before have pushed everything else out of the
 CPU's caches: in a SmolLM2-135M-shaped float32 step the twelve took about 2 of 22 ms, most
 of it the attention reading its cache rows back from memory, which fusing cannot save; the
@@ -16,7 +16,7 @@ chain by one `decode_attention` node at the attention's place, which writes the 
 and the attention's rows itself with the kernels the twelve nodes called (each result the
 same bits). It fuses only the exact pattern: one query position, host arrays of one dtype
 (float32, or a half one, whose query and mask are widened and output rounded as the unfused
-attention's replay does), the full-width rotation (cos/sin as wide as a head), keys and
+attention's replay does), the full-width rotation (cos/sin as wide as a head) or none, keys and
 values written at one position of a cache the attention reads whole, and no other reader
 of anything in between; any other graph keeps its nodes.
 """
@@ -42,16 +42,18 @@ _F32 = np.dtype(np.float32)
 
 def decode_attention(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, groups, head_dim):
     """The attention of one query position, from the projections' rows xq (B, 1, H D), xk and
-    xv (B, 1, KV D): queries and keys rotated (cos, sin (B or 1, 1, D)), keys and values
-    written into the caches (B, KV, S, D) at `position` (an index array of one entry), the
-    attention over the caches (`mask` None or additive), as rows (B, 1, H D); each step by
-    the op the unfused graph ran."""
+    xv (B, 1, KV D): queries and keys rotated (cos, sin (B or 1, 1, D); both None for a model
+    without rotary embeddings), keys and values written into the caches (B, KV, S, D) at
+    `position` (an index array of one entry), the attention over the caches (`mask` None or
+    additive), as rows (B, 1, H D); each step by the op the unfused graph ran."""
     wrap = _tensor._wrap
 
     def split(x):
         return x.reshape(x.shape[0], x.shape[1], -1, head_dim).transpose(0, 2, 1, 3)
 
     def rotate(x):
+        if cos is None:
+            return x
         return _Rotary.forward(_function.Node(_Rotary), wrap(x), wrap(cos), wrap(sin), 1)
 
     q, k, v = rotate(split(xq)), rotate(split(xk)), split(xv)
@@ -80,6 +82,7 @@ def _decode_attention_kernel(node, graph):
     xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, groups, depth = node.args
     if compiled is None or refs is None:
         return None
+    rotated = cos is not None
     dtype = graph.slots[xq.slot].dtype
     kind = None if dtype == _F32 or bits is None else bits.kind_of(dtype)
     if dtype != _F32 and kind is None:
@@ -92,12 +95,27 @@ def _decode_attention_kernel(node, graph):
                                              scale, half=kind)
     if step is None:
         return None
-    fallback = generic_kernel(node, graph)
+    unfused = generic_kernel(node, graph)
+
+    def fallback(xq, xk, xv, cos, sin, *rest):
+        return unfused(xq, xk, xv, cos, sin, *rest) if rotated else unfused(xq, xk, xv, *rest)
+
     rotary = cpu_kernels.rotary
     q_rows, k_rows = np.empty((batch, 1, heads, depth), dtype), np.empty((batch, 1, kv_heads, depth), dtype)
     q_heads = q_rows.reshape(batch, heads, 1, depth)    # one position: the same memory as the rows
+
+    def rows_of(xq, xk, cos, sin):
+        """The query and key rows rotated (or copied) into q_rows and k_rows; False where the
+        compiled rotation declines them."""
+        if not rotated:
+            q_rows[...] = xq.reshape(q_rows.shape)
+            k_rows[...] = xk.reshape(k_rows.shape)
+            return True
+        return rotary(_heads(xq, batch, depth), cos, sin, q_rows) is not None and \
+            rotary(_heads(xk, batch, depth), cos, sin, k_rows) is not None
+
     whole = None if kind is not None else cpu_kernels.decode_step_plan(
-        (shape_of[xq.slot], shape_of[xk.slot]), shape_of[cos.slot], shape_of[k_cache.slot],
+        (shape_of[xq.slot], shape_of[xk.slot]), shape_of[cos.slot] if rotated else None, shape_of[k_cache.slot],
         None if mask is None else shape_of[mask.slot], scale)
     if whole is not None:
         def attend_whole(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out):
@@ -113,9 +131,8 @@ def _decode_attention_kernel(node, graph):
     def attend(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out):
         out = mask_and_out[-1]
         i = int(position[0])
-        if not (0 <= i < keys and k_cache.flags.c_contiguous and v_cache.flags.c_contiguous) or \
-                rotary(_heads(xq, batch, depth), cos, sin, q_rows) is None or \
-                rotary(_heads(xk, batch, depth), cos, sin, k_rows) is None:
+        if not (0 <= i < keys and k_cache.flags.c_contiguous and v_cache.flags.c_contiguous and
+                rows_of(xq, xk, cos, sin)):
             out[...] = fallback(xq, xk, xv, cos, sin, k_cache, v_cache, position, *mask_and_out[:-1])
             return out
         k_cache[:, :, i] = k_rows[:, 0]
@@ -129,7 +146,12 @@ def _decode_attention_kernel(node, graph):
         step(q32, k_cache, v_cache, *(() if mask32 is None else (mask32,)), out32)
         bits.narrow_into(out32.reshape(-1), kind, out.reshape(-1).view(np.uint16))
         return out
-    return writing_into(attend if whole is None else attend_whole, (graph.slots[node.outputs[0]].shape, dtype))
+    kernel = attend if whole is None else attend_whole
+    if not rotated:
+        def unrotated(xq, xk, xv, k_cache, v_cache, position, *mask_and_out):
+            return kernel(xq, xk, xv, None, None, k_cache, v_cache, position, *mask_and_out)
+        return writing_into(unrotated, (graph.slots[node.outputs[0]].shape, dtype))
+    return writing_into(kernel, (graph.slots[node.outputs[0]].shape, dtype))
 
 
 def _heads(rows, batch, depth):
@@ -149,12 +171,14 @@ def fuse_decode_attention(graph):
         match = context.match(node) if node.op is ScaledDotProductAttention else None
         if match is None or any(id(n) in fused for n in match[1]):
             continue
-        replacement, removed = match
+        replacement, removed, derived = match
         for n in removed:
             fused[id(n)] = None
         fused[id(node)] = replacement
         out = replacement.outputs[0]
-        graph.slots[out].root = out         # rows of its own now, no longer a view of the attention's output
+        # rows of its own now, no longer a view of the attention's output; so are its views
+        for slot in (out,) + derived:
+            graph.slots[slot].root = out
         graph.slots[out].c_contiguous = True
     if fused:
         graph.nodes = [fused.get(id(n), n) for n in graph.nodes if fused.get(id(n), n) is not None]
@@ -234,9 +258,9 @@ class _Context:
         if rows is None or tuple(permute.args[1]) != (0, 2, 1, 3) or \
                 slots[rows.outputs[0]].shape != (batch, 1, heads * depth):
             return None
-        # the query: rotated heads split from its projection's rows
+        # the query: heads split from its projection's rows, rotated where the model rotates
         rotate_q = self.made_by(q.slot, _Rotary, attention)
-        split_q = rotate_q and self.made_by(rotate_q.args[0].slot, _SplitHeads, rotate_q)
+        split_q = self.made_by((rotate_q.args[0] if rotate_q else q).slot, _SplitHeads, rotate_q or attention)
         if split_q is None:
             return None
         # the keys and values: written at one position of the caches the attention reads
@@ -246,40 +270,59 @@ class _Context:
         (k_write, index), (v_write, _) = k_write, v_write
         k_rows = self.made_by(k_write.args[1].slot, shape.Reshape, k_write)
         rotate_k = k_rows and self.made_by(k_rows.args[0].slot, _Rotary, k_rows)
-        split_k = rotate_k and self.made_by(rotate_k.args[0].slot, _SplitHeads, rotate_k)
+        split_k = k_rows and self.made_by((rotate_k.args[0] if rotate_k else k_rows.args[0]).slot, _SplitHeads,
+                                          rotate_k or k_rows)
         v_rows = self.made_by(v_write.args[1].slot, shape.Reshape, v_write)
         split_v = v_rows and self.made_by(v_rows.args[0].slot, _SplitHeads, v_rows)
-        if split_k is None or split_v is None:
+        if split_k is None or split_v is None or (rotate_q is None) != (rotate_k is None):
             return None
-        cos, sin = rotate_q.args[1:3]
-        if any(type(r) is not SlotRef or r.array for r in (cos, sin) + tuple(rotate_k.args[1:3])) or \
-                [r.slot for r in rotate_k.args[1:3]] != [cos.slot, sin.slot] or rotate_q.args[3] != 1 or \
-                rotate_k.args[3] != 1:
-            return None
+        cos = sin = None
+        if rotate_q is not None:
+            cos, sin = rotate_q.args[1:3]
+            if any(type(r) is not SlotRef or r.array for r in (cos, sin) + tuple(rotate_k.args[1:3])) or \
+                    [r.slot for r in rotate_k.args[1:3]] != [cos.slot, sin.slot] or rotate_q.args[3] != 1 or \
+                    rotate_k.args[3] != 1:
+                return None
         projections = [split.args[0] for split in (split_q, split_k, split_v)]
         if any(type(p) is not SlotRef or p.array or split.args[1] != depth
                for p, split in zip(projections, (split_q, split_k, split_v))):
             return None
         expected = [(batch, 1, heads * depth), (batch, 1, kv_heads * depth), (batch, 1, kv_heads * depth)]
+        rotations = [] if cos is None else [cos, sin]
         if [slots[p.slot].shape for p in projections] != expected or \
-                any(slots[p.slot].dtype != dtype for p in projections + [cos, sin]) or \
-                slots[cos.slot].shape != slots[sin.slot].shape or slots[cos.slot].shape[-2:] != (1, depth) or \
+                any(slots[p.slot].dtype != dtype for p in projections + rotations) or \
+                (rotations and (slots[cos.slot].shape != slots[sin.slot].shape or
+                                slots[cos.slot].shape[-2:] != (1, depth))) or \
                 math.prod(slots[v_cache.slot].shape) != math.prod(slots[k_cache.slot].shape):
             return None
-        removed = [split_q, rotate_q, split_k, rotate_k, k_rows, k_write, split_v, v_rows, v_write, permute, rows]
-        if not self._private(removed, attention, rows.outputs[0]) or not self._undisturbed(removed, attention, k_cache, v_cache):
+        removed = [n for n in (split_q, rotate_q, split_k, rotate_k, k_rows, k_write, split_v, v_rows, v_write, permute,
+                               rows) if n is not None]
+        derived = self._views_of(rows.outputs[0], slots[attention.outputs[0]].root)
+        if not self._private(removed, attention, rows.outputs[0], derived) or \
+                not self._undisturbed(removed, attention, k_cache, v_cache):
             return None
         args = (*projections, cos, sin, k_cache, v_cache, SlotRef(index, array=True), mask, scale, groups, depth)
         return Node(decode_attention, args, {}, [rows.outputs[0]], False, writes=(k_cache.slot, v_cache.slot)), \
-            removed
+            removed, derived
 
-    def _private(self, removed, attention, output):
+    def _views_of(self, output, root):
+        """The views of `root` made from `output` (a view made from it, and so on): GPT-2's
+        Conv1D reshapes the attention's rows before its product."""
+        derived = {output}
+        for slot in sorted(self.views.get(root, ())):
+            node = self.producer.get(slot)
+            if node is not None and any(r in derived for r in node.reads()):
+                derived.add(slot)
+        return tuple(sorted(derived - {output}))
+
+    def _private(self, removed, attention, output, derived):
         """Whether only the removed nodes see what they and the attention make: no other slot
-        views it, no other node reads it (the caches excepted, whose writes move, not vanish)."""
+        views it but the output and the views `derived` from it, no other node reads it (the
+        caches excepted, whose writes move, not vanish)."""
         made = {o for n in removed if n.writes is None for o in n.outputs if o is not None}
         made = (made | {attention.outputs[0]}) - {output}
-        return not any(slot in self.escaping or any(v not in made and v != output for v in self.views.get(slot, ()))
-                       for slot in made)
+        seen = made | {output} | set(derived)
+        return not any(slot in self.escaping or any(v not in seen for v in self.views.get(slot, ())) for slot in made)
 
     def _undisturbed(self, removed, attention, k_cache, v_cache):
         """Whether moving the removed nodes' reads and cache writes to the attention's place

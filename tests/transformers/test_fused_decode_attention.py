@@ -43,7 +43,7 @@ def _ops(graph):
 
 
 @needs_compiled_loops
-@pytest.mark.parametrize("name", ["llama", "qwen2", "gemma"])
+@pytest.mark.parametrize("name", ["llama", "qwen2", "gemma", "opt"])     # OPT: no rotation
 def test_fused_decoding_gives_the_unfused_bits(name, monkeypatch):
     ids = core.tensor(np.random.default_rng(0).integers(0, 99, (1, 6)))
     tokens, scores, forward = _decode(_model(name), True, ids)
@@ -62,6 +62,31 @@ def test_fused_decoding_gives_the_unfused_bits(name, monkeypatch):
     np.testing.assert_array_equal(scores, unfused_scores)
     eager_tokens, eager_scores, _ = _decode(_model(name), False, ids)
     assert tokens == eager_tokens
+    np.testing.assert_allclose(scores, eager_scores, atol=1e-5)
+
+
+def _gpt2():
+    from mindnlp.transformers import GPT2Config, GPT2LMHeadModel
+
+    core.manual_seed(0)
+    config = GPT2Config(vocab_size=99, n_positions=64, n_embd=32, n_layer=2, n_head=4, bos_token_id=0,
+                        eos_token_id=0)
+    return GPT2LMHeadModel(config).eval()
+
+
+@needs_compiled_loops
+def test_gpt2_decoding_is_fused_with_the_unfused_and_eager_results(monkeypatch):
+    """GPT-2's heads are sliced from one projection and not rotated, and its output projection
+    reshapes the attention's rows first (a view of the fused node's output): still the
+    pattern, with the unfused replay's bits and eager's tokens."""
+    ids = core.tensor(np.random.default_rng(2).integers(0, 99, (1, 6)))
+    tokens, scores, forward = _decode(_gpt2(), True, ids)
+    assert _ops(_decode_graph(forward).graph).count(fused.decode_attention) == 2
+    monkeypatch.setattr(passes, "_REGISTERED", [])
+    unfused_tokens, unfused_scores, _ = _decode(_gpt2(), True, ids)
+    eager_tokens, eager_scores, _ = _decode(_gpt2(), False, ids)
+    assert tokens == unfused_tokens == eager_tokens
+    np.testing.assert_array_equal(scores, unfused_scores)
     np.testing.assert_allclose(scores, eager_scores, atol=1e-5)
 
 

@@ -45,7 +45,7 @@ from numba.extending import intrinsic
 from .cpu_jit_ir import FLOAT, I64, WIDTH, by_kind, checked_once, dot, fma_function, load_floats, loop_phis
 from .cpu_jit_ir import I8, next_iteration, prefetch, splat
 from .cpu_jit import load
-from .cpu_jit_parallel import _FLOAT32, _launch, live_keys, parts, softmax_heads
+from .cpu_jit_parallel import _FLOAT32, _attention_items, _launch, _split_attention, live_keys, parts, softmax_heads
 
 _BLOCK = 8          # key rows a query row is dotted with at once
 _CHUNK = 64         # value rows of a values item (16 KB of 64-value float32 rows: within the core's first cache)
@@ -293,13 +293,17 @@ if WIDTH is not None:
     _rotary = load().rotary
 
     @numba.njit(nogil=True, cache=True)
-    def decode_step(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, dead, q_rows, k_rows, out):
-        """A decoding step's whole attention in one call, on the calling thread: the query and
-        key rows xq (B, 1, H D) and xk (B, 1, KV D) rotated (cpu_jit's rotary, cos and sin (B or
-        1, 1, D)) into q_rows and k_rows (B, 1, H or KV, D), the key and value rows written into
-        the float32 caches (B, KV, S, D) at position[0], and the attention of the queries over
-        the caches' live keys (mask None or (1, 1, 1, S), additive; cpu_jit_parallel.live_keys
-        with `dead`) written into out (B, H, 1, D): the bits of those steps taken one call each.
+    def decode_step(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, dead, split_bytes, parts, q_rows,
+                    k_rows, out):
+        """A decoding step's whole attention in one call: the query and key rows xq (B, 1, H D)
+        and xk (B, 1, KV D) rotated (cpu_jit's rotary, cos and sin (B or 1, 1, D); None for a
+        model without rotary embeddings, the rows copied) into q_rows and k_rows (B, 1, H or KV,
+        D), the key and value rows written into the float32 caches (B, KV, S, D) at position[0],
+        and the attention of the queries over the caches' live keys (mask None or (1, 1, 1, S),
+        additive; cpu_jit_parallel.live_keys with `dead`) written into out (B, H, 1, D): the bits
+        of those steps taken one call each (query heads sharing key/value heads by this module's
+        passes, others by cpu_jit_parallel's loops), split over `parts` of numba's threads where
+        the live keys and values reach `split_bytes` (the caller holds the pool's launch lock).
         The Python between those calls cost a step more than their work, run where streaming the
         weights has pushed it out of the CPU's caches (SmolLM2-135M-shaped, 30 layers: ~45 us a
         layer against ~14 us for the attention alone in a core's caches). False, writing
@@ -308,8 +312,12 @@ if WIDTH is not None:
         heads, i = xq.shape[2] // depth, position[0]
         if i < 0 or i >= cache:
             return False
-        _rotary(xq.reshape(batch, 1, heads, depth), cos, sin, q_rows)
-        _rotary(xk.reshape(batch, 1, kv_heads, depth), cos, sin, k_rows)
+        if cos is None:
+            q_rows[...] = xq.reshape(batch, 1, heads, depth)
+            k_rows[...] = xk.reshape(batch, 1, kv_heads, depth)
+        else:
+            _rotary(xq.reshape(batch, 1, heads, depth), cos, sin, q_rows)
+            _rotary(xk.reshape(batch, 1, kv_heads, depth), cos, sin, k_rows)
         k_cache[:, :, i] = k_rows[:, 0]
         v_cache[:, :, i] = xv.reshape(batch, kv_heads, depth)
         if mask is None:
@@ -317,10 +325,19 @@ if WIDTH is not None:
         else:
             rows_mask = mask.reshape(1, 1, cache)
             keys = live_keys(rows_mask, cache, dead)
+        split = parts > 1 and 8 * batch * kv_heads * keys * depth >= split_bytes
         q = q_rows.reshape(batch, heads, 1, depth)
         scores = np.empty((batch * heads, 1, keys), np.float32)
-        partial = np.empty(((keys + _CHUNK - 1) // _CHUNK * batch * heads, depth), np.float32)
-        _on_one_thread(q, k_cache, v_cache, _FLOAT32, rows_mask, scale, scores, partial, out, keys)
+        if heads == kv_heads and split:
+            _split_attention(q, k_cache, v_cache, _FLOAT32, rows_mask, scale, scores, out, parts)
+        elif heads == kv_heads:
+            _attention_items(q, k_cache, v_cache, _FLOAT32, rows_mask, scale, scores, out, 0, batch * heads)
+        else:
+            partial = np.empty(((keys + _CHUNK - 1) // _CHUNK * batch * heads, depth), np.float32)
+            if split:
+                _split(q, k_cache, v_cache, _FLOAT32, rows_mask, scale, scores, partial, out, keys, parts)
+            else:
+                _on_one_thread(q, k_cache, v_cache, _FLOAT32, rows_mask, scale, scores, partial, out, keys)
         return True
 
 

@@ -1248,32 +1248,35 @@ def decode_attention_plan(q_shape, k_shape, v_shape, mask_shape, scale, half=Non
 
 def decode_step_plan(rows_shapes, cos_shape, cache_shape, mask_shape, scale):
     """A float32 decoding step's rotation, cache write and attention as one compiled call
-    (cpu_jit_cache_attention.decode_step), for query heads that share key/value heads over a
-    static cache short enough for decode_attention_plan to keep it on the calling thread: a
-    function of (xq, xk, xv, cos, sin, k_cache, v_cache, position, [mask,] q_rows, k_rows, out)
-    (decode_step's arrays) returning False where it wrote nothing (a position outside the
-    cache, or an array not C-contiguous), or None where these shapes take the separate calls.
-    `rows_shapes` are xq's and xk's (B, 1, H D) and (B, 1, KV D); the mask must be one row for
-    every head (1, 1, 1, S)."""
+    (cpu_jit_cache_attention.decode_step), the attention split over numba's threads where its
+    live keys and values reach _SPLIT_ATTENTION_BYTES: a function of (xq, xk, xv, cos, sin,
+    k_cache, v_cache, position, [mask,] q_rows, k_rows, out) (decode_step's arrays; cos and sin
+    None without rotary embeddings) returning False where it wrote nothing (a position
+    outside the cache, or an array not C-contiguous), or None where these shapes take the
+    separate calls. `rows_shapes` are xq's and xk's (B, 1, H D) and (B, 1, KV D); the mask must
+    be one row for every head (1, 1, 1, S)."""
     vector = cpu_jit.cache_attention() if cpu_jit.load() is not None else None
     (batch, length, width), (_, _, kv_width) = rows_shapes
     cache_batch, kv_heads, keys, depth = cache_shape
-    if vector is None or length != 1 or cache_batch != batch or \
-            width % depth or kv_width != kv_heads * depth or width // depth <= kv_heads or \
-            (width // depth) % kv_heads or not vector.serves(depth, depth, 1) or len(cos_shape) != 3 or \
-            cos_shape[1:] != (1, depth) or cos_shape[0] not in (1, batch) or depth % 2 or \
-            8 * math.prod(cache_shape) >= _SPLIT_ATTENTION_BYTES or \
+    heads = width // depth
+    if vector is None or length != 1 or cache_batch != batch or width % depth or kv_width != kv_heads * depth or \
+            heads % kv_heads or (heads > kv_heads and not vector.serves(depth, depth, 1)) or \
+            (cos_shape is not None and (len(cos_shape) != 3 or cos_shape[1:] != (1, depth) or
+                                        cos_shape[0] not in (1, batch) or depth % 2)) or \
             (mask_shape is not None and tuple(mask_shape) != (1, 1, 1, keys)):
         return None
-    step, scale, dead = vector.decode_step, np.float32(scale), np.float32(_DEAD_MASK)
+    step, scale, dead, launch = vector.decode_step, np.float32(scale), np.float32(_DEAD_MASK), cpu_jit.parallel()._launch
 
     def attention(xq, xk, xv, cos, sin, k_cache, v_cache, position, *rest):
         mask = rest[0] if len(rest) == 4 else None
         if not (xq.flags.c_contiguous and xk.flags.c_contiguous and xv.flags.c_contiguous and
-                cos.flags.c_contiguous and sin.flags.c_contiguous and k_cache.flags.c_contiguous and
-                v_cache.flags.c_contiguous and (mask is None or mask.flags.c_contiguous)):
+                (cos is None or cos.flags.c_contiguous and sin.flags.c_contiguous) and
+                k_cache.flags.c_contiguous and v_cache.flags.c_contiguous and
+                (mask is None or mask.flags.c_contiguous)):
             return False
-        return step(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, dead, *rest[-3:])
+        with launch:
+            return step(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, dead, _SPLIT_ATTENTION_BYTES,
+                        1 if workers.inside() else cpu_jit.parallel().parts(), *rest[-3:])
     return attention
 
 

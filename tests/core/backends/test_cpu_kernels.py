@@ -269,23 +269,28 @@ def test_planned_decoding_attention_gives_small_attentions_bits(kv_shape, mask_s
     assert K.decode_attention_plan((batch, kv_heads * groups, 2, depth), k.shape, v.shape, None, 0.3) is None
 
 
-@pytest.mark.parametrize("batch,kv_heads,groups,masked", [(1, 3, 3, True), (1, 2, 2, False), (2, 1, 4, True)])
-def test_a_whole_decoding_step_gives_the_bits_of_its_separate_calls(batch, kv_heads, groups, masked, kernel_flavour):
-    """decode_step_plan's one call (rotation, cache write, attention over the live keys) against
-    the calls a replay makes one by one: rotary, the cache rows written, decode_attention_plan.
-    A position outside the cache or an array that is not C-contiguous writes nothing and
-    returns False (the caller takes the separate path); other shapes get no plan."""
+@pytest.mark.parametrize("batch,kv_heads,groups,masked,rotated", [
+    (1, 3, 3, True, True), (1, 2, 2, False, True), (2, 1, 4, True, True),
+    (1, 4, 1, True, False), (2, 3, 1, True, True),        # heads sharing nothing (GPT-2, OPT), rotated or not
+])
+def test_a_whole_decoding_step_gives_the_bits_of_its_separate_calls(batch, kv_heads, groups, masked, rotated,
+                                                                    kernel_flavour, monkeypatch):
+    """decode_step_plan's one call (rotation or not, cache write, attention over the live keys,
+    on one thread or, where they reach the size that splits attention, over numba's) against the
+    calls a replay makes one by one: rotary, the cache rows written, decode_attention_plan. A
+    position outside the cache or an array that is not C-contiguous writes nothing and returns
+    False (the caller takes the separate path); other shapes get no plan."""
     keys, depth, position = 40, 16, 29
     cache_shape, heads = (batch, kv_heads, keys, depth), kv_heads * groups
     mask_shape = (1, 1, 1, keys) if masked else None
-    plan = K.decode_step_plan(((batch, 1, heads * depth), (batch, 1, kv_heads * depth)), (1, 1, depth), cache_shape,
-                              mask_shape, 0.3)
-    if kernel_flavour == "numpy" or groups == 1:
+    plan = K.decode_step_plan(((batch, 1, heads * depth), (batch, 1, kv_heads * depth)),
+                              (1, 1, depth) if rotated else None, cache_shape, mask_shape, 0.3)
+    if kernel_flavour == "numpy":
         assert plan is None
         return
     xq, xk, xv = (RNG.standard_normal((batch, 1, n * depth)).astype(np.float32) for n in (heads, kv_heads, kv_heads))
     angles = RNG.standard_normal((1, 1, depth)).astype(np.float32)
-    cos, sin = np.cos(angles), np.sin(angles)
+    cos, sin = (np.cos(angles), np.sin(angles)) if rotated else (None, None)
     k_cache, v_cache = (RNG.standard_normal(cache_shape).astype(np.float32) for _ in range(2))
     mask = None
     if masked:      # a static cache's causal row: the positions after this step's are dead
@@ -297,8 +302,9 @@ def test_a_whole_decoding_step_gives_the_bits_of_its_separate_calls(batch, kv_he
     out = np.full((batch, heads, 1, depth), np.nan, np.float32)
     assert plan(xq, xk, xv, cos, sin, *mine, at, *([mask] if masked else []), q_rows, k_rows, out) is True
 
-    q = K.rotary(xq.reshape(batch, 1, heads, depth).transpose(0, 2, 1, 3), cos, sin)
-    k = K.rotary(xk.reshape(batch, 1, kv_heads, depth).transpose(0, 2, 1, 3), cos, sin)
+    q, k = xq.reshape(batch, 1, heads, depth).transpose(0, 2, 1, 3), xk.reshape(batch, 1, kv_heads, depth).transpose(0, 2, 1, 3)
+    if rotated:
+        q, k = K.rotary(q, cos, sin), K.rotary(k, cos, sin)
     k_cache[:, :, position], v_cache[:, :, position] = k[:, :, 0], xv.reshape(batch, kv_heads, depth)
     np.testing.assert_array_equal(mine[0], k_cache)
     np.testing.assert_array_equal(mine[1], v_cache)
@@ -314,6 +320,12 @@ def test_a_whole_decoding_step_gives_the_bits_of_its_separate_calls(batch, kv_he
     assert plan(strided, xk, xv, cos, sin, *mine, at, *([mask] if masked else []), q_rows, k_rows, out) is False
     np.testing.assert_array_equal(mine[0], before[0])
     np.testing.assert_array_equal(mine[1], before[1])
+    # live keys and values of the split size: the attention split over the threads, the same bits
+    monkeypatch.setattr(K, "_SPLIT_ATTENTION_BYTES", 8 * batch * kv_heads * (position + 1 if masked else keys) * depth)
+    split = np.full_like(out, np.nan)
+    assert plan(xq, xk, xv, cos, sin, *mine, at, *([mask] if masked else []), q_rows, k_rows, split) is True
+    np.testing.assert_array_equal(split, expected)
+    np.testing.assert_array_equal(mine[0], k_cache)
     assert K.decode_step_plan(((batch, 2, heads * depth), (batch, 2, kv_heads * depth)), (1, 2, depth), cache_shape,
                               mask_shape, 0.3) is None
     assert K.decode_step_plan(((batch, 1, heads * depth), (batch, 1, kv_heads * depth)), (1, 1, depth), cache_shape,

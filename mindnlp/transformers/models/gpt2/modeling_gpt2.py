@@ -23,7 +23,7 @@ from ...activations import ACT2FN
 from ...cache_utils import DynamicCache, EncoderDecoderCache, cross_attention_key_value, update_self_attention
 from ...generation import GenerationMixin
 from ...masking_utils import create_bidirectional_mask, create_causal_mask
-from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward
+from ...modeling_attention import ALL_ATTENTION_FUNCTIONS, eager_attention_forward, split_heads
 from ...modeling_decoder import GenericForCausalLM
 from ...modeling_layers import (GenericForSequenceClassification, GradientCheckpointingLayer, LayerOutputs,
                                 SequenceSummary, base_model_kwargs, output_flags, span_prediction,
@@ -86,8 +86,9 @@ class GPT2Attention(nn.Module):
         self.is_causal = not is_cross_attention
 
     def _heads(self, states):
-        """(batch, seq, hidden) → (batch, heads, seq, head_dim)."""
-        return states.view(tuple(states.shape[:-1]) + (-1, self.head_dim)).transpose(1, 2)
+        """(batch, seq, hidden) → (batch, heads, seq, head_dim), one view node (a compiled decoding
+        step's attention is then the pattern fused_decode_attention fuses)."""
+        return split_heads(states, self.head_dim)
 
     def forward(self, hidden_states, past_key_values=None, attention_mask=None, encoder_hidden_states=None,
                 output_attentions=False, **kwargs):
