@@ -269,9 +269,9 @@ def test_table_lookup_kernel_equals_dequantize_then_matmul(group_size, scheme):
 @pytest.mark.parametrize("spread", [True, False])
 def test_converted_4_bit_products_equal_the_looked_up_ones(group_size, scheme, spread):
     """One row of x against an affine or symmetric 4-bit weight may convert the nibbles (each
-    group's sum of c x, or (c - 8) x, times the scale, plus the offset times the group's sum of
-    x) instead of looking values up in the group's table (AVX2 machines do): the product within
-    float32 rounding either way, four weight rows per pass or one at a time."""
+    group's sum of c x times the scale, plus the offset, or -8 times the scale, times the
+    group's sum of x) instead of looking values up in the group's table (AVX2 machines do): the
+    product within float32 rounding either way, four weight rows per pass or one at a time."""
     from mindnlp.core.backends import cpu_jit_lut4
 
     if not cpu_jit_lut4.usable():
@@ -333,6 +333,22 @@ def test_one_launch_for_many_weights_equals_a_launch_each(bits, group_size, sche
                                        None if arrays[0][2] is None else [a[2] for a in arrays], codebook)
         for out, (q, scales, offsets), b in zip(outs, arrays, biases):
             np.testing.assert_array_equal(out, K.quantized_matmul(x, q, scales, bits, b, offsets, codebook))
+
+
+@pytest.mark.parametrize("scheme", ["symmetric", "affine"])
+def test_one_launch_for_weights_of_different_group_sizes(scheme):
+    """Weights of one input quantized in groups of different sizes (a GGUF file may mix block
+    types): each output bit for bit as its own product, whichever way the kernels read them
+    (converting, x's group sums differ, so each weight takes a launch of its own)."""
+    if cpu_jit.quantized() is None or cpu_jit.parallel() is None:
+        pytest.skip("the quantized kernels are numba's")
+    layers = [_quantized(_weight(n, 256), 4, size, scheme)[0] for n, size in ((103, 64), (32, 128), (64, 32))]
+    arrays = [[None if a is None else a.numpy() for a in layer[:3]] for layer in layers]
+    x = RNG.standard_normal((1, 256)).astype(np.float32)
+    outs = K.quantized_matmul_many(x, [a[0] for a in arrays], [a[1] for a in arrays], 4, [None] * 3,
+                                   None if arrays[0][2] is None else [a[2] for a in arrays])
+    for out, (q, scales, offsets) in zip(outs, arrays):
+        np.testing.assert_array_equal(out, K.quantized_matmul(x, q, scales, 4, None, offsets))
 
 
 def test_table_lookup_kernel_declines_many_weights_it_cannot_read():
