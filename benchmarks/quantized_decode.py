@@ -11,7 +11,10 @@ codebook in blocks of 64, the format of the Hub's *-bnb-4bit checkpoints), which
 float32 as HF does, and int8 and int4 with the head quantized too ("int8+head", "int4+head":
 modules_to_not_convert=[], as llama.cpp's 4-bit files quantize their output head); a GGUF file also with dequantize=False ("gguf blocks": its linear
 weights and tied head kept in their own blocks wherever a kernel format holds the type, the
-rest float32); HF transformers + PyTorch float32 runs beside them when torch is importable.
+rest float32); HF transformers + PyTorch float32 runs beside them when torch is importable, in a
+process of its own, as a user runs one library (loading torch in mindnlp's process would start
+its GNU OpenMP runtime, which numba's thread pool then shares with torch's long-spinning idle
+threads: a SmolLM-shaped prefill took 440-500 instead of 330 ms beside it).
 
 Decode tokens/s is one over the mean step time of a greedy generate() after the prompt
 (benchmarks/generate.py's StepClock), best of --repeats runs; the variants take turns, run by
@@ -33,7 +36,10 @@ the random models, which have no text, score float32's own greedy continuation o
 prompt. "greedy agree" is the fraction of greedy tokens equal to float32's.
 """
 import argparse
+import importlib.util
+import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -186,12 +192,37 @@ class TorchRunner:
             return self.model(self.torch.tensor(tokens)[None]).logits[0].numpy()
 
 
-def measure(source, prompt, new_tokens, repeats, have_torch, compiled):
+class TorchResult:
+    """HF + torch float32's figures, measured by torch_worker in a process of its own: its runs'
+    decode seconds per token, its greedy tokens and the logits of a text, as the runners give
+    them."""
+    bytes = None
+
+    def __init__(self, source, prompt, new_tokens, repeats, text):
+        request = {"directory": source.directory, "gguf_file": source.gguf_file, "prompt": prompt,
+                   "new_tokens": new_tokens, "repeats": repeats, "text": text}
+        output = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", json.dumps(request)],
+                                check=True, stdout=subprocess.PIPE, text=True).stdout
+        result = json.loads(output.splitlines()[-1])
+        self.steps, self.greedy, self.cross_entropy = result["steps"], result["greedy"], result["cross_entropy"]
+
+
+def torch_worker(request):
+    """The child's work: TorchResult's figures as JSON, the runs after a warm-up."""
+    request = json.loads(request)
+    source = Source("", request["directory"], request["gguf_file"])
+    runner, prompt, new_tokens = TorchRunner(source), request["prompt"], request["new_tokens"]
+    steps = [timed_generate(lambda clock: runner.generate(prompt, new_tokens, clock), 1)[1]
+             for _ in range(request["repeats"] + 1)][1:]
+    text = request["text"]
+    print(json.dumps({"steps": steps, "greedy": runner.generate(prompt, new_tokens)[len(prompt):],
+                      "cross_entropy": cross_entropy(runner.logits(text), text)}))
+
+
+def measure(source, prompt, new_tokens, repeats, compiled):
     """{variant: runner}, {variant: [decode seconds per token of each run]}, alternating the variants."""
     variants = ["float32", "int8", "int4", "nf4", "int8+head", "int4+head"] + (["gguf blocks"] if source.gguf_file else [])
     runners = {variant: MindnlpRunner(source, variant, compiled) for variant in variants}
-    if have_torch:
-        runners["HF torch f32"] = TorchRunner(source)
     steps = {variant: [] for variant in runners}
     for round_ in range(repeats + 1):
         for variant, runner in runners.items():
@@ -209,16 +240,16 @@ def main():
     parser.add_argument("--models", nargs="*", default=list(MODEL_BUILDERS), choices=list(MODEL_BUILDERS))
     parser.add_argument("--compiled", action="store_true",
                         help="mindnlp decodes compiled (static cache + core.compile); torch stays eager")
+    parser.add_argument("--torch-worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.torch_worker:
+        torch_worker(args.torch_worker)
+        return
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     line, _, _ = describe()
     print(line)
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-        have_torch = True
-    except ImportError:
-        have_torch = False
+    have_torch = all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+    if not have_torch:
         print("torch + transformers not importable: the HF column is left out")
     rng = np.random.default_rng(0)
     print(f"batch 1, prompt {args.prompt_length} tokens, {args.new_tokens} new tokens, best of {args.repeats} "
@@ -234,13 +265,16 @@ def main():
                 prompt = source.text_ids[:args.prompt_length]
             else:
                 prompt = rng.integers(1, 1000, size=args.prompt_length).tolist()
-            runners, steps = measure(source, prompt, args.new_tokens, args.repeats, have_torch,
-                                    args.compiled)
+            runners, steps = measure(source, prompt, args.new_tokens, args.repeats, args.compiled)
             greedy = {variant: runner.generate(prompt, args.new_tokens)[len(prompt):]
                       for variant, runner in runners.items()}
             text = source.text_ids or prompt + greedy["float32"]
             ce = {variant: cross_entropy(runner.logits(text), text) for variant, runner in runners.items()}
             kept = getattr(runners.get("gguf blocks"), "model", None)
+            if have_torch:
+                torch_result = TorchResult(source, prompt, args.new_tokens, args.repeats, text)
+                runners["HF torch f32"], steps["HF torch f32"] = torch_result, torch_result.steps
+                greedy["HF torch f32"], ce["HF torch f32"] = torch_result.greedy, torch_result.cross_entropy
         bandwidth = matvec_gbs(again=True)
         base, median_base = 1.0 / min(steps["float32"]), 1.0 / np.median(steps["float32"])
         for variant, runner in runners.items():
