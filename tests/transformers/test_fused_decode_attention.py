@@ -137,16 +137,21 @@ def _inputs(rng, batch=1, heads=4, kv_heads=2, depth=8, keys=6):
     return [xq, xk, xv, cos, sin, k_cache, v_cache, np.array([3]), mask]
 
 
-def test_decode_attention_is_rotary_attention_over_the_written_cache():
-    """The node's own function against rotary embedding, the cache write and grouped-query
-    attention spelled out in float64."""
+@pytest.mark.parametrize("rotated", [True, False])
+def test_decode_attention_is_rotary_attention_over_the_written_cache(rotated):
+    """The node's own function against rotary embedding (or none: cos and sin None), the cache
+    write and grouped-query attention spelled out in float64."""
     rng = np.random.default_rng(2)
     xq, xk, xv, cos, sin, k_cache, v_cache, position, mask = _inputs(rng)
+    if not rotated:
+        cos = sin = None
     k_before = k_cache.copy()
     out = fused.decode_attention(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, 0.5, 2, 8)
 
-    q = _rotate(xq.reshape(1, 1, 4, 8).transpose(0, 2, 1, 3).astype(np.float64), cos, sin)
-    k_new = _rotate(xk.reshape(1, 1, 2, 8).transpose(0, 2, 1, 3).astype(np.float64), cos, sin)
+    q = xq.reshape(1, 1, 4, 8).transpose(0, 2, 1, 3).astype(np.float64)
+    k_new = xk.reshape(1, 1, 2, 8).transpose(0, 2, 1, 3).astype(np.float64)
+    if rotated:
+        q, k_new = _rotate(q, cos, sin), _rotate(k_new, cos, sin)
     keys, values = k_before.astype(np.float64), v_cache.astype(np.float64).copy()
     keys[:, :, 3:4], values[:, :, 3:4] = k_new, xv.reshape(1, 2, 1, 8)
     np.testing.assert_allclose(k_cache, keys, rtol=1e-6, atol=1e-6)
@@ -159,35 +164,45 @@ def test_decode_attention_is_rotary_attention_over_the_written_cache():
 
 
 @needs_compiled_loops
-@pytest.mark.parametrize("dtype", [None, "bfloat16"])
-def test_the_replay_kernel_gives_the_function_bits_and_its_errors(dtype):
+@pytest.mark.parametrize("name,dtype", [("llama", None), ("llama", "bfloat16"), ("opt", None)])
+def test_the_replay_kernel_gives_the_function_bits_and_its_errors(name, dtype):
     """The kernel the replay calls against the node's function on the same arrays: the same
     output and cache rows to the bit; a position past the cache raises as the cache write
-    did, and a negative one writes where NumPy's index puts it."""
+    did, and a negative one writes where NumPy's index puts it. OPT rotates nothing: its node
+    reads no cos and sin."""
     ids = core.tensor(np.random.default_rng(3).integers(0, 99, (1, 4)))
-    _, _, forward = _decode(_model("llama", dtype), True, ids)
+    _, _, forward = _decode(_model(name, dtype), True, ids)
     compiled = _decode_graph(forward)
     index = _ops(compiled.graph).index(fused.decode_attention)
     node, kernel = compiled.graph.nodes[index], compiled._replay.__globals__[f"k{index}"]
-    shapes = [compiled.graph.slots[s].shape for s in node.reads()]
-    types = [compiled.graph.slots[s].dtype for s in node.reads()]
+    reads = node.reads()
+    shapes = [compiled.graph.slots[s].shape for s in reads]
+    types = [compiled.graph.slots[s].dtype for s in reads]
     out_shape, out_type = compiled.graph.slots[node.outputs[0]].shape, compiled.graph.slots[node.outputs[0]].dtype
     scale, groups, depth = node.args[9:]
+    k_at, v_at, position_at, mask_at = (reads.index(node.args[i].slot) for i in (5, 6, 7, 8))
     rng = np.random.default_rng(4)
-    keys = shapes[5][2]
+    keys = shapes[k_at][2]
+
+    def function(arrays):       # the node's function on the kernel's arrays, cos and sin None where not read
+        given = dict(zip(reads, arrays))
+        return fused.decode_attention(*[None if a is None else given[a.slot] for a in node.args[:9]], scale, groups,
+                                      depth)
+
     for position in (2, -1, keys):
         arrays = [rng.standard_normal(s).astype(t) for s, t in zip(shapes, types)]
-        arrays[7] = np.array([position])
-        arrays[8] = np.where(np.arange(keys) <= position % keys, 0.0, -np.inf).astype(types[8]).reshape(shapes[8])
+        arrays[position_at] = np.array([position])
+        arrays[mask_at] = np.where(np.arange(keys) <= position % keys, 0.0, -np.inf).astype(
+            types[mask_at]).reshape(shapes[mask_at])
         mine = [a.copy() for a in arrays]
         if position == keys:
             with pytest.raises(IndexError):
-                fused.decode_attention(*arrays, scale, groups, depth)
+                function(arrays)
             with pytest.raises(IndexError):
                 kernel(*mine, np.empty(out_shape, out_type))
             continue
-        want = fused.decode_attention(*arrays, scale, groups, depth)
+        want = function(arrays)
         got = kernel(*mine, np.empty(out_shape, out_type))
         np.testing.assert_array_equal(got, want)
-        np.testing.assert_array_equal(mine[5], arrays[5])
-        np.testing.assert_array_equal(mine[6], arrays[6])
+        np.testing.assert_array_equal(mine[k_at], arrays[k_at])
+        np.testing.assert_array_equal(mine[v_at], arrays[v_at])
