@@ -73,8 +73,8 @@ def _decode_attention_kernel(node, graph):
     rows written as slices, and the decoding attention planned once for the shapes
     (cpu_kernels.decode_attention_plan) writing into the output rows; for a half model the
     query and mask widened and the output rounded around it, as the unfused attention's
-    replay does. A float32 step of grouped query heads over a short cache runs all of that in
-    one compiled call (cpu_kernels.decode_step_plan), the same bits. The eager function where a
+    replay does. A float32 step with one row of mask for every head runs all of that in one
+    compiled call (cpu_kernels.decode_step_plan), the same bits. The eager function where a
     position falls outside the cache (it wraps or raises as the cache write did), or a rotation
     the compiled loop declines."""
     compiled, bits = cpu_jit.load(), cpu_jit.half_bits()

@@ -96,13 +96,13 @@ def _converted_groups(builder, loads, width, fma):
     the nibbles converted instead of looked up: each group sums c x over its weights (the
     nibble c itself, an exact conversion), then adds scale times that sum, and offset (affine)
     or -8 scale (symmetric) times the group's sum of x, to the row's total. The group's sums of
-    x come as lane sums made once per launch (_lane_sums_of_x), not summed again beside every
-    pass of weight rows (a 2-core Zen 2 EPYC, SmolLM2-135M's 30 layers of products: 4-7%
-    faster affine, 15% symmetric, which no longer subtracts 8 from every vector). Two fewer
-    operations per vector than computing each weight's value, and no table registers. With AVX2 a lookup is
-    two permutes and a select, and four rows' tables spill from the registers: on a 2-core
-    AVX2 EPYC, 4-bit products read 2.3-4 GB/s by lookups, 3.7-7 computing each value, 5.4-9.7
-    so. The vectors of row totals are returned."""
+    x come as lane sums made once per launch (_table), not summed again beside every pass of
+    weight rows (a 2-core Zen 2 EPYC, SmolLM2-135M's 30 layers of products: 0-7% faster
+    affine, 13-15% symmetric, which no longer subtracts 8 from every vector). Two fewer
+    operations per vector than computing each weight's value, and no table registers. With
+    AVX2 a lookup is two permutes and a select, and four rows' tables spill from the
+    registers: on a 2-core AVX2 EPYC, 4-bit products read 2.3-4 GB/s by lookups, 3.7-7
+    computing each value, 5.4-9.7 so. The vectors of row totals are returned."""
     q_rows, s_rows, o_rows, x_row, x_sums, half, groups, chunks = loads
     rows, affine = len(q_rows), o_rows is not None
     vf, vi, vb = ir.VectorType(_FLOAT, width), ir.VectorType(_I32, width), ir.VectorType(_I8, width)
@@ -153,7 +153,7 @@ def _rows_dot(rows, xrows, width, convert=False):
     format without them) compiles a loop that neither reads nor adds them; `convert` (formats
     without a codebook, one row of x) converts the nibbles instead of looking values up:
     _converted_groups. `table` is what each group's table scales (_table_base), or, converting,
-    x's lane sums over each group (_lane_sums_of_x)."""
+    x's lane sums over each group (_table)."""
     @intrinsic
     def rows_dot(typingctx, q, i, x, r, scales, offsets, table, step):
         signature = types.UniTuple(types.float32, rows * xrows)(q, i, x, r, scales, offsets, table, step)

@@ -1265,7 +1265,7 @@ def decode_step_plan(rows_shapes, cos_shape, cache_shape, mask_shape, scale):
                                         cos_shape[0] not in (1, batch) or depth % 2)) or \
             (mask_shape is not None and tuple(mask_shape) != (1, 1, 1, keys)):
         return None
-    step, scale, dead, launch = vector.decode_step, np.float32(scale), np.float32(_DEAD_MASK), cpu_jit.parallel()._launch
+    step, scale, dead, pool = vector.decode_step, np.float32(scale), np.float32(_DEAD_MASK), cpu_jit.parallel()
 
     def attention(xq, xk, xv, cos, sin, k_cache, v_cache, position, *rest):
         mask = rest[0] if len(rest) == 4 else None
@@ -1274,9 +1274,9 @@ def decode_step_plan(rows_shapes, cos_shape, cache_shape, mask_shape, scale):
                 k_cache.flags.c_contiguous and v_cache.flags.c_contiguous and
                 (mask is None or mask.flags.c_contiguous)):
             return False
-        with launch:
+        with pool._launch:
             return step(xq, xk, xv, cos, sin, k_cache, v_cache, position, mask, scale, dead, _SPLIT_ATTENTION_BYTES,
-                        1 if workers.inside() else cpu_jit.parallel().parts(), *rest[-3:])
+                        1 if workers.inside() else pool.parts(), *rest[-3:])
     return attention
 
 
