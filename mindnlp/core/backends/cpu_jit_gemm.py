@@ -4,29 +4,29 @@ along K, float32 or bfloat16 (imported only with numba).
 
 BLAS multiplies x (M, K) by w.T by first copying (packing) the panels of w it walks into a
 layout of its own, on every call and, split over threads by rows, on every thread. The
-kernels here read x and w where they are: both are contiguous along K, so a tile of x's rows
-by w's rows can load one vector of each row per step and multiply-add every pair into its
-own accumulator. At the end of K each accumulator's lanes are summed in a transposing tree
-(cpu_jit_ir.lane_sums). Each thread takes a band of w's rows (the output's columns, so no
-operand is read twice), walked in blocks that stay in L2 while every tile of x passes over
-them. Measured on a two-core AVX-512 machine at the shapes of MiniLM and SmolLM's layers
-(256-768 rows): 102-111 GFLOP/s on one core where NumPy's OpenBLAS reached 98-105, and
-206-224 on two where OpenBLAS split by rows reached 181-198.
+kernels here read the weight where it is. Each thread takes a band of w's rows (the output's
+columns, so the weight is read once).
 
-- float32, with AVX-512 only: one FMA per pair of vectors, tiles of four rows by four (16
-  accumulators and 8 operands in the 32 vector registers). K must be a multiple of 16. With
-  AVX2's 16 registers the tiles are too small to keep up with loading (two by four: 6 loads
-  per 8 FMAs): run at width 8 on the machine above they reached 84-89 GFLOP/s on one core
-  where OpenBLAS reached 95-106, so BLAS keeps those machines' products.
+- float32, with AVX-512 only (the transposed tiles, below): x is copied once, transposed (a
+  small copy beside the weight), and a tile broadcasts each of 8 rows' w[n, k] against 3
+  vectors of x.T[k, m : m + 48], one FMA per pair into 24 accumulators whose lanes run along
+  x's rows, transposed in registers as they are stored. Any K. With AVX2's 16 registers tiles
+  are too small to keep up with loading (two by four: 6 loads per 8 FMAs): run at width 8 they
+  reached 84-89 GFLOP/s on one core where OpenBLAS reached 95-106, so BLAS keeps those
+  machines' products.
 - bfloat16: AVX512-BF16's vdpbf16ps multiplies 32 pairs of bfloat16 values and adds them
   pairwise into 16 float32 sums in one instruction, twice the multiply-adds of a float32 FMA,
   straight from the 16-bit operands (a bfloat16 prefill would otherwise convert both operands
-  to float32 for BLAS). The products of two bfloat16 values are exact in float32 and are
-  summed in float32, as torch's bfloat16 matmul sums them. K must be a multiple of 32.
+  to float32 for BLAS). The pairs run along K, so a tile of x's rows by w's rows loads one
+  vector of each row per step and dots every pair into its own accumulator, whose lanes are
+  summed in a transposing tree at the end of K (cpu_jit_ir.lane_sums); w's rows walked in
+  blocks that stay in L2 while every tile of x passes over them. The products of two bfloat16
+  values are exact in float32 and are summed in float32, as torch's bfloat16 matmul sums
+  them. K must be a multiple of 32.
 - x @ b for b (K, N) stored row after row (below), float32 or bfloat16 (K even).
 
-A row's results do not depend on how the rows are split over threads; they are summed in
-another order than BLAS's, so they differ from it in the last bits.
+A row's results do not depend on how the rows are split over threads, nor on how many rows x
+has; they are summed in another order than BLAS's, so they differ from it in the last bits.
 """
 import os
 
@@ -120,8 +120,8 @@ def _bias_at(context, builder, sig, args, index):
 
 def _tile(x_rows, w_rows):
     """An intrinsic: out[m0 + i, n0 + j] = x[m0 + i] . w[n0 + j] (+ bias[n0 + j] where bias is
-    not None) for i < x_rows, j < w_rows (x, w float32, or bfloat16 bits as uint16; K a multiple
-    of the step; out and bias float32; 16 lanes). The bias is added to each sum as it is stored:
+    not None) for i < x_rows, j < w_rows (x, w bfloat16 bits as uint16, float32 products taking
+    the transposed tiles below; K a multiple of the step; out and bias float32; 16 lanes). The bias is added to each sum as it is stored:
     the same rounding as adding it afterwards, without another pass over the output."""
     @intrinsic
     def tile(typingctx, x, m0, w, n0, out, bias):
@@ -388,6 +388,221 @@ if WIDTH == 16:
         _outer_band(x, b, out, 0, x.shape[0], 0, b.shape[1], bias)
 
 
+# float32 x @ w.T for w (N, K) as Linear stores it, with the vector lanes along x's rows: a
+# tile multiplies _T_ROWS of w's rows by _T_VECTORS vectors of x's rows, broadcasting each
+# w[n, k] and loading x.T[k, m : m + 16] (x.T packed once per product, a small copy beside the
+# weight), one FMA per pair into its own accumulator. Where the tiles above load a vector of
+# each operand per multiply-add pair (4 + 4 loads for 16 FMAs, the weight's from L2), these
+# load 3 vectors and 8 broadcast scalars for 24, and need no sum across lanes at the end. On a
+# two-core AVX-512 Xeon (Emerald Rapids, full-width FMA units) they ran SmolLM's and GPT-2's
+# 128-row products at 240-310 GFLOP/s where the tiles above reached 137-260 (65 at K = 3072,
+# whose four rows of x overflow L1). Every output is one FMA chain over a pass of K in order,
+# the passes added in order, whichever tile, thread or number of rows computes it.
+_T_ROWS, _T_VECTORS = 8, 3
+# K is walked in equal passes of at most _T_K_PASS (w's 8 rows, 16 KB, stay in L1 across the
+# tiles of x; each pass ends with a tile's transposes and stores, so a short last pass costs
+# more than its work: K = 576 as two passes of 288, not 256 + 256 + 64), x's rows _T_M_PASS
+# at a time (x.T's 512 x 192, 384 KB, stays in L2).
+_T_K_PASS = 512
+_T_M_PASS = 12 * _LANES
+
+
+def _rows_of_columns(builder, columns):
+    """Eight <16 x float> vectors (the columns of a 16 x 8 block) -> the block's 16 rows, each
+    an <8 x float>: three rounds of two-operand shuffles (pairs, quads, halves of a vector)."""
+    def shuffle(a, b, order):
+        return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(I32, len(order)), order))
+
+    lanes = _LANES
+    pairs = [[shuffle(columns[p], columns[p + 1], [t for j in range(8 * h, 8 * h + 8) for t in (j, lanes + j)])
+              for h in range(2)] for p in range(0, 8, 2)]          # pairs[p][h]: rows 8h..8h+7, two columns each
+    quads = [[[shuffle(pairs[q][h], pairs[q + 1][h], [t for j in range(4 * r, 4 * r + 4)
+                                                       for t in (2 * j, 2 * j + 1, lanes + 2 * j, lanes + 2 * j + 1)])
+               for r in range(2)] for h in range(2)] for q in (0, 2)]  # quads[q][h][r]: rows 8h+4r.., four columns
+    rows = []
+    for h in range(2):
+        for r in range(2):
+            for u in range(2):
+                both = shuffle(quads[0][h][r], quads[1][h][r], [t for j in (2 * u, 2 * u + 1)
+                                                                 for t in list(range(4 * j, 4 * j + 4))
+                                                                 + list(range(lanes + 4 * j, lanes + 4 * j + 4))])
+                rows += [shuffle(both, both, list(range(8))), shuffle(both, both, list(range(8, 16)))]
+    return rows
+
+
+def _transposed_tile(w_rows, vectors):
+    """An intrinsic: for i < w_rows (8 or 1) and the rows m = m0 + t of x, t < vectors * 16,
+    that exist (m < out's rows): out[m, n0 + i] = (0 if first else that) + the sum over k in
+    [k0, k1) of w[n0 + i, k] * xt[k, m] (k1 > k0; xt = x.T, at least m0 + vectors * 16
+    columns), + bias[n0 + i] on the last pass (k1 = K) where bias is not None."""
+    @intrinsic
+    def tile(typingctx, w, n0, xt, m0, k0, k1, out, first, bias):
+        signature = types.void(w, n0, xt, m0, k0, k1, out, first, bias)
+
+        def codegen(context, builder, sig, args):
+            w_arr, xt_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 6))
+            bias_at = _bias_at(context, builder, sig, args, 8)
+            w_stride, xt_stride, out_stride = (_row_stride(builder, a) for a in (w_arr, xt_arr, out_arr))
+            m_total = cgutils.unpack_tuple(builder, out_arr.shape, 2)[0]
+            lanes = ir.VectorType(FLOAT, _LANES)
+            multiply_add = _step_kind(builder, lanes, False)[3]
+            ws = [builder.gep(w_arr.data, [builder.mul(builder.add(args[1], I64(i)), w_stride)]) for i in range(w_rows)]
+            xt_columns = builder.gep(xt_arr.data, [args[3]])
+
+            function, entry = builder.function, builder.block
+            loop, done = function.append_basic_block("step"), function.append_basic_block("done")
+            builder.branch(loop)
+            builder.position_at_end(loop)
+            s = builder.phi(I64)
+            s.add_incoming(args[4], entry)
+            accs = loop_phis(builder, lanes, w_rows * vectors, ir.Constant(lanes, None), entry)
+            xt_row = builder.gep(xt_columns, [builder.mul(s, xt_stride)])
+            x_values = [builder.load(builder.bitcast(builder.gep(xt_row, [I64(c * _LANES)]), lanes.as_pointer()),
+                                     align=4) for c in range(vectors)]
+            updated = [None] * (w_rows * vectors)
+            for i in range(w_rows):
+                spread = _broadcast(builder, builder.load(builder.gep(ws[i], [s])), lanes)
+                for c in range(vectors):
+                    updated[i * vectors + c] = multiply_add(accs[i * vectors + c], spread, x_values[c])
+            following = builder.add(s, I64(1))
+            s.add_incoming(following, loop)
+            for acc, value in zip(accs, updated):
+                acc.add_incoming(value, loop)
+            builder.cbranch(builder.icmp_signed("<", following, args[5]), loop, done)
+
+            builder.position_at_end(done)
+            kind = ir.VectorType(FLOAT, w_rows) if w_rows > 1 else FLOAT
+            zero = ir.Constant(kind, None)
+            added = zero
+            if bias_at is not None:
+                last = builder.icmp_signed("==", args[5], cgutils.unpack_tuple(builder, w_arr.shape, 2)[1])
+                added = builder.select(last, bias_at(args[1], kind), zero)
+            for c in range(vectors):
+                if w_rows > 1:
+                    rows = _rows_of_columns(builder, [updated[i * vectors + c] for i in range(w_rows)])
+                else:
+                    rows = [builder.extract_element(updated[c], I32(t)) for t in range(_LANES)]
+                for t, row in enumerate(rows):
+                    m = builder.add(args[3], I64(c * _LANES + t))
+                    with builder.if_then(builder.icmp_signed("<", m, m_total), likely=True):
+                        at = builder.gep(out_arr.data, [builder.add(builder.mul(m, out_stride), args[1])])
+                        at = builder.bitcast(at, kind.as_pointer())
+                        earlier = builder.select(args[7], zero, builder.load(at, align=4))
+                        builder.store(builder.fadd(builder.fadd(earlier, row), added), at, align=4)
+            return context.get_dummy_value()
+        return signature, codegen
+    return tile
+
+
+
+@intrinsic
+def _transposed_block(typingctx, x, i0, k0, xt):
+    """xt[k0 + t, i0 : i0 + 8] = x[i0 : i0 + 8, k0 + t] for t < 16 (float32; those rows and
+    columns exist)."""
+    def codegen(context, builder, sig, args):
+        x_arr, xt_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 3))
+        x_stride, xt_stride = (_row_stride(builder, a) for a in (x_arr, xt_arr))
+        lanes, row = ir.VectorType(FLOAT, _LANES), ir.VectorType(FLOAT, _T_ROWS)
+        columns = [builder.load(builder.bitcast(builder.gep(x_arr.data, [builder.add(builder.mul(
+            builder.add(args[1], I64(r)), x_stride), args[2])]), lanes.as_pointer()), align=4) for r in range(_T_ROWS)]
+        for t, values in enumerate(_rows_of_columns(builder, columns)):
+            at = builder.gep(xt_arr.data, [builder.add(builder.mul(builder.add(args[2], I64(t)), xt_stride), args[1])])
+            builder.store(values, builder.bitcast(at, row.as_pointer()), align=4)
+        return context.get_dummy_value()
+    return types.void(x, i0, k0, xt), codegen
+
+if WIDTH == 16:
+    _t_tiles = {(rows, vectors): _transposed_tile(rows, vectors) for rows in (_T_ROWS, 1) for vectors in (3, 2, 1)}
+    _t_full, _t_pair, _t_one = (_t_tiles[_T_ROWS, v] for v in (3, 2, 1))
+    _t_row_full, _t_row_pair, _t_row_one = (_t_tiles[1, v] for v in (3, 2, 1))
+
+    @numba.njit(nogil=True, cache=True)
+    def _pack_transposed(x, xt, lo, hi):
+        """xt[lo:hi] = x[:, lo:hi].T, xt's columns past x's rows zero (the lanes a tile computes
+        beyond them, never stored); blocks of 8 rows by 16 columns transposed in registers."""
+        m = x.shape[0]
+        k0 = lo
+        while k0 < hi:
+            k1 = min(k0 + _LANES, hi)
+            i = 0
+            if k1 - k0 == _LANES:
+                while i + _T_ROWS <= m:
+                    _transposed_block(x, i, k0, xt)
+                    i += _T_ROWS
+            for r in range(i, m):
+                for k in range(k0, k1):
+                    xt[k, r] = x[r, k]
+            for r in range(m, xt.shape[1]):
+                for k in range(k0, k1):
+                    xt[k, r] = 0.0
+            k0 = k1
+
+    @numba.njit(nogil=True, cache=True)
+    def _transposed_band(xt, w, out, lo, hi, bias=None):
+        """out[:, lo:hi] = x @ w[lo:hi].T (+ bias[lo:hi]) from xt = x.T (its column count a
+        multiple of 16), K walked _T_K_PASS at a time and x's rows _T_M_PASS at a time."""
+        k, columns = w.shape[1], xt.shape[1]
+        wide = _T_VECTORS * _LANES
+        passes = (k + _T_K_PASS - 1) // _T_K_PASS
+        for p in range(passes):
+            k0, k1 = k * p // passes, k * (p + 1) // passes
+            first = k0 == 0
+            for c0 in range(0, columns, _T_M_PASS):
+                c1 = min(c0 + _T_M_PASS, columns)
+                n = lo
+                while n + _T_ROWS <= hi:
+                    m = c0
+                    while m + wide <= c1:
+                        _t_full(w, n, xt, m, k0, k1, out, first, bias)
+                        m += wide
+                    if m + 2 * _LANES <= c1:
+                        _t_pair(w, n, xt, m, k0, k1, out, first, bias)
+                        m += 2 * _LANES
+                    while m < c1:
+                        _t_one(w, n, xt, m, k0, k1, out, first, bias)
+                        m += _LANES
+                    n += _T_ROWS
+                while n < hi:
+                    m = c0
+                    while m + wide <= c1:
+                        _t_row_full(w, n, xt, m, k0, k1, out, first, bias)
+                        m += wide
+                    if m + 2 * _LANES <= c1:
+                        _t_row_pair(w, n, xt, m, k0, k1, out, first, bias)
+                        m += 2 * _LANES
+                    while m < c1:
+                        _t_row_one(w, n, xt, m, k0, k1, out, first, bias)
+                        m += _LANES
+                    n += 1
+
+    @numba.njit(nogil=True, cache=True, parallel=True)
+    def _pack_transposed_parts(x, xt, parts):
+        k = x.shape[1]
+        for part in numba.prange(parts):
+            _pack_transposed(x, xt, k * part // parts, k * (part + 1) // parts)
+
+    @numba.njit(nogil=True, cache=True, parallel=True)
+    def _gemm_t(xt, w, bias, out, parts):
+        """out = x @ w.T (+ bias) from xt = x.T, each thread a band of w's rows (whole tiles)."""
+        n = w.shape[0]
+        groups = (n + _T_ROWS - 1) // _T_ROWS
+        for part in numba.prange(parts):
+            lo, hi = min(n, groups * part // parts * _T_ROWS), min(n, groups * (part + 1) // parts * _T_ROWS)
+            _transposed_band(xt, w, out, lo, hi, bias)
+
+    @numba.njit(nogil=True, cache=True)
+    def _gemm_t_here(x, w, bias, out):
+        """out = x @ w.T (+ bias) on the calling thread."""
+        xt = np.empty((x.shape[1], (x.shape[0] + _LANES - 1) // _LANES * _LANES), np.float32)
+        _pack_transposed(x, xt, 0, x.shape[1])
+        _transposed_band(xt, w, out, 0, w.shape[0], bias)
+
+
+def _packed_shape(x):
+    """The shape of x.T as the transposed tiles read it: x's rows padded to a multiple of 16."""
+    return x.shape[1], -(-x.shape[0] // _LANES) * _LANES
+
+
 def _has_bf16_dot():
     return WIDTH == 16 and bool(llvm_binding.get_host_cpu_features().get("avx512bf16"))
 
@@ -395,11 +610,13 @@ def _has_bf16_dot():
 def _probe_float32():
     """Every kind of tile, on the pool and on the calling thread, against NumPy's product."""
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((6, 2 * _LANES), dtype=np.float32)
-    w = rng.standard_normal((7, 2 * _LANES), dtype=np.float32)
-    out, here = np.empty((6, 7), np.float32), np.empty((6, 7), np.float32)
-    _gemm(x, w, None, out, _W_ROWS, parts())
-    _gemm_here(x, w, None, here, _W_ROWS)
+    x = rng.standard_normal((19, 2 * _LANES + 3), dtype=np.float32)
+    w = rng.standard_normal((_T_ROWS + 3, 2 * _LANES + 3), dtype=np.float32)
+    out, here = np.empty((19, w.shape[0]), np.float32), np.empty((19, w.shape[0]), np.float32)
+    xt = np.empty(_packed_shape(x), np.float32)
+    _pack_transposed_parts(x, xt, parts())
+    _gemm_t(xt, w, None, out, parts())
+    _gemm_t_here(x, w, None, here)
     b = rng.standard_normal((2 * _OUTER_BYTES // 4 + 3, 6 * _LANES), dtype=np.float32)
     x2 = rng.standard_normal((_OUTER_ROWS + 1, b.shape[0]), dtype=np.float32)
     out2, here2 = np.empty((x2.shape[0], b.shape[1]), np.float32), np.empty((x2.shape[0], b.shape[1]), np.float32)
@@ -454,17 +671,26 @@ def _block_rows(itemsize, k):
 
 def gemm_nt(x, w, bias, out, threads=True):
     """out (M, N) float32 = x (M, K) @ w.T (+ bias, float32 (N,)) for x and w (N, K) both
-    float32 or both bfloat16, split over numba's pool (threads=True) or on the calling thread;
-    False, with nothing written, where the kernels cannot serve: not this CPU, K empty or not a
-    multiple of the step, operands not C-contiguous."""
+    float32 (the transposed tiles, any K) or both bfloat16 (K a multiple of 32), split over
+    numba's pool (threads=True) or on the calling thread; False, with nothing written, where the
+    kernels cannot serve: not this CPU, K empty or not a multiple of the step, operands not
+    C-contiguous."""
     dtype = x.dtype.name
-    step = _BF16_STEP if dtype == "bfloat16" else _LANES
-    if (w.dtype != x.dtype or not usable(dtype) or x.shape[1] % step or x.shape[1] != w.shape[1]
-            or x.shape[1] == 0 or not (x.flags.c_contiguous and w.flags.c_contiguous and out.flags.c_contiguous)):
+    if (w.dtype != x.dtype or not usable(dtype) or x.shape[1] != w.shape[1] or x.shape[1] == 0
+            or (dtype == "bfloat16" and x.shape[1] % _BF16_STEP)
+            or not (x.flags.c_contiguous and w.flags.c_contiguous and out.flags.c_contiguous)):
         return False
-    if dtype == "bfloat16":
-        x, w = x.view(np.uint16), w.view(np.uint16)
     bias = None if bias is None else np.ascontiguousarray(bias, np.float32)     # the tiles read it in place
+    if dtype == "float32":
+        if not threads:
+            _gemm_t_here(x, w, bias, out)
+            return True
+        xt = np.empty(_packed_shape(x), np.float32)
+        with _launch:
+            _pack_transposed_parts(x, xt, parts())
+            _gemm_t(xt, w, bias, out, parts())
+        return True
+    x, w = x.view(np.uint16), w.view(np.uint16)
     block = _block_rows(x.itemsize, x.shape[1])
     if not threads:
         _gemm_here(x, w, bias, out, block)
@@ -483,15 +709,14 @@ def product_here(weight, transposed):
     if not usable("float32") or weight.dtype != np.float32 or not weight.flags.c_contiguous or 0 in weight.shape:
         return None
     k = weight.shape[1] if transposed else weight.shape[0]
-    if (k if transposed else weight.shape[1]) % _LANES:
+    if not transposed and weight.shape[1] % _LANES:
         return None
-    block = _block_rows(4, k)
 
     def product(x, bias, out):
         if x.dtype != np.float32 or x.shape[1] != k or not x.flags.c_contiguous:
             return False
         if transposed:
-            _gemm_here(x, weight, bias, out, block)
+            _gemm_t_here(x, weight, bias, out)
         else:
             _gemm_nn_here(x, weight, bias, out)
         return True

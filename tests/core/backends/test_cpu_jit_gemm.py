@@ -1,7 +1,8 @@
-"""cpu_jit_gemm: products x @ w.T on the weight as stored, float32 (FMA) and bfloat16
-(AVX512-BF16's dot instruction), and x @ b on b stored row after row (both), against the
-float64 product of the same values, every kind of tile and block edge; results independent
-of the split over threads; and Linear and matmul taking them."""
+"""cpu_jit_gemm: products x @ w.T on the weight as stored, float32 (the transposed tiles'
+FMAs) and bfloat16 (AVX512-BF16's dot instruction), and x @ b on b stored row after row
+(both), against the float64 product of the same values, every kind of tile and block edge;
+results independent of the split over threads and of the number of rows; and Linear and
+matmul taking them."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -33,8 +34,15 @@ def _assert_float32_close(out, x, w, bias):
     assert np.all(np.abs(out - expected) <= bound)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("m, n, k", [(1, 1, 32), (4, 4, 64), (5, 7, 96), (17, 130, 256), (64, 600, 1024)])
+PRODUCT_SHAPES = [(1, 1, 32), (4, 4, 64), (5, 7, 96), (17, 130, 256), (64, 600, 1024)]
+# float32 takes any K: the transposed tiles' K passes (1100: three of 367), x's rows padded
+# to a vector (50 -> 64: a tile of three vectors, one of one), in more than one pass of 192
+# (200), w's rows left over after the tiles of eight (13, 37).
+FLOAT32_SHAPES = [(200, 13, 600), (50, 9, 1100), (33, 37, 17), (2, 3, 1)]
+
+
+@pytest.mark.parametrize("dtype, m, n, k", [(d, *shape) for d in ("float32", "bfloat16") for shape in PRODUCT_SHAPES]
+                         + [("float32", *shape) for shape in FLOAT32_SHAPES])
 @pytest.mark.parametrize("with_bias", [False, True])
 @pytest.mark.parametrize("threads", [True, False])
 def test_products_of_every_tile_shape(dtype, m, n, k, with_bias, threads):
@@ -64,17 +72,20 @@ def test_weight_blocks_take_half_the_second_level_cache(tmp_path):
     assert gemm._block_bytes(None) == 256 * 1024
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_a_result_does_not_depend_on_the_split(dtype):
+@pytest.mark.parametrize("dtype, m, n, k", [("float32", 11, 13, 64), ("float32", 70, 21, 600),
+                                            ("bfloat16", 11, 13, 64)])
+def test_a_result_does_not_depend_on_the_split(dtype, m, n, k):
     """Each output is the same bits whether its weight row is computed in a full tile or a
     leftover one, on the pool or on one thread, in a long product or a slice of it (a
-    different reduction order per tile kind would make results depend on the thread count)."""
+    different reduction order per tile kind would make results depend on the thread count, and
+    in float32 on the number of rows: a sentence's outputs alone or in a batch)."""
     kernels = _kernels(dtype)
-    x, w = _values(dtype, 11, 64), _values(dtype, 13, 64)
-    whole, here = np.empty((11, 13), np.float32), np.empty((11, 13), np.float32)
+    x, w = _values(dtype, m, k), _values(dtype, n, k)
+    whole, here = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
     assert kernels.gemm_nt(x, w, None, whole) and kernels.gemm_nt(x, w, None, here, threads=False)
     assert np.array_equal(whole, here)
-    for rows, cols in [(slice(3, 4), slice(1, 2)), (slice(1, 10), slice(2, 13)), (slice(0, 5), slice(5, 8))]:
+    for rows, cols in [(slice(3, 4), slice(1, 2)), (slice(1, 10), slice(2, 13)), (slice(0, 5), slice(5, 8)),
+                       (slice(m // 2, m), slice(0, n))]:
         part = np.empty((rows.stop - rows.start, cols.stop - cols.start), np.float32)
         assert kernels.gemm_nt(np.ascontiguousarray(x[rows]), np.ascontiguousarray(w[cols]), None, part)
         assert np.array_equal(part, whole[rows, cols])
@@ -82,10 +93,12 @@ def test_a_result_does_not_depend_on_the_split(dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_widths_it_cannot_serve_are_left_to_the_composed_product(dtype):
-    """K not a multiple of the step (32 covers both), or a strided operand: declined, nothing written."""
+    """K not a multiple of bfloat16's step (float32 takes any K), or a strided operand:
+    declined, nothing written."""
     kernels = _kernels(dtype)
     out = np.full((20, 8), 7.0, np.float32)
-    assert not kernels.gemm_nt(_values(dtype, 20, 40), _values(dtype, 8, 40), None, out)
+    if dtype == "bfloat16":
+        assert not kernels.gemm_nt(_values(dtype, 20, 40), _values(dtype, 8, 40), None, out)
     assert not kernels.gemm_nt(_values(dtype, 20, 128)[:, ::2], _values(dtype, 8, 64), None, out)
     assert not kernels.gemm_nt(_values(dtype, 20, 64), _values("float32" if dtype == "bfloat16" else "bfloat16", 8, 64),
                             None, out)
@@ -95,8 +108,8 @@ def test_widths_it_cannot_serve_are_left_to_the_composed_product(dtype):
 
 @pytest.mark.parametrize("k", [128, 40])
 def test_linear_in_float32(k, monkeypatch):
-    """F.linear on 120 rows goes through the kernel (K a multiple of the vector width) or BLAS
-    (K = 40), within float32 rounding of the float64 product either way."""
+    """F.linear on 120 rows goes through the kernel, whatever K, within float32 rounding of the
+    float64 product."""
     kernels = _kernels("float32")
     calls = []
     monkeypatch.setattr(kernels, "gemm_nt", lambda *args, kernel=kernels.gemm_nt, **kw: calls.append(kernel(*args, **kw))
@@ -105,7 +118,7 @@ def test_linear_in_float32(k, monkeypatch):
     bias = RNG.standard_normal(96).astype(np.float32)
     x = RNG.standard_normal((3, 40, k)).astype(np.float32)
     out = F.linear(core.tensor(x), core.tensor(weight), core.tensor(bias)).numpy()
-    assert any(calls) == (k == 128) and out.shape == (3, 40, 96)
+    assert calls == [True] and out.shape == (3, 40, 96)
     _assert_float32_close(out.reshape(120, 96), x.reshape(120, k), weight, bias)
 
 
