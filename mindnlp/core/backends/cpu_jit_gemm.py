@@ -396,18 +396,21 @@ if WIDTH == 16:
 # load 3 vectors and 8 broadcast scalars for 24, and need no sum across lanes at the end. On a
 # two-core AVX-512 Xeon (Emerald Rapids, full-width FMA units) they ran SmolLM's and GPT-2's
 # 128-row products at 240-310 GFLOP/s where the tiles above reached 137-260 (65 at K = 3072,
-# whose four rows of x overflow L1). Every output is one FMA chain over a pass of K in order,
-# the passes added in order, whichever tile, thread or number of rows computes it.
+# whose four rows of x overflow L1). Every output is one FMA chain over K in order, whichever
+# tile, thread or number of rows computes it.
 _T_ROWS, _T_VECTORS = 8, 3
-# K is walked in equal passes of at most _T_K_PASS (w's 8 rows, 16 KB, stay in L1 across the
-# tiles of x; each pass ends with a tile's transposes and stores, so a short last pass costs
-# more than its work: K = 576 as two passes of 288, not 256 + 256 + 64). x.T is packed in
-# panels of _T_PANEL of x's rows, each (K, _T_PANEL) of its own, walked one at a time: a
-# pass's 512 x 192 (384 KB) stays in L2, and its rows are 768 bytes apart where x.T's whole
-# rows, 4 x M bytes apart, fell into the same few L1 sets for a batch of sentences (M = 4096:
-# 16 KB apart; those products ran at 100-115 GFLOP/s, 40% below smaller batches).
+# K is walked in equal passes of at most _T_K_PASS, a tile of x's rows against every group of 8
+# weight rows of the thread's band in turn. Between passes a tile's 24 accumulators wait in a
+# scratch of the thread's as they are (each output one FMA chain over all of K, whatever the
+# passes), and only the last pass transposes them into the output, written once: 0.99-1.20x
+# the speed of passes that each added their transposed sums into the output (passes of 128,
+# whose stretch of a panel stays in L1, ran at 0.77-0.97x; 256 and 1024 no better than 512). x.T is packed in
+# panels of _T_PANEL of x's rows, each (K, _T_PANEL) of its own: x.T's whole rows, 4 x M bytes
+# apart, fell into the same few L1 sets for a batch of sentences (M = 4096: 16 KB apart;
+# 100-115 GFLOP/s).
 _T_K_PASS = 512
 _T_PANEL = 12 * _LANES
+_T_TILES = _T_PANEL // (_T_VECTORS * _LANES)          # tiles across a panel
 
 
 def _rows_of_columns(builder, columns):
@@ -434,24 +437,30 @@ def _rows_of_columns(builder, columns):
 
 
 def _transposed_tile(w_rows, vectors):
-    """An intrinsic: for i < w_rows (8 or 1) and the rows m = m0 + t of x, t < vectors * 16,
-    that exist (m < out's rows): out[m, n0 + i] = (0 if first else that) + the sum over k in
-    [k0, k1) of w[n0 + i, k] * xt[k, m] (k1 > k0; xt a panel of x.T, at least m0 + vectors *
-    16 columns, and out the rows from its first), + bias[n0 + i] on the last pass (k1 = K)
-    where bias is not None."""
+    """An intrinsic: the sums over k in [k0, k1) of w[n0 + i, k] * xt[k, m0 + t] (i < w_rows,
+    8 or 1; t < vectors * 16; k1 > k0; xt a panel of x.T), continuing the accumulators `spill`
+    holds (from zero where `first`). Before the end of K they go back to `spill` (float32, at
+    least w_rows * vectors * 16); on the last pass (k1 = K) each row m0 + t of out (its rows
+    from the panel's first) that exists gets them, + bias[n0 + i] where bias is not None."""
     @intrinsic
-    def tile(typingctx, w, n0, xt, m0, k0, k1, out, first, bias):
-        signature = types.void(w, n0, xt, m0, k0, k1, out, first, bias)
+    def tile(typingctx, w, n0, xt, m0, k0, k1, out, first, bias, spill):
+        signature = types.void(w, n0, xt, m0, k0, k1, out, first, bias, spill)
 
         def codegen(context, builder, sig, args):
-            w_arr, xt_arr, out_arr = (context.make_array(sig.args[k])(context, builder, args[k]) for k in (0, 2, 6))
+            w_arr, xt_arr, out_arr, spill_arr = (context.make_array(sig.args[k])(context, builder, args[k])
+                                                 for k in (0, 2, 6, 9))
             bias_at = _bias_at(context, builder, sig, args, 8)
             w_stride, xt_stride, out_stride = (_row_stride(builder, a) for a in (w_arr, xt_arr, out_arr))
             m_total = cgutils.unpack_tuple(builder, out_arr.shape, 2)[0]
             lanes = ir.VectorType(FLOAT, _LANES)
+            count = w_rows * vectors
             multiply_add = _step_kind(builder, lanes, False)[3]
             ws = [builder.gep(w_arr.data, [builder.mul(builder.add(args[1], I64(i)), w_stride)]) for i in range(w_rows)]
             xt_columns = builder.gep(xt_arr.data, [args[3]])
+            kept = [builder.bitcast(builder.gep(spill_arr.data, [I64(j * _LANES)]), lanes.as_pointer())
+                    for j in range(count)]
+            zero_lanes = ir.Constant(lanes, None)
+            start = [builder.select(args[7], zero_lanes, builder.load(at, align=4)) for at in kept]
 
             function, entry = builder.function, builder.block
             loop, done = function.append_basic_block("step"), function.append_basic_block("done")
@@ -459,11 +468,11 @@ def _transposed_tile(w_rows, vectors):
             builder.position_at_end(loop)
             s = builder.phi(I64)
             s.add_incoming(args[4], entry)
-            accs = loop_phis(builder, lanes, w_rows * vectors, ir.Constant(lanes, None), entry)
+            accs = loop_phis(builder, lanes, count, start, entry)
             xt_row = builder.gep(xt_columns, [builder.mul(s, xt_stride)])
             x_values = [builder.load(builder.bitcast(builder.gep(xt_row, [I64(c * _LANES)]), lanes.as_pointer()),
                                      align=4) for c in range(vectors)]
-            updated = [None] * (w_rows * vectors)
+            updated = [None] * count
             for i in range(w_rows):
                 spread = _broadcast(builder, builder.load(builder.gep(ws[i], [s])), lanes)
                 for c in range(vectors):
@@ -475,28 +484,25 @@ def _transposed_tile(w_rows, vectors):
             builder.cbranch(builder.icmp_signed("<", following, args[5]), loop, done)
 
             builder.position_at_end(done)
-            kind = ir.VectorType(FLOAT, w_rows) if w_rows > 1 else FLOAT
-            zero = ir.Constant(kind, None)
-            added = zero
-            if bias_at is not None:
-                last = builder.icmp_signed("==", args[5], cgutils.unpack_tuple(builder, w_arr.shape, 2)[1])
-                added = builder.select(last, bias_at(args[1], kind), zero)
-            for c in range(vectors):
-                if w_rows > 1:
-                    rows = _rows_of_columns(builder, [updated[i * vectors + c] for i in range(w_rows)])
-                else:
-                    rows = [builder.extract_element(updated[c], I32(t)) for t in range(_LANES)]
-                for t, row in enumerate(rows):
-                    m = builder.add(args[3], I64(c * _LANES + t))
-                    with builder.if_then(builder.icmp_signed("<", m, m_total), likely=True):
-                        at = builder.gep(out_arr.data, [builder.add(builder.mul(m, out_stride), args[1])])
-                        at = builder.bitcast(at, kind.as_pointer())
-                        with builder.if_else(args[7]) as (first_pass, later_pass):
-                            with first_pass:
-                                builder.store(builder.fadd(builder.fadd(zero, row), added), at, align=4)
-                            with later_pass:
-                                builder.store(builder.fadd(builder.fadd(builder.load(at, align=4), row), added), at,
-                                              align=4)
+            last = builder.icmp_signed("==", args[5], cgutils.unpack_tuple(builder, w_arr.shape, 2)[1])
+            with builder.if_else(last) as (finished, unfinished):
+                with unfinished:
+                    for value, at in zip(updated, kept):
+                        builder.store(value, at, align=4)
+                with finished:
+                    kind = ir.VectorType(FLOAT, w_rows) if w_rows > 1 else FLOAT
+                    added = None if bias_at is None else bias_at(args[1], kind)
+                    for c in range(vectors):
+                        if w_rows > 1:
+                            rows = _rows_of_columns(builder, [updated[i * vectors + c] for i in range(w_rows)])
+                        else:
+                            rows = [builder.extract_element(updated[c], I32(t)) for t in range(_LANES)]
+                        for t, row in enumerate(rows):
+                            m = builder.add(args[3], I64(c * _LANES + t))
+                            with builder.if_then(builder.icmp_signed("<", m, m_total), likely=True):
+                                at = builder.gep(out_arr.data, [builder.add(builder.mul(m, out_stride), args[1])])
+                                value = row if added is None else builder.fadd(row, added)
+                                builder.store(value, builder.bitcast(at, kind.as_pointer()), align=4)
             return context.get_dummy_value()
         return signature, codegen
     return tile
@@ -550,38 +556,40 @@ if WIDTH == 16:
     @numba.njit(nogil=True, cache=True)
     def _transposed_band(xt, w, out, lo, hi, bias=None):
         """out[:, lo:hi] = x @ w[lo:hi].T (+ bias[lo:hi]) from x.T's panels xt (their width a
-        multiple of 16), K walked in passes of at most _T_K_PASS, a pass's panels one at a time."""
+        multiple of 16): a panel at a time, K in passes of at most _T_K_PASS, each of the
+        panel's tiles of x's rows against every group of 8 of w's rows (then each row left)."""
         k, width = w.shape[1], xt.shape[2]
         wide = _T_VECTORS * _LANES
+        spill = np.empty(((hi - lo) // _T_ROWS + (hi - lo) % _T_ROWS, _T_TILES, _T_ROWS * wide), np.float32)
         passes = (k + _T_K_PASS - 1) // _T_K_PASS
-        for p in range(passes):
-            k0, k1 = k * p // passes, k * (p + 1) // passes
-            first = k0 == 0
-            for c in range(xt.shape[0]):
-                panel, rows = xt[c], out[c * width:]
-                n = lo
-                while n < hi:
-                    eight = n + _T_ROWS <= hi        # else the rows left over, one at a time
-                    m = 0
-                    while m + wide <= width:
-                        if eight:
-                            _t_full(w, n, panel, m, k0, k1, rows, first, bias)
+        for c in range(xt.shape[0]):
+            panel, rows = xt[c], out[c * width:]
+            for p in range(passes):
+                k0, k1 = k * p // passes, k * (p + 1) // passes
+                first = p == 0
+                m, t = 0, 0
+                while m < width:
+                    vectors = min(_T_VECTORS, (width - m) // _LANES)
+                    n, g = lo, 0
+                    while n < hi:
+                        eight = n + _T_ROWS <= hi        # else the rows left over, one at a time
+                        kept = spill[g, t]
+                        if eight and vectors == 3:
+                            _t_full(w, n, panel, m, k0, k1, rows, first, bias, kept)
+                        elif eight and vectors == 2:
+                            _t_pair(w, n, panel, m, k0, k1, rows, first, bias, kept)
+                        elif eight:
+                            _t_one(w, n, panel, m, k0, k1, rows, first, bias, kept)
+                        elif vectors == 3:
+                            _t_row_full(w, n, panel, m, k0, k1, rows, first, bias, kept)
+                        elif vectors == 2:
+                            _t_row_pair(w, n, panel, m, k0, k1, rows, first, bias, kept)
                         else:
-                            _t_row_full(w, n, panel, m, k0, k1, rows, first, bias)
-                        m += wide
-                    if m + 2 * _LANES <= width:
-                        if eight:
-                            _t_pair(w, n, panel, m, k0, k1, rows, first, bias)
-                        else:
-                            _t_row_pair(w, n, panel, m, k0, k1, rows, first, bias)
-                        m += 2 * _LANES
-                    while m < width:
-                        if eight:
-                            _t_one(w, n, panel, m, k0, k1, rows, first, bias)
-                        else:
-                            _t_row_one(w, n, panel, m, k0, k1, rows, first, bias)
-                        m += _LANES
-                    n += _T_ROWS if eight else 1
+                            _t_row_one(w, n, panel, m, k0, k1, rows, first, bias, kept)
+                        n += _T_ROWS if eight else 1
+                        g += 1
+                    m += vectors * _LANES
+                    t += 1
 
     @numba.njit(nogil=True, cache=True, parallel=True)
     def _pack_transposed_parts(x, xt, parts):
