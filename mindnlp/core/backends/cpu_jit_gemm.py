@@ -121,8 +121,9 @@ def _bias_at(context, builder, sig, args, index):
 def _tile(x_rows, w_rows):
     """An intrinsic: out[m0 + i, n0 + j] = x[m0 + i] . w[n0 + j] (+ bias[n0 + j] where bias is
     not None) for i < x_rows, j < w_rows (x, w bfloat16 bits as uint16, float32 products taking
-    the transposed tiles below; K a multiple of the step; out and bias float32; 16 lanes). The bias is added to each sum as it is stored:
-    the same rounding as adding it afterwards, without another pass over the output."""
+    the transposed tiles below; K a multiple of the step; out and bias float32; 16 lanes). The
+    bias is added to each sum as it is stored: the same rounding as adding it afterwards,
+    without another pass over the output."""
     @intrinsic
     def tile(typingctx, x, m0, w, n0, out, bias):
         signature = types.void(x, m0, w, n0, out, bias)
@@ -391,11 +392,11 @@ if WIDTH == 16:
 # float32 x @ w.T for w (N, K) as Linear stores it, with the vector lanes along x's rows: a
 # tile multiplies _T_ROWS of w's rows by _T_VECTORS vectors of x's rows, broadcasting each
 # w[n, k] and loading x.T[k, m : m + 16] (x.T packed once per product, a small copy beside the
-# weight), one FMA per pair into its own accumulator. Where the tiles above load a vector of
+# weight), one FMA per pair into its own accumulator. Where the dot tiles above load a vector of
 # each operand per multiply-add pair (4 + 4 loads for 16 FMAs, the weight's from L2), these
 # load 3 vectors and 8 broadcast scalars for 24, and need no sum across lanes at the end. On a
 # two-core AVX-512 Xeon (Emerald Rapids, full-width FMA units) they ran SmolLM's and GPT-2's
-# 128-row products at 240-310 GFLOP/s where the tiles above reached 137-260 (65 at K = 3072,
+# 128-row products at 240-310 GFLOP/s where the dot tiles reached 137-260 (65 at K = 3072,
 # whose four rows of x overflow L1). Every output is one FMA chain over K in order, whichever
 # tile, thread or number of rows computes it.
 _T_ROWS, _T_VECTORS = 8, 3
@@ -404,10 +405,10 @@ _T_ROWS, _T_VECTORS = 8, 3
 # scratch of the thread's as they are (each output one FMA chain over all of K, whatever the
 # passes), and only the last pass transposes them into the output, written once: 0.99-1.20x
 # the speed of passes that each added their transposed sums into the output (passes of 128,
-# whose stretch of a panel stays in L1, ran at 0.77-0.97x; 256 and 1024 no better than 512). x.T is packed in
-# panels of _T_PANEL of x's rows, each (K, _T_PANEL) of its own: x.T's whole rows, 4 x M bytes
-# apart, fell into the same few L1 sets for a batch of sentences (M = 4096: 16 KB apart;
-# 100-115 GFLOP/s).
+# whose stretch of a panel stays in L1, ran at 0.77-0.97x; 256 and 1024 no better than 512).
+# x.T is packed in panels of _T_PANEL of x's rows, each (K, _T_PANEL) of its own: x.T's whole
+# rows, 4 x M bytes apart, fell into the same few L1 sets for a batch of sentences (M = 4096:
+# 16 KB apart; 100-115 GFLOP/s).
 _T_K_PASS = 512
 _T_PANEL = 12 * _LANES
 _T_TILES = _T_PANEL // (_T_VECTORS * _LANES)          # tiles across a panel
@@ -508,7 +509,6 @@ def _transposed_tile(w_rows, vectors):
     return tile
 
 
-
 @intrinsic
 def _transposed_block(typingctx, x, i0, k0, xt, j0):
     """xt[k0 + t, j0 : j0 + 8] = x[i0 : i0 + 8, k0 + t] for t < 16 (float32; those rows and
@@ -524,6 +524,7 @@ def _transposed_block(typingctx, x, i0, k0, xt, j0):
             builder.store(values, builder.bitcast(at, row.as_pointer()), align=4)
         return context.get_dummy_value()
     return types.void(x, i0, k0, xt, j0), codegen
+
 
 if WIDTH == 16:
     _t_tiles = {(rows, vectors): _transposed_tile(rows, vectors) for rows in (_T_ROWS, 1) for vectors in (3, 2, 1)}
@@ -607,11 +608,8 @@ if WIDTH == 16:
             _transposed_band(xt, w, out, lo, hi, bias)
 
     @numba.njit(nogil=True, cache=True)
-    def _gemm_t_here(x, w, bias, out):
-        """out = x @ w.T (+ bias) on the calling thread."""
-        padded = (x.shape[0] + _LANES - 1) // _LANES * _LANES
-        width = min(padded, _T_PANEL)
-        xt = np.empty(((padded + width - 1) // width, x.shape[1], width), np.float32)
+    def _gemm_t_here(x, xt, w, bias, out):
+        """out = x @ w.T (+ bias) on the calling thread, x.T packed into xt (_packed_shape(x))."""
         _pack_transposed(x, xt, 0, x.shape[1])
         _transposed_band(xt, w, out, 0, w.shape[0], bias)
 
@@ -637,7 +635,7 @@ def _probe_float32():
     xt = np.empty(_packed_shape(x), np.float32)
     _pack_transposed_parts(x, xt, parts())
     _gemm_t(xt, w, None, out, parts())
-    _gemm_t_here(x, w, None, here)
+    _gemm_t_here(x, np.empty(_packed_shape(x), np.float32), w, None, here)
     b = rng.standard_normal((2 * _OUTER_BYTES // 4 + 3, 6 * _LANES), dtype=np.float32)
     x2 = rng.standard_normal((_OUTER_ROWS + 1, b.shape[0]), dtype=np.float32)
     out2, here2 = np.empty((x2.shape[0], b.shape[1]), np.float32), np.empty((x2.shape[0], b.shape[1]), np.float32)
@@ -703,10 +701,10 @@ def gemm_nt(x, w, bias, out, threads=True):
         return False
     bias = None if bias is None else np.ascontiguousarray(bias, np.float32)     # the tiles read it in place
     if dtype == "float32":
-        if not threads:
-            _gemm_t_here(x, w, bias, out)
-            return True
         xt = np.empty(_packed_shape(x), np.float32)
+        if not threads:
+            _gemm_t_here(x, xt, w, bias, out)
+            return True
         with _launch:
             _pack_transposed_parts(x, xt, parts())
             _gemm_t(xt, w, bias, out, parts())
@@ -737,7 +735,7 @@ def product_here(weight, transposed):
         if x.dtype != np.float32 or x.shape[1] != k or not x.flags.c_contiguous:
             return False
         if transposed:
-            _gemm_t_here(x, weight, bias, out)
+            _gemm_t_here(x, np.empty(_packed_shape(x), np.float32), weight, bias, out)
         else:
             _gemm_nn_here(x, weight, bias, out)
         return True

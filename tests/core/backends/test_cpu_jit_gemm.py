@@ -35,9 +35,9 @@ def _assert_float32_close(out, x, w, bias):
 
 
 PRODUCT_SHAPES = [(1, 1, 32), (4, 4, 64), (5, 7, 96), (17, 130, 256), (64, 600, 1024)]
-# float32 takes any K: the transposed tiles' K passes (1100: three of 367), x's rows padded
-# to a vector (50 -> 64: a tile of three vectors, one of one), in more than one pass of 192
-# (200), w's rows left over after the tiles of eight (13, 37).
+# float32 takes any K: the transposed tiles' K passes (1100: three of 366-367), x's rows padded
+# to a vector (50 -> 64: a tile of three vectors, one of one), in more than one panel of 192
+# rows (200), w's rows left over after the tiles of eight (13, 37).
 FLOAT32_SHAPES = [(200, 13, 600), (50, 9, 1100), (33, 37, 17), (2, 3, 1)]
 
 
