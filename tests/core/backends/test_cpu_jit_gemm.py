@@ -56,6 +56,19 @@ def test_products_of_every_tile_shape(dtype, m, n, k, with_bias, threads):
     _assert_float32_close(out, x, w, bias)
 
 
+@pytest.mark.parametrize("m", [1, 16, 17, 128, 192, 193, 256, 383, 512, 4096])
+def test_rows_are_cut_into_even_panels(m):
+    """x.T's panels hold every row of x in as few panels of at most 192 rows as can, of one
+    width, a multiple of 16, padding fewer than 16 rows per panel (the tiles compute every
+    lane: 256 rows in panels of 192 had computed 384)."""
+    gemm = pytest.importorskip("mindnlp.core.backends.cpu_jit_gemm")
+    panels, k, width = gemm._packed_shape(np.empty((m, 5), np.float32))
+    assert k == 5 and width % 16 == 0 and width <= 192
+    padded = -(-m // 16) * 16
+    assert panels == -(-padded // 192)
+    assert m <= panels * width < m + 16 * panels
+
+
 def test_weight_blocks_take_half_the_second_level_cache(tmp_path):
     """The block of weight rows a thread walks is sized from the core's second-level cache as
     Linux lists it (half of it, at most 512 KB), 256 KB where the size is not listed."""
