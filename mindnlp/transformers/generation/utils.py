@@ -25,7 +25,7 @@ from typing import Optional
 
 from ... import core
 from ...core.nn import functional as F
-from ..cache_utils import Cache, DynamicCache, EncoderDecoderCache, StaticCache
+from ..cache_utils import Cache, DynamicCache, EncoderDecoderCache, StaticCache, StaticLayer
 from ..utils.generic import ModelOutput
 from .candidate_generator import (
     AssistantVocabTranslatorCache, AssistedCandidateGenerator, AssistedCandidateGeneratorDifferentTokenizers,
@@ -289,6 +289,25 @@ def _decoder_static_cache(config, max_cache_len):
     if depth is not None:
         del cache.layers[depth:]
     return cache
+
+
+def _static_cache_fits(cache, batch_size, max_cache_len, model):
+    """Whether a static cache from an earlier generate() serves one of `batch_size` rows and
+    `max_cache_len` positions (HF's test, which allows a longer cache: the positions past the
+    prompt and new tokens stay masked), with every allocated layer's storage of this batch
+    size and of the model's dtype and device (else its writes would convert the new states).
+    A cache with sliding-window layers is not reused: their prompt path branches on how many
+    positions they hold, which a compiled forward (fullgraph) cannot capture, and a new cache's
+    prompt runs eagerly while it allocates."""
+    if not isinstance(cache, StaticCache) or cache.max_cache_len < max_cache_len:
+        return False
+    for layer in cache.layers:
+        if type(layer) is not StaticLayer:
+            return False
+        if layer.is_initialized and (layer.keys.shape[0] != batch_size or layer.keys.dtype != model.dtype
+                                     or layer.keys.device != model.device):
+            return False
+    return True
 
 
 def _accepts(fn, name):
@@ -767,15 +786,8 @@ class GenerationMixin:
         if implementation in STATIC_CACHE_IMPLEMENTATIONS:
             if generation_config.max_cache_len is not None:
                 max_cache_length = max(max_cache_length, generation_config.max_cache_len)
-            if self.config.is_encoder_decoder:
-                # As HF: the cross-attention keys get a static cache too, as long as the encoder
-                # output, so that every decoding step reads buffers of one shape.
-                encoder_length = model_kwargs["encoder_outputs"][0].shape[1]
-                model_kwargs["past_key_values"] = EncoderDecoderCache(
-                    _decoder_static_cache(text_config, max_cache_length),
-                    _decoder_static_cache(text_config, encoder_length))
-            else:
-                model_kwargs["past_key_values"] = StaticCache(config=text_config, max_cache_len=max_cache_length)
+            rows = max(generation_config.num_beams, generation_config.num_return_sequences) * batch_size
+            model_kwargs["past_key_values"] = self._prepare_static_cache(rows, max_cache_length, model_kwargs)
         elif implementation in (None, "dynamic"):
             model_kwargs["past_key_values"] = DynamicCache(config=text_config)
         elif implementation == "dynamic_full":
@@ -786,6 +798,34 @@ class GenerationMixin:
         if self.config.is_encoder_decoder and not isinstance(model_kwargs["past_key_values"], EncoderDecoderCache):
             # The cross-attention part fills once, with the projected encoder output.
             model_kwargs["past_key_values"] = EncoderDecoderCache(model_kwargs["past_key_values"], DynamicCache())
+
+    def _prepare_static_cache(self, batch_size, max_cache_len, model_kwargs):
+        """As HF: the static cache kept on the model (`self._cache`) across generate() calls,
+        reset and reused while it fits this one (`_static_cache_fits`), else a new one put there.
+        Reuse keeps the cache's tensors, so a compiled forward replays its graphs from the second
+        call on, the prompt's included: a new cache allocates its storage in the prompt's
+        forward, which then runs eagerly."""
+        text_config = self.config.get_text_config(decoder=True)
+        cache = getattr(self, "_cache", None)
+        if self.config.is_encoder_decoder:
+            # As HF: the cross-attention keys get a static cache too, as long as the encoder
+            # output, so that every decoding step reads buffers of one shape.
+            encoder_length = model_kwargs["encoder_outputs"][0].shape[1]
+            fits = (isinstance(cache, EncoderDecoderCache)
+                    and _static_cache_fits(cache.self_attention_cache, batch_size, max_cache_len, self)
+                    and cache.cross_attention_cache.max_cache_len == encoder_length
+                    and _static_cache_fits(cache.cross_attention_cache, batch_size, encoder_length, self))
+            if not fits:
+                cache = EncoderDecoderCache(_decoder_static_cache(text_config, max_cache_len),
+                                            _decoder_static_cache(text_config, encoder_length))
+        else:
+            fits = isinstance(cache, StaticCache) and _static_cache_fits(cache, batch_size, max_cache_len, self)
+            if not fits:
+                cache = StaticCache(config=text_config, max_cache_len=max_cache_len)
+        if fits:
+            cache.reset()
+        self._cache = cache
+        return cache
 
     def _get_logits_processor(self, generation_config, input_ids_seq_length=None, encoder_input_ids=None,
                               prefix_allowed_tokens_fn=None, logits_processor=None, device=None, model_kwargs=None,

@@ -24,6 +24,12 @@ MODELS = {"gpt2": os.path.join(FIXTURES, "gpt2", "gpt2", "model"),
              for name in ("llama", "mixtral", "llama_rope_longrope", "falcon_alibi")}}
 
 
+def _input_shapes(compiled):
+    """The (batch, length) of the ids each captured graph takes: (rows, 1) for a decode step,
+    a prompt's for a prefill replayed in a reused static cache."""
+    return sorted(tuple(g.slots[g.inputs[0]].shape) for g in compiled.graphs)
+
+
 def _compiled(model):
     model.generation_config.cache_implementation = "static"
     model.forward = core.compile(model.forward, mode="reduce-overhead", fullgraph=True)
@@ -38,6 +44,7 @@ def test_compiled_static_decoding_equals_eager(name):
     model.generation_config.max_cache_len = 32      # one cache shape for every prompt below
     rng = np.random.default_rng(0)
     kwargs = dict(max_new_tokens=10, do_sample=False, return_dict_in_generate=True, output_scores=True)
+    caches = []
     for length in (5, 5, 8):
         ids = core.tensor(rng.integers(0, eager.config.vocab_size, (1, length)))
         want = eager.generate(ids, **kwargs)
@@ -46,9 +53,12 @@ def test_compiled_static_decoding_equals_eager(name):
         for a, b in zip(got.scores, want.scores):
             np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4)
         assert isinstance(got.past_key_values, StaticCache)
+        caches.append(got.past_key_values)
     assert compiled.breaks == []
-    # Each prefill allocates its fresh cache (an eager call); every decode step replays one graph.
-    assert len(compiled.graphs) == 1 and compiled.graphs[0].slots[compiled.graphs[0].inputs[0]].shape == (1, 1)
+    # As HF, the model keeps its static cache across calls, reset: the first prompt allocates
+    # it (an eager call), later prompts replay a graph per length, every decode step one graph.
+    assert caches[0] is caches[1] is caches[2] is model._cache
+    assert _input_shapes(compiled) == [(1, 1), (1, 5), (1, 8)]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -107,13 +117,14 @@ def test_compiled_sliding_window_decoding_equals_eager_and_hf(name):
         assert got.sequences.tolist() == want.sequences.tolist()
         for a, b in zip(got.scores, want.scores):
             np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
-    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    # a cache with sliding layers is made anew for each call (its prompt runs eagerly)
+    assert compiled.breaks == [] and _input_shapes(compiled) == [(1, 1)]
     single = model.generate(core.tensor([case.prompts[0]]), do_sample=False, max_new_tokens=10, pad_token_id=PAD)
     np.testing.assert_array_equal(single.numpy(), case.expected["greedy_single"])
     ids, mask = case.padded("left")
     batch = model.generate(ids, attention_mask=mask, do_sample=False, max_new_tokens=10, pad_token_id=PAD)
     np.testing.assert_array_equal(batch.numpy(), case.expected["greedy"])
-    assert compiled.breaks == [] and len(compiled.graphs) == 2     # batch 1 and batch 3
+    assert compiled.breaks == [] and _input_shapes(compiled) == [(1, 1), (3, 1)]     # batch 1 and batch 3
 
 
 def test_compiled_decoding_with_left_padding_equals_eager():
@@ -125,7 +136,8 @@ def test_compiled_decoding_with_left_padding_equals_eager():
     kwargs = dict(attention_mask=mask, max_new_tokens=8, do_sample=False, pad_token_id=0)
     assert model.generate(ids, **kwargs).tolist() == eager.generate(ids, **kwargs).tolist()
     assert model.generate(ids, **kwargs).tolist() == eager.generate(ids, **kwargs).tolist()
-    assert compiled.breaks == [] and len(compiled.graphs) == 1
+    # the second call's padded prompt replays in the first call's cache, reset
+    assert compiled.breaks == [] and _input_shapes(compiled) == [(2, 1), (2, 6)]
 
 
 @pytest.mark.parametrize("path", [MODELS["llama"], os.path.join(FIXTURES, "decoders", "gemma2", "model")],
@@ -203,3 +215,36 @@ def test_generate_compiles_decoding_steps_where_compile_config_asks():
     assert compiled.breaks == [] and len(compiled.graphs) == 1
     assert model.get_compiled_call(compile_config) is compiled  # kept while the config is the same
     assert model.get_compiled_call(CompileConfig(fullgraph=False)) is not compiled
+
+
+def test_generate_keeps_its_static_cache_while_it_fits():
+    """As HF's _prepare_static_cache: the model keeps its static cache across generate() calls,
+    reset and reused for as many rows and no more positions than it holds; a new one for
+    another batch size, more positions, another dtype, or sliding-window layers."""
+    model = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+    model.generation_config.cache_implementation = "static"
+    reference = AutoModelForCausalLM.from_pretrained(MODELS["llama"]).eval()
+    rng = np.random.default_rng(3)
+    kwargs = dict(do_sample=False, return_dict_in_generate=True)
+
+    def generate(rows, length, new_tokens):
+        ids = core.tensor(rng.integers(1, model.config.vocab_size, (rows, length)))
+        got = model.generate(ids, max_new_tokens=new_tokens, **kwargs)
+        want = reference.generate(ids, max_new_tokens=new_tokens, **kwargs)      # a dynamic cache
+        assert got.sequences.tolist() == want.sequences.tolist()
+        return got.past_key_values
+
+    first = generate(1, 6, 8)
+    assert generate(1, 4, 8) is first and generate(1, 6, 3) is first       # fewer positions fit
+    longer = generate(1, 6, 12)
+    assert longer is not first and generate(2, 6, 8) is not longer
+    model.to(core.bfloat16)
+    assert model._cache.layers[0].keys.dtype == core.float32
+    ids = core.tensor(rng.integers(1, model.config.vocab_size, (2, 6)))
+    assert model.generate(ids, max_new_tokens=4, **kwargs).past_key_values.layers[0].keys.dtype == core.bfloat16
+
+    sliding = AutoModelForCausalLM.from_pretrained(os.path.join(Case("mistral", None, None).dir, "model")).eval()
+    sliding.generation_config.cache_implementation = "static"
+    ids = core.tensor(rng.integers(1, sliding.config.vocab_size, (1, 6)))
+    caches = [sliding.generate(ids, max_new_tokens=4, **kwargs).past_key_values for _ in range(2)]
+    assert caches[0] is not caches[1]
