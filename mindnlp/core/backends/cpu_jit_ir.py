@@ -191,12 +191,15 @@ def prefetch(builder, pointer, ahead):
     builder.call(fetch, [target, I32(0), I32(3), I32(1)])   # a read (0), kept in every level (3), of data (1)
 
 
-def dot(rows, xrows, width, ahead=0):
+def dot(rows, xrows, width, ahead=0, separate=False):
     """An intrinsic: x's rows r .. r + xrows - 1 (float32) dotted with rows i, i + step, ...,
     i + (rows - 1) step of w (float32, or a half array's bits as uint16 of cpu_jit_bits' `kind`,
     widened where loaded), a tuple w's row by w's row. Both are C-contiguous, their width a
     multiple of `width`; each product sums lane-wise partial sums, then the lanes (lane_sums).
-    With `ahead`, each load of w's rows asks for the bytes that far ahead of it (prefetch)."""
+    With `ahead`, each load of w's rows asks for the bytes that far ahead of it (prefetch).
+    `separate` sums each product's lanes on its own, in one order whatever the other products
+    of the call, so a product has the same bits from any `rows` and `xrows` (lane_sums' tree
+    over all of them is shorter, but its order depends on how many there are)."""
     @intrinsic
     def dot_rows(typingctx, w, i, step, x, r, kind):
         signature = types.UniTuple(types.float32, rows * xrows)(w, i, step, x, r, kind)
@@ -228,6 +231,8 @@ def dot(rows, xrows, width, ahead=0):
                 next_iteration(builder, c, chunks, accs, updated, loop, done)
 
                 builder.position_at_end(done)
+                if separate:
+                    return [lane_sums(builder, [value], width)[0] for value in updated]
                 return lane_sums(builder, updated, width)
             return context.make_tuple(builder, sig.return_type, by_kind(builder, sig.args[0], args[5], emit))
         return signature, codegen

@@ -558,11 +558,14 @@ def test_matmul_split_by_rows_or_columns(m, k, n, with_bias, weight_layout):
     np.testing.assert_allclose(K.matmul(a, b, bias), expected, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("k", [96, 90])
 @pytest.mark.parametrize("four_side_by_side", [True, False])
-def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side, monkeypatch):
+def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(k, four_side_by_side, monkeypatch):
     """Both ways a machine may choose to read the weight rows (cpu_jit_parallel.side_by_side)
-    give the product, with rows left over after the passes of four; the choice itself is made
-    once and kept. A row of x gives the same bits alone (a decoding step) as in a batch."""
+    give the product, with rows left over after the passes of four, in whole vectors (K = 96,
+    the dot kernels with AVX-512) or not (90); the choice itself is made once and kept. A row
+    of x gives the same bits alone (a decoding step) as in a batch of 3 or 13 (passes of eight,
+    four, two and one rows of x against a weight row)."""
     from mindnlp.core.backends import cpu_jit
 
     kernels = cpu_jit.parallel()
@@ -571,14 +574,53 @@ def test_matrix_vector_rows_read_side_by_side_or_one_at_a_time(four_side_by_side
     chosen = kernels.side_by_side("rows", kernels._probe_rows)
     assert chosen in (True, False) and kernels.side_by_side("rows", None) is chosen     # measured once, then kept
     monkeypatch.setattr(kernels, "_side_by_side", {"rows": four_side_by_side})
-    w = RNG.standard_normal((131, 96)).astype(np.float32)
-    a = RNG.standard_normal((3, 96)).astype(np.float32)
+    if hasattr(kernels, "_dot_rows_way"):
+        monkeypatch.setattr(kernels._dot_rows_way, "choice", four_side_by_side)
+    w = RNG.standard_normal((131, k)).astype(np.float32)
+    a = RNG.standard_normal((15, k)).astype(np.float32)
     outs = {}
-    for m in (1, 3):
+    for m in (1, 3, 15):
         outs[m] = np.empty((m, 131), np.float32)
         kernels.matvec_rows(a[:m], w, None, outs[m])
         np.testing.assert_allclose(outs[m], a[:m].astype(np.float64) @ w.T.astype(np.float64), rtol=1e-5, atol=1e-4)
-    np.testing.assert_array_equal(outs[1], outs[3][:1])
+        np.testing.assert_array_equal(outs[1], outs[m][:1])
+    np.testing.assert_array_equal(outs[3], outs[15][:3])
+
+
+def test_dot_rows_read_both_ways_to_the_same_bits_and_keep_the_faster(monkeypatch):
+    """With AVX-512 the float32 rows' two ways of reading a weight give the same bits, so the
+    calls themselves may take turns until each way has read _CHOICE_BYTES, the faster then
+    kept (a probe of 40 MB stays in a large third-level cache)."""
+    from mindnlp.core.backends import cpu_jit
+
+    kernels = cpu_jit.parallel()
+    if kernels is None or not hasattr(kernels, "_dot_rows"):
+        pytest.skip("no AVX-512 dot rows here")
+    w = RNG.standard_normal((131, 96)).astype(np.float32)
+    a = RNG.standard_normal((1, 96)).astype(np.float32)
+    four, one = np.empty((1, 131), np.float32), np.empty((1, 131), np.float32)
+    kernels._dot_rows(a, (w,), (kernels._NO_BIAS,), (four,), kernels.parts(), True)
+    kernels._dot_rows(a, (w,), (kernels._NO_BIAS,), (one,), kernels.parts(), False)
+    np.testing.assert_array_equal(four, one)
+
+    monkeypatch.delenv("MINDNLP_SIDE_BY_SIDE", raising=False)
+    monkeypatch.setattr(kernels, "_CHOICE_BYTES", 300)
+    now, calls = [0.0], []
+    monkeypatch.setattr(kernels.time, "perf_counter", lambda: now[0])
+
+    def kernel(four):           # reading four rows at a time takes 1 s a call here, one row 2 s
+        calls.append(four)
+        now[0] += 1.0 if four else 2.0
+
+    way = kernels._ChosenWhileRunning()
+    for _ in range(6):
+        assert way.choice is None
+        way.run(kernel, 100)
+    assert calls == [True, False] * 3 and way.choice is True
+    way.run(kernel, 100)
+    assert calls[-1] is True
+    monkeypatch.setenv("MINDNLP_SIDE_BY_SIDE", "0")
+    assert kernels._ChosenWhileRunning().choice is False
 
 
 @pytest.mark.parametrize("k", [5, 16, 131])
