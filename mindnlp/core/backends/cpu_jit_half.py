@@ -13,52 +13,22 @@ The products are float32 sums, as in the composed op.
 Like cpu_jit_lut4 (whose loop layout this follows): one row of x takes four weight rows per
 pass, a quarter of the thread's band apart, sharing each load of x, where this machine streams
 them faster so (cpu_jit_parallel.side_by_side measures it), else one; several rows of x take one
-weight row whose widened values serve up to eight of them, each product in its own accumulator.
+weight row whose widened values serve up to eight of them, each product in its own accumulator
+(cpu_jit_parallel.dot_band, which float32 weights take too).
 """
 import numba
 import numpy as np
 
 from .cpu_jit_bits import BFLOAT16, FLOAT16, kind_of, narrow, widen
-from .cpu_jit_ir import WIDTH, checked_once, dot as _dot
+from .cpu_jit_ir import WIDTH, checked_once
 from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts, side_by_side
 
-_ROWS = 4           # weight rows per pass against one row of x
 KINDS = {"bfloat16": BFLOAT16, "float16": FLOAT16}
 _NO_ROWS = np.zeros((0, 0), np.uint16)     # no half rows: x given as float32, or no rounded output
 
 
 if WIDTH is not None:
-    _four, _one = _dot(_ROWS, 1, WIDTH), _dot(1, 1, WIDTH)
-    _by8, _by4, _by2 = (_dot(1, xrows, WIDTH) for xrows in (8, 4, 2))
-
-    @numba.njit(nogil=True, cache=True)
-    def _band(x, w, kind, out, lo, hi, side_by_side):
-        """out[:, lo:hi] = x @ w[lo:hi].T, float32, for the 16-bit weight's bits w."""
-        m = x.shape[0]
-        i = lo
-        if m == 1 and side_by_side:
-            q = (hi - lo) // _ROWS
-            for s in range(lo, lo + q):
-                out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _four(w, s, q, x, 0, kind)
-            i = lo + _ROWS * q
-        while i < hi:
-            r = 0
-            while r + 8 <= m:
-                values = _by8(w, i, 1, x, r, kind)
-                for t in range(8):
-                    out[r + t, i] = values[t]
-                r += 8
-            if r + 4 <= m:
-                values4 = _by4(w, i, 1, x, r, kind)
-                for t in range(4):
-                    out[r + t, i] = values4[t]
-                r += 4
-            if r + 2 <= m:
-                out[r, i], out[r + 1, i] = _by2(w, i, 1, x, r, kind)
-                r += 2
-            if r < m:
-                out[r, i] = _one(w, i, 1, x, r, kind)[0]
-            i += 1
+    from .cpu_jit_parallel import dot_band     # defined where there is a vector width
 
     @numba.njit(nogil=True, cache=True)
     def _narrow_band(out, kind, narrowed, lo, hi):
@@ -82,7 +52,7 @@ if WIDTH is not None:
                 w, out, bias = weights[t], outs[t], biases[t]
                 n = w.shape[0]
                 lo, hi = n * part // parts, n * (part + 1) // parts
-                _band(x, w, kind, out, lo, hi, side_by_side)
+                dot_band(x, w, kind, out, lo, hi, side_by_side)
                 if bias.shape[0] > 0:
                     add_bias(out, bias, lo, hi)
                 if narrowed[t].shape[0] > 0:

@@ -299,58 +299,62 @@ def layer_norm(x, weight, bias, eps, centered, out, mean, rstd, kind=None):
             _layer_norm_half(x, kind, weight, bias, np.float32(eps), centered, out, mean, rstd, parts())
 
 
-# With AVX-512, rows of K a multiple of 16 are dotted in explicit vectors (cpu_jit_ir.dot),
-# each weight row's loads asking for the bytes _DOT_AHEAD past them: SmolLM-shaped float32
-# weights (30 layers and the head, 540 MB, persistent processes taking turns) read at 22.0 GB/s
-# without the prefetch and 23.3 with it (22.9 at 2 KiB, 22.4 at 4 KiB), against 20.2 for the
-# loops of _rows. Each product sums its own lanes (`separate`), so a row of x gives the same
-# bits alone, with other rows, or with other weight rows in a pass.
+# A few rows of x against a weight stored (N, K) as Linear stores it, dotted in explicit
+# vectors (cpu_jit_ir.dot): float32 weights with AVX-512 (K a multiple of 16), and the 16-bit
+# weights of cpu_jit_half, widened where loaded. With AVX-512 each weight row's loads ask for
+# the bytes _DOT_AHEAD past them: SmolLM-shaped float32 weights (30 layers and the head, 540
+# MB, in-process turns) read at 22.0 GB/s without the prefetch and 23.3 with it (22.9 at 2
+# KiB, 22.4 at 4 KiB), against 20.2 for the loops of _rows. Each product sums its own lanes
+# (`separate`), so a row of x gives the same bits alone, with other rows, or with other weight
+# rows in a pass.
 _DOT_AHEAD = 1024
 
-if WIDTH == 16:
-    _dot_four, _dot_one = (dot(rows, 1, WIDTH, _DOT_AHEAD, separate=True) for rows in (4, 1))
-    _dot_by8, _dot_by4, _dot_by2 = (dot(1, xrows, WIDTH, _DOT_AHEAD, separate=True) for xrows in (8, 4, 2))
+if WIDTH is not None:
+    _ahead = _DOT_AHEAD if WIDTH == 16 else 0
+    _dot_four, _dot_one = (dot(rows, 1, WIDTH, _ahead, separate=True) for rows in (4, 1))
+    _dot_by8, _dot_by4, _dot_by2 = (dot(1, xrows, WIDTH, _ahead, separate=True) for xrows in (8, 4, 2))
 
     @numba.njit(nogil=True, cache=True)
-    def _dot_band(x, w, out, lo, hi, side_by_side):
-        """out[:, lo:hi] = x @ w[lo:hi].T: one row of x against four weight rows per pass, a
-        quarter of the band apart, where `side_by_side`, else against a row at a time; several
-        rows of x against one weight row, up to eight sharing each load of it."""
+    def dot_band(x, w, kind, out, lo, hi, side_by_side):
+        """out[:, lo:hi] = x @ w[lo:hi].T, float32, for w float32 or a half weight's bits of
+        that `kind`: one row of x against four weight rows per pass, a quarter of the band
+        apart, where `side_by_side`, else against a row at a time; several rows of x against
+        one weight row, up to eight sharing each load of it."""
         m = x.shape[0]
         i = lo
         if m == 1 and side_by_side:
             q = (hi - lo) // 4
             for s in range(lo, lo + q):
-                out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _dot_four(w, s, q, x, 0, _FLOAT32)
+                out[0, s], out[0, s + q], out[0, s + 2 * q], out[0, s + 3 * q] = _dot_four(w, s, q, x, 0, kind)
             i = lo + 4 * q
         while i < hi:
             r = 0
             while r + 8 <= m:
-                values = _dot_by8(w, i, 1, x, r, _FLOAT32)
+                values = _dot_by8(w, i, 1, x, r, kind)
                 for t in range(8):
                     out[r + t, i] = values[t]
                 r += 8
             if r + 4 <= m:
-                values4 = _dot_by4(w, i, 1, x, r, _FLOAT32)
+                values4 = _dot_by4(w, i, 1, x, r, kind)
                 for t in range(4):
                     out[r + t, i] = values4[t]
                 r += 4
             if r + 2 <= m:
-                out[r, i], out[r + 1, i] = _dot_by2(w, i, 1, x, r, _FLOAT32)
+                out[r, i], out[r + 1, i] = _dot_by2(w, i, 1, x, r, kind)
                 r += 2
             if r < m:
-                out[r, i] = _dot_one(w, i, 1, x, r, _FLOAT32)[0]
+                out[r, i] = _dot_one(w, i, 1, x, r, kind)[0]
             i += 1
 
     @numba.njit(nogil=True, cache=True, parallel=True)
     def _dot_rows(x, weights, biases, outs, parts, side_by_side):
-        """_rows' products by _dot_band: each thread a band of every weight's rows."""
+        """_rows' float32 products by dot_band: each thread a band of every weight's rows."""
         for part in numba.prange(parts):
             for t in range(len(weights)):
                 w, out, bias = weights[t], outs[t], biases[t]
                 n = w.shape[0]
                 lo, hi = n * part // parts, n * (part + 1) // parts
-                _dot_band(x, w, out, lo, hi, side_by_side)
+                dot_band(x, w, _FLOAT32, out, lo, hi, side_by_side)
                 if bias.shape[0] > 0:
                     add_bias(out, bias, lo, hi)
 
