@@ -14,56 +14,23 @@ Like cpu_jit_lut4 (whose loop layout this follows): one row of x takes four weig
 pass, a quarter of the thread's band apart, sharing each load of x, where this machine streams
 them faster so (cpu_jit_parallel.side_by_side measures it), else one; several rows of x take one
 weight row whose widened values serve up to eight of them, each product in its own accumulator
-(cpu_jit_parallel.dot_band, which float32 weights take too).
+(cpu_jit_parallel.dot_rows, which float32 weights take too).
 """
-import numba
 import numpy as np
 
-from .cpu_jit_bits import BFLOAT16, FLOAT16, kind_of, narrow, widen
+from . import cpu_jit_parallel
+from .cpu_jit_bits import BFLOAT16, FLOAT16, kind_of
 from .cpu_jit_ir import WIDTH, checked_once
-from .cpu_jit_parallel import _NO_BIAS, _launch, add_bias, parts, side_by_side
+from .cpu_jit_parallel import _NO_BIAS, _NO_HALF, _launch, parts, side_by_side
 
 KINDS = {"bfloat16": BFLOAT16, "float16": FLOAT16}
-_NO_ROWS = np.zeros((0, 0), np.uint16)     # no half rows: x given as float32, or no rounded output
-
-
-if WIDTH is not None:
-    from .cpu_jit_parallel import dot_band     # defined where there is a vector width
-
-    @numba.njit(nogil=True, cache=True)
-    def _narrow_band(out, kind, narrowed, lo, hi):
-        """narrowed[:, lo:hi] = out[:, lo:hi] rounded to the half dtype, as bits."""
-        for r in range(out.shape[0]):
-            for i in range(lo, hi):
-                narrowed[r, i] = narrow(out[r, i], kind)
-
-    @numba.njit(nogil=True, cache=True, parallel=True)
-    def _rows_half(x16, x, kind, weights, biases, outs, narrowed, parts, side_by_side):
-        """outs[t] = x @ weights[t].T (+ biases[t], where not empty), float32, for each weight
-        (the 16-bit weights' bits) in one launch, each thread a band of every weight's rows; a
-        weight's bands are the same alone or with others, so each output is too. x16, where it
-        has rows, is x as half bits, widened into x first; narrowed[t], where it has rows, takes
-        the output rounded to the half dtype (a half linear's result)."""
-        for r in range(x16.shape[0]):
-            for j in range(x16.shape[1]):
-                x[r, j] = widen(x16[r, j], kind)
-        for part in numba.prange(parts):
-            for t in range(len(weights)):
-                w, out, bias = weights[t], outs[t], biases[t]
-                n = w.shape[0]
-                lo, hi = n * part // parts, n * (part + 1) // parts
-                dot_band(x, w, kind, out, lo, hi, side_by_side)
-                if bias.shape[0] > 0:
-                    add_bias(out, bias, lo, hi)
-                if narrowed[t].shape[0] > 0:
-                    _narrow_band(out, kind, narrowed[t], lo, hi)
 
 
 def _probe(w, mode):
     """side_by_side's measure: one row against the probe's weight as bfloat16 bits."""
     bits = w.view(np.uint16)
-    _rows_half(_NO_ROWS, np.ones((1, bits.shape[1]), np.float32), BFLOAT16, (bits,), (_NO_BIAS,),
-               (np.empty((1, bits.shape[0]), np.float32),), (_NO_ROWS,), parts(), mode)
+    cpu_jit_parallel.dot_rows(_NO_HALF, np.ones((1, bits.shape[1]), np.float32), BFLOAT16, (bits,), (_NO_BIAS,),
+               (np.empty((1, bits.shape[0]), np.float32),), (_NO_HALF,), parts(), mode)
 
 
 def _computes():
@@ -76,7 +43,7 @@ def _computes():
                        (KINDS["bfloat16"], (w.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))):
         widened = w if kind == KINDS["float16"] else (bits.astype(np.uint32) << 16).view(np.float32)
         out = np.empty((3, 6), np.float32)
-        _rows_half(_NO_ROWS, x, kind, (bits,), (_NO_BIAS,), (out,), (_NO_ROWS,), parts(), True)
+        cpu_jit_parallel.dot_rows(_NO_HALF, x, kind, (bits,), (_NO_BIAS,), (out,), (_NO_HALF,), parts(), True)
         ok = ok and bool(np.allclose(out, x.astype(np.float64) @ widened.astype(np.float64).T, rtol=1e-5))
     return ok
 
@@ -94,8 +61,8 @@ def rows_half(x, w, bias, out):
     kind = kind_of(w.dtype)
     four = side_by_side("half rows", _probe)
     with _launch:
-        _rows_half(_NO_ROWS, x, kind, (w.view(np.uint16),), (_NO_BIAS if bias is None else bias,), (out,),
-                   (_NO_ROWS,), parts(), four)
+        cpu_jit_parallel.dot_rows(_NO_HALF, x, kind, (w.view(np.uint16),), (_NO_BIAS if bias is None else bias,), (out,),
+                   (_NO_HALF,), parts(), four)
     return True
 
 
@@ -116,6 +83,6 @@ def half_linears(x16, x, weights, biases, outs, narrowed):
     bits = tuple(w.view(np.uint16) for w in weights)
     four = side_by_side("half rows", _probe)
     with _launch:
-        _rows_half(x16.view(np.uint16), x, kind, bits, biases, tuple(outs), tuple(n.view(np.uint16) for n in narrowed),
+        cpu_jit_parallel.dot_rows(x16.view(np.uint16), x, kind, bits, biases, tuple(outs), tuple(n.view(np.uint16) for n in narrowed),
                    parts(), four)
     return narrowed

@@ -23,7 +23,7 @@ from numba import types
 from numba.extending import overload
 
 from .cpu_jit import cache_attention, load
-from .cpu_jit_bits import BFLOAT16, activation_half, layer_norm_half, widen
+from .cpu_jit_bits import BFLOAT16, activation_half, layer_norm_half, narrow, widen
 from .cpu_jit_ir import WIDTH, dot
 
 _ZERO = np.float32(0.0)
@@ -346,17 +346,37 @@ if WIDTH is not None:
                 out[r, i] = _dot_one(w, i, 1, x, r, kind)[0]
             i += 1
 
+    @numba.njit(nogil=True, cache=True)
+    def _narrow_band(out, kind, narrowed, lo, hi):
+        """narrowed[:, lo:hi] = out[:, lo:hi] rounded to the half dtype, as bits."""
+        for r in range(out.shape[0]):
+            for i in range(lo, hi):
+                narrowed[r, i] = narrow(out[r, i], kind)
+
     @numba.njit(nogil=True, cache=True, parallel=True)
-    def _dot_rows(x, weights, biases, outs, parts, side_by_side):
-        """_rows' float32 products by dot_band: each thread a band of every weight's rows."""
+    def dot_rows(x16, x, kind, weights, biases, outs, narrowed, parts, side_by_side):
+        """outs[t] = x @ weights[t].T (+ biases[t], where not empty), float32, for each weight
+        (float32, or a half weight's bits of that `kind`) in one launch, each thread a band of
+        every weight's rows (dot_band); a weight's bands are the same alone or with others, so
+        each output is too. x16, where it has rows, is x as half bits, widened into x first;
+        narrowed[t], where it has rows, takes the output rounded to the half dtype (a half
+        linear's result)."""
+        for r in range(x16.shape[0]):
+            for j in range(x16.shape[1]):
+                x[r, j] = widen(x16[r, j], kind)
         for part in numba.prange(parts):
             for t in range(len(weights)):
                 w, out, bias = weights[t], outs[t], biases[t]
                 n = w.shape[0]
                 lo, hi = n * part // parts, n * (part + 1) // parts
-                dot_band(x, w, _FLOAT32, out, lo, hi, side_by_side)
+                dot_band(x, w, kind, out, lo, hi, side_by_side)
                 if bias.shape[0] > 0:
                     add_bias(out, bias, lo, hi)
+                if narrowed[t].shape[0] > 0:
+                    _narrow_band(out, kind, narrowed[t], lo, hi)
+
+
+_NO_HALF = np.zeros((0, 0), np.uint16)     # no half rows: x given as float32, or no rounded output
 
 
 def matvec_rows(x, w, bias, out):
@@ -399,7 +419,8 @@ def matvec_rows_many(x, weights, biases, outs):
     biases, weights, outs = tuple(_NO_BIAS if b is None else b for b in biases), tuple(weights), tuple(outs)
     if WIDTH == 16 and x.shape[1] % WIDTH == 0 and x.shape[1]:
         with _launch:
-            _dot_rows_way.run(lambda four: _dot_rows(x, weights, biases, outs, parts(), four),
+            _dot_rows_way.run(lambda four: dot_rows(_NO_HALF, x, _FLOAT32, weights, biases, outs,
+                                                    (_NO_HALF,) * len(weights), parts(), four),
                               sum(w.nbytes for w in weights))
         return
     four = side_by_side("rows", _probe_rows)
