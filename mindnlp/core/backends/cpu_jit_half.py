@@ -30,7 +30,7 @@ def _probe(w, mode):
     """side_by_side's measure: one row against the probe's weight as bfloat16 bits."""
     bits = w.view(np.uint16)
     cpu_jit_parallel.dot_rows(_NO_HALF, np.ones((1, bits.shape[1]), np.float32), BFLOAT16, (bits,), (_NO_BIAS,),
-               (np.empty((1, bits.shape[0]), np.float32),), (_NO_HALF,), parts(), mode)
+                              (np.empty((1, bits.shape[0]), np.float32),), (_NO_HALF,), parts(), mode)
 
 
 def _computes():
@@ -61,8 +61,8 @@ def rows_half(x, w, bias, out):
     kind = kind_of(w.dtype)
     four = side_by_side("half rows", _probe)
     with _launch:
-        cpu_jit_parallel.dot_rows(_NO_HALF, x, kind, (w.view(np.uint16),), (_NO_BIAS if bias is None else bias,), (out,),
-                   (_NO_HALF,), parts(), four)
+        cpu_jit_parallel.dot_rows(_NO_HALF, x, kind, (w.view(np.uint16),), (_NO_BIAS if bias is None else bias,),
+                                  (out,), (_NO_HALF,), parts(), four)
     return True
 
 
@@ -83,6 +83,6 @@ def half_linears(x16, x, weights, biases, outs, narrowed):
     bits = tuple(w.view(np.uint16) for w in weights)
     four = side_by_side("half rows", _probe)
     with _launch:
-        cpu_jit_parallel.dot_rows(x16.view(np.uint16), x, kind, bits, biases, tuple(outs), tuple(n.view(np.uint16) for n in narrowed),
-                   parts(), four)
+        cpu_jit_parallel.dot_rows(x16.view(np.uint16), x, kind, bits, biases, tuple(outs),
+                                  tuple(n.view(np.uint16) for n in narrowed), parts(), four)
     return narrowed

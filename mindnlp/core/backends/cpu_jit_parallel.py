@@ -395,8 +395,9 @@ class _ChosenWhileRunning:
         self.choice = _side_by_side_asked()
         self.seconds, self.read = [0.0, 0.0], [0, 0]
 
-    def run(self, kernel, nbytes):
-        """kernel(mode) in the chosen way, or in the next to time; the caller holds _launch."""
+    def run(self, kernel, weights):
+        """kernel(mode) in the chosen way, or in the next to time over these weights; the caller
+        holds _launch."""
         if self.choice is not None:
             kernel(self.choice)
             return
@@ -404,7 +405,7 @@ class _ChosenWhileRunning:
         start = time.perf_counter()
         kernel(mode)
         self.seconds[mode] += time.perf_counter() - start
-        self.read[mode] += nbytes
+        self.read[mode] += sum(w.nbytes for w in weights)
         if min(self.read) >= _CHOICE_BYTES:
             self.choice = self.read[1] / self.seconds[1] > self.read[0] / self.seconds[0]
 
@@ -420,8 +421,7 @@ def matvec_rows_many(x, weights, biases, outs):
     if WIDTH == 16 and x.shape[1] % WIDTH == 0 and x.shape[1]:
         with _launch:
             _dot_rows_way.run(lambda four: dot_rows(_NO_HALF, x, _FLOAT32, weights, biases, outs,
-                                                    (_NO_HALF,) * len(weights), parts(), four),
-                              sum(w.nbytes for w in weights))
+                                                    (_NO_HALF,) * len(weights), parts(), four), weights)
         return
     four = side_by_side("rows", _probe_rows)
     with _launch:

@@ -819,7 +819,7 @@ class GenerationMixin:
                 cache = EncoderDecoderCache(_decoder_static_cache(text_config, max_cache_len),
                                             _decoder_static_cache(text_config, encoder_length))
         else:
-            fits = isinstance(cache, StaticCache) and _static_cache_fits(cache, batch_size, max_cache_len, self)
+            fits = _static_cache_fits(cache, batch_size, max_cache_len, self)
             if not fits:
                 cache = StaticCache(config=text_config, max_cache_len=max_cache_len)
         if fits:

@@ -613,12 +613,12 @@ def test_dot_rows_read_both_ways_to_the_same_bits_and_keep_the_faster(monkeypatc
         calls.append(four)
         now[0] += 1.0 if four else 2.0
 
-    way = kernels._ChosenWhileRunning()
+    way, weights = kernels._ChosenWhileRunning(), (np.empty(25, np.float32),)     # 100 bytes a call
     for _ in range(6):
         assert way.choice is None
-        way.run(kernel, 100)
+        way.run(kernel, weights)
     assert calls == [True, False] * 3 and way.choice is True
-    way.run(kernel, 100)
+    way.run(kernel, weights)
     assert calls[-1] is True
     monkeypatch.setenv("MINDNLP_SIDE_BY_SIDE", "0")
     assert kernels._ChosenWhileRunning().choice is False
